@@ -1,0 +1,54 @@
+import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Database } from '../db/database';
+import { AppError } from '../domain/errors';
+import type { GateClient } from './catalog/gate-client';
+import { errorBody, toAppError } from './rest/errors';
+import { restApi } from './rest/plugin';
+
+export interface AppDependencies {
+  db: Database;
+  gate: GateClient;
+  /** Where callers reach this service, e.g. http://localhost:3000. */
+  publicUrl: string;
+  logLevel?: string;
+  bodyLimitBytes?: number;
+}
+
+/** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: { level: deps.logLevel ?? 'info' },
+    // Per-request lines would drown what matters; failures are logged where they are handled.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
+    return503OnClosing: true,
+  });
+
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    // An empty body is an empty input (approve without a comment), not broken JSON.
+    if ((body as string).trim() === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
+  app.setErrorHandler((error, request, reply) => {
+    const appError = toAppError(error);
+    // Refusals are answers, not incidents: only what we failed at is logged.
+    if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return reply.status(appError.status).send(errorBody(appError));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody(new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}; the API is under /api`))),
+  );
+
+  app.get('/healthz', async (_request, reply) => {
+    try {
+      await deps.db.query('SELECT 1');
+      return { status: 'ok' };
+    } catch {
+      return reply.status(503).send(errorBody(new AppError('unavailable', 'The database does not answer')));
+    }
+  });
+  await app.register(restApi, { prefix: '/api', db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api` });
+  return app;
+}

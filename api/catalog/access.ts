@@ -1,0 +1,48 @@
+import type { Caller } from '../../domain/actors';
+import { AppError } from '../../domain/errors';
+import type { Operation } from './operation';
+
+/**
+ * Whether the caller may use the operation at all, before any input is read or any policy runs. Both
+ * transports call this, so a refusal reads the same over REST and MCP.
+ */
+export function authorize(operation: Operation, caller: Caller): void {
+  if (!caller.organization.apiAccess) {
+    throw new AppError('api_access_disabled', `API access is turned off for the organization ${caller.organization.slug}`);
+  }
+  const { actor } = caller;
+  if (actor.kind === 'api_key') {
+    const rule = operation.access.apiKey;
+    if (!rule) {
+      throw new AppError(
+        'person_required',
+        `${operation.name} is for people only: use a personal token of someone with the reviewer role; API keys never can`,
+      );
+    }
+    if (operation.kind === 'gated_write' && actor.access !== 'read_write') {
+      throw new AppError('read_only_key', `This key is read-only; ${operation.name} needs a read-write key`);
+    }
+    if (rule.ability && !actor.abilities.includes(rule.ability)) {
+      throw new AppError('insufficient_ability', `This key lacks the ability ${rule.ability}, which ${operation.name} needs`, {
+        required: rule.ability,
+      });
+    }
+    return;
+  }
+  const rule = operation.access.person;
+  if (!rule) {
+    throw new AppError('insufficient_ability', `${operation.name} is for API keys; personal tokens cannot use it`);
+  }
+  if (!rule.roles.includes(actor.role)) {
+    throw new AppError('insufficient_role', `${operation.name} needs one of the roles ${rule.roles.join(', ')}; you are ${actor.role}`);
+  }
+}
+
+export function isAllowed(operation: Operation, caller: Caller): boolean {
+  try {
+    authorize(operation, caller);
+    return true;
+  } catch {
+    return false;
+  }
+}

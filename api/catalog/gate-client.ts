@@ -1,0 +1,60 @@
+import {
+  WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
+import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest } from '../../domain/gate';
+import type { gatedWrite } from '../../workflows/gated-write';
+import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal } from '../../workflows/messages';
+
+/** How the api hands gated writes to Temporal, and tells held writes that a person decided. */
+export interface GateClient {
+  /** Starts (or joins) the write's workflow and returns its first answer in the same round trip. */
+  submit(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
+  /** Nudges the workflow after a person's decision was recorded, and waits a while for its outcome. */
+  reviewDecided(workflowId: string, waitMs: number): Promise<GatedWriteOutcome | undefined>;
+}
+
+export class GateUnavailableError extends Error {}
+
+export function createGateClient(client: Client, options: { taskQueue: string; answerTimeoutMs?: number }): GateClient {
+  const answerTimeoutMs = options.answerTimeoutMs ?? 30_000;
+  return {
+    async submit(workflowId, request) {
+      const start = new WithStartWorkflowOperation<typeof gatedWrite>(gatedWriteWorkflowType, {
+        workflowId,
+        taskQueue: options.taskQueue,
+        args: [request],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        // A run that failed (its write never applied) may be retried under the same Idempotency-Key.
+        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+        memo: { organization: request.orgSlug, operation: request.operation, apiKey: request.apiKey.label },
+        staticSummary: `${request.operation} by key "${request.apiKey.label}" over ${request.interface.toUpperCase()} in ${request.orgSlug}`,
+      });
+      try {
+        return await client.withDeadline(Date.now() + answerTimeoutMs, () =>
+          client.workflow.executeUpdateWithStart(gateAnswerUpdate, { startWorkflowOperation: start }),
+        );
+      } catch (error) {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) {
+          const outcome = await client.workflow.getHandle<typeof gatedWrite>(workflowId).result();
+          return outcome.answer;
+        }
+        throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`);
+      }
+    },
+
+    async reviewDecided(workflowId, waitMs) {
+      const handle = client.workflow.getHandle<typeof gatedWrite>(workflowId);
+      try {
+        await handle.signal(reviewDecidedSignal);
+        return await client.withDeadline(Date.now() + waitMs, () => handle.result());
+      } catch (error) {
+        if (error instanceof WorkflowNotFoundError) return undefined;
+        // The decision is recorded; the workflow reads it when it next checks. Only the wait ended.
+        return undefined;
+      }
+    },
+  };
+}

@@ -1,0 +1,77 @@
+import { createHash } from 'node:crypto';
+import type { ApiKeyActor } from '../../domain/actors';
+import { AppError } from '../../domain/errors';
+import type { GateAnswer, GatedWriteRequest } from '../../domain/gate';
+import {
+  claimIdempotencyKey,
+  releaseIdempotencyKey,
+  requestFingerprint,
+  storeIdempotentAnswer,
+  type IdempotencyScope,
+} from '../../domain/idempotency';
+import { newId } from '../../domain/ids';
+import { GateUnavailableError } from './gate-client';
+import type { GatedWriteOperation, OperationContext } from './operation';
+
+export interface SubmittedWrite {
+  workflowId: string;
+  answer: GateAnswer;
+  /** True when an Idempotency-Key repeated an earlier request and this is that request's answer. */
+  replayed: boolean;
+}
+
+const idempotencyKeyShape = /^[\x21-\x7e]{1,255}$/;
+
+/**
+ * Runs a gated operation: the same for every transport. The workflow id is readable in the Temporal
+ * Web UI (`<org>:<operation>:<unique part>`); with an Idempotency-Key its unique part derives from the key.
+ */
+export async function submitGatedWrite(
+  operation: GatedWriteOperation,
+  input: unknown,
+  context: OperationContext,
+  idempotencyKey?: string,
+): Promise<SubmittedWrite> {
+  const { caller, db, gate } = context;
+  const key = caller.actor as ApiKeyActor;
+  const org = caller.organization;
+  const request: GatedWriteRequest = {
+    orgId: org.id,
+    orgSlug: org.slug,
+    operation: operation.write,
+    input,
+    interface: context.interface,
+    apiKey: { id: key.keyId, label: key.label, access: key.access, abilities: key.abilities },
+  };
+
+  let workflowId = `${org.slug}:${operation.write}:${newId('dec').slice(4)}`;
+  let scope: IdempotencyScope | undefined;
+  if (idempotencyKey !== undefined) {
+    if (!idempotencyKeyShape.test(idempotencyKey)) {
+      throw new AppError('validation_failed', 'Idempotency-Key must be 1 to 255 visible ASCII characters', {
+        fields: [{ field: 'Idempotency-Key', message: 'must be 1 to 255 visible ASCII characters' }],
+      });
+    }
+    scope = { orgId: org.id, apiKeyId: key.keyId, key: idempotencyKey };
+    const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}`).digest('hex').slice(0, 26);
+    const claim = await claimIdempotencyKey(db, scope, requestFingerprint(operation.name, input), `${org.slug}:${operation.write}:idem-${digest}`);
+    if (claim.state === 'replay') return { workflowId: claim.workflowId, answer: claim.answer, replayed: true };
+    workflowId = claim.workflowId;
+  }
+
+  let answer: GateAnswer;
+  try {
+    answer = await gate.submit(workflowId, request);
+  } catch (error) {
+    if (!(error instanceof GateUnavailableError)) throw error;
+    // The workflow may still decide later; a retry with the same Idempotency-Key joins it.
+    throw new AppError('unavailable', 'The write could not be decided in time. Retry with the same Idempotency-Key to learn its outcome.', {
+      workflow_id: workflowId,
+    });
+  }
+  if (scope) {
+    if (answer.outcome === 'failed' && answer.code === 'unavailable') await releaseIdempotencyKey(db, scope);
+    else await storeIdempotentAnswer(db, scope, answer);
+  }
+  return { workflowId, answer, replayed: false };
+}

@@ -1,0 +1,79 @@
+import type { z } from 'zod';
+import type { Database } from '../../db/database';
+import type { Ability } from '../../domain/abilities';
+import type { Caller, Role } from '../../domain/actors';
+import type { Interface } from '../../domain/gate';
+import type { Page } from '../../domain/pagination';
+import type { GateClient } from './gate-client';
+
+export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+/** What a handler gets besides its input; it never sees the transport. */
+export interface OperationContext {
+  db: Database;
+  gate: GateClient;
+  caller: Caller;
+  interface: Interface;
+  /** Absolute URL of the REST base (`…/api`), for links in answers. */
+  apiBaseUrl: string;
+  /** The whole catalog, for answers that describe the API (discovery). */
+  catalog: readonly Operation[];
+}
+
+/**
+ * Who may call an operation. API keys need `ability` (null: any valid key); people need one of `roles`.
+ * Leaving a principal out shuts it out.
+ */
+export interface OperationAccess {
+  apiKey?: { ability: Ability | null };
+  person?: { roles: readonly Role[] };
+}
+
+interface OperationBase<Input extends z.ZodObject> {
+  /** `<family>.<verb>`: the operation's name everywhere (routes, tools, policies, audit). */
+  name: string;
+  family: string;
+  summary: string;
+  description: string;
+  method: HttpMethod;
+  /** Relative to `/v1`; `:param` segments are fields of the input. */
+  path: string;
+  input: Input;
+  output: z.ZodType;
+  access: OperationAccess;
+}
+
+/** Reads change nothing; lists answer a page. */
+export interface ReadOperation<Input extends z.ZodObject = z.ZodObject> extends OperationBase<Input> {
+  kind: 'read';
+  list: boolean;
+  handler(input: z.infer<Input>, context: OperationContext): Promise<unknown | Page<unknown>>;
+}
+
+/** Writes subject to policy: they run as the gated-write workflow, never in the api. */
+export interface GatedWriteOperation<Input extends z.ZodObject = z.ZodObject> extends OperationBase<Input> {
+  kind: 'gated_write';
+  /** The gated write (domain/gated-writes) that the workflow applies. */
+  write: string;
+  successStatus: 200 | 201;
+  destructive: boolean;
+}
+
+/** A person's decision (approve, deny): not gated, never open to API keys. */
+export interface PersonActionOperation<Input extends z.ZodObject = z.ZodObject> extends OperationBase<Input> {
+  kind: 'person_action';
+  handler(input: z.infer<Input>, context: OperationContext): Promise<unknown>;
+}
+
+export type Operation = ReadOperation<any> | GatedWriteOperation<any> | PersonActionOperation<any>;
+
+export function defineOperation<Input extends z.ZodObject>(operation: ReadOperation<Input>): ReadOperation<Input>;
+export function defineOperation<Input extends z.ZodObject>(operation: GatedWriteOperation<Input>): GatedWriteOperation<Input>;
+export function defineOperation<Input extends z.ZodObject>(operation: PersonActionOperation<Input>): PersonActionOperation<Input>;
+export function defineOperation(operation: Operation): Operation {
+  return operation;
+}
+
+export function pathParameters(path: string): string[] {
+  return [...path.matchAll(/:([a-z_]+)/g)].map((match) => match[1]!);
+}

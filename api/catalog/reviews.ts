@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { reviewerRoles, type PersonActor } from '../../domain/actors';
+import { decideReview, decideReviewInput, getReview, listReviews, listReviewsInput, reviewSchema } from '../../domain/reviews';
+import { defineOperation, type OperationContext } from './operation';
+
+const readAccess = { apiKey: { ability: 'reviews.read' as const }, person: { roles: reviewerRoles } };
+
+/** How long an approve or deny waits for the held write's workflow to finish before answering. */
+const outcomeWaitMs = 20_000;
+
+export const listReviewsOperation = defineOperation({
+  kind: 'read',
+  name: 'reviews.list',
+  family: 'reviews',
+  summary: 'List the review queue',
+  description: 'Lists gated writes held for review, newest first; filter by status (pending to see the queue). Paginated.',
+  method: 'GET',
+  path: '/reviews',
+  list: true,
+  input: listReviewsInput,
+  output: z.array(reviewSchema),
+  access: readAccess,
+  handler: (input, { db, caller }) => listReviews(db, caller.organization.id, input),
+});
+
+export const getReviewOperation = defineOperation({
+  kind: 'read',
+  name: 'reviews.get',
+  family: 'reviews',
+  summary: 'Read one review',
+  description: "One held write: what it would do, the policy's decision and reason, who submitted it, when it expires, and how it ended.",
+  method: 'GET',
+  path: '/reviews/:id',
+  list: false,
+  input: z.strictObject({ id: z.string().max(100).describe('The review id') }),
+  output: reviewSchema,
+  access: readAccess,
+  handler: (input, { db, caller }) => getReview(db, caller.organization.id, input.id),
+});
+
+async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof decideReviewInput>, context: OperationContext) {
+  const { db, caller, gate } = context;
+  const review = await decideReview(db, {
+    orgId: caller.organization.id,
+    reviewId: input.id,
+    person: caller.actor as PersonActor,
+    verdict,
+    comment: input.comment,
+  });
+  await gate.reviewDecided(review.workflow_id, outcomeWaitMs);
+  return getReview(db, caller.organization.id, input.id);
+}
+
+export const approveReviewOperation = defineOperation({
+  kind: 'person_action',
+  name: 'reviews.approve',
+  family: 'reviews',
+  summary: 'Approve a held write',
+  description:
+    'Approves a pending review: the held write runs and the answer carries its result. Only people with the reviewer role or above, with a personal token; a review is decided once (409 after).',
+  method: 'POST',
+  path: '/reviews/:id/approve',
+  input: decideReviewInput,
+  output: reviewSchema,
+  access: { person: { roles: reviewerRoles } },
+  handler: (input, context) => decide('approved', input, context),
+});
+
+export const denyReviewOperation = defineOperation({
+  kind: 'person_action',
+  name: 'reviews.deny',
+  family: 'reviews',
+  summary: 'Deny a held write',
+  description:
+    'Denies a pending review: nothing is written. Only people with the reviewer role or above, with a personal token; a review is decided once (409 after).',
+  method: 'POST',
+  path: '/reviews/:id/deny',
+  input: decideReviewInput,
+  output: reviewSchema,
+  access: { person: { roles: reviewerRoles } },
+  handler: (input, context) => decide('denied', input, context),
+});

@@ -1,0 +1,86 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database';
+import { authenticate } from '../../domain/authenticate';
+import { AppError } from '../../domain/errors';
+import type { Page } from '../../domain/pagination';
+import { authorize } from '../catalog/access';
+import type { GateClient } from '../catalog/gate-client';
+import { submitGatedWrite } from '../catalog/gated-write';
+import { catalog } from '../catalog/index';
+import { pathParameters, type Operation, type OperationContext } from '../catalog/operation';
+import { validationError } from './errors';
+import { gateAnswerToHttp } from './gated-answer';
+
+export interface RestOptions {
+  db: Database;
+  gate: GateClient;
+  /** Absolute URL of the REST base, ending in /api. */
+  apiBaseUrl: string;
+}
+
+/** Every catalog operation on both route shapes: /v1/<path> and /v1/organizations/{slug}/<path>. */
+export async function restRoutes(app: FastifyInstance, options: RestOptions): Promise<void> {
+  for (const operation of catalog) {
+    const handler = (request: FastifyRequest, reply: FastifyReply) => handle(operation, request, reply, options);
+    app.route({ method: operation.method, url: `/v1${operation.path}`, handler });
+    app.route({ method: operation.method, url: `/v1/organizations/:org_slug${operation.path}`, handler });
+  }
+}
+
+async function handle(operation: Operation, request: FastifyRequest, reply: FastifyReply, options: RestOptions) {
+  const caller = await authenticate(options.db, request.headers.authorization);
+  const params = request.params as Record<string, string>;
+  if (params.org_slug !== undefined && params.org_slug !== caller.organization.slug) {
+    throw new AppError('organization_mismatch', `This token belongs to another organization than "${params.org_slug}"`);
+  }
+  authorize(operation, caller);
+  const input = parseInput(operation, request, params);
+  const context: OperationContext = {
+    db: options.db,
+    gate: options.gate,
+    caller,
+    interface: 'rest',
+    apiBaseUrl: options.apiBaseUrl,
+    catalog,
+  };
+
+  if (operation.kind === 'gated_write') {
+    const idempotencyKey = request.headers['idempotency-key'];
+    const submitted = await submitGatedWrite(
+      operation,
+      input,
+      context,
+      Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
+    );
+    const answer = gateAnswerToHttp(operation, submitted.answer, options.apiBaseUrl);
+    reply.headers({ ...answer.headers, 'x-gatehouse-workflow-id': submitted.workflowId });
+    if (submitted.replayed) reply.header('idempotent-replayed', 'true');
+    return reply.status(answer.status).send(answer.body);
+  }
+
+  const data = await operation.handler(input, context);
+  if (operation.kind === 'read' && operation.list) {
+    const page = data as Page<unknown>;
+    return reply.send({ success: true, data: page.items, page: { next_cursor: page.nextCursor } });
+  }
+  return reply.send({ success: true, data });
+}
+
+/** One input object per operation: path parameters, plus the query (GET) or the JSON body (writes). */
+function parseInput(operation: Operation, request: FastifyRequest, params: Record<string, string>): unknown {
+  const fromPath = Object.fromEntries(pathParameters(operation.path).map((name) => [name, params[name]]));
+  let rest: unknown;
+  if (operation.method === 'GET' || operation.method === 'DELETE') {
+    rest = request.query ?? {};
+  } else {
+    rest = request.body ?? {};
+    if (typeof rest !== 'object' || rest === null || Array.isArray(rest)) {
+      throw new AppError('validation_failed', 'The request body must be a JSON object', {
+        fields: [{ field: '(body)', message: 'must be a JSON object' }],
+      });
+    }
+  }
+  const parsed = operation.input.safeParse({ ...(rest as object), ...fromPath });
+  if (!parsed.success) throw validationError(parsed.error);
+  return parsed.data;
+}

@@ -1,0 +1,76 @@
+import { Command, Option } from 'commander';
+import {
+  createOrganization,
+  findOrganization,
+  listOrganizations,
+  updateOrganization,
+  type Organization,
+} from '../../domain/organizations';
+import { planNames } from '../../domain/plans';
+import { emit, table, withDatabase } from '../output';
+
+const onOff = (value: string) => {
+  if (value !== 'on' && value !== 'off') throw new Error('--api-access takes on or off');
+  return value === 'on';
+};
+
+function describe(org: Organization): string[] {
+  return [
+    `${org.slug}  ${org.name}`,
+    `  id          ${org.id}`,
+    `  plan        ${org.plan}`,
+    `  timezone    ${org.timezone}`,
+    `  api access  ${org.apiAccess ? 'on' : 'off'}`,
+  ];
+}
+
+export function organizationCommands(): Command {
+  const org = new Command('org').description('Organizations: create, update, show');
+
+  org
+    .command('create')
+    .description('Create an organization (it starts with the default policy set)')
+    .requiredOption('--slug <slug>', 'short name used in paths, a-z 0-9 -')
+    .requiredOption('--name <name>', 'display name')
+    .addOption(new Option('--plan <plan>', 'plan').choices(planNames).default('free'))
+    .option('--timezone <tz>', 'IANA time zone, e.g. Europe/Berlin', 'UTC')
+    .option('--api-access <on|off>', 'whether API keys may be used', onOff, true)
+    .action(
+      withDatabase(async (db, options: { slug: string; name: string; plan: string; timezone: string; apiAccess: boolean }, command) => {
+        const created = await createOrganization(db, options);
+        emit(command, created, [`Created organization`, ...describe(created)]);
+      }),
+    );
+
+  org
+    .command('update')
+    .description("Change an organization's name, plan, time zone or API access; takes effect at once")
+    .requiredOption('--org <slug>', 'the organization')
+    .option('--name <name>', 'display name')
+    .addOption(new Option('--plan <plan>', 'plan').choices(planNames))
+    .option('--timezone <tz>', 'IANA time zone')
+    .option('--api-access <on|off>', 'whether API keys may be used', onOff)
+    .action(
+      withDatabase(async (db, options: { org: string; name?: string; plan?: string; timezone?: string; apiAccess?: boolean }, command) => {
+        const updated = await updateOrganization(db, options.org, options);
+        emit(command, updated, [`Updated organization`, ...describe(updated)]);
+      }),
+    );
+
+  org
+    .command('show')
+    .description('Show one organization, or list them all')
+    .option('--org <slug>', 'the organization (all when left out)')
+    .action(
+      withDatabase(async (db, options: { org?: string }, command) => {
+        if (options.org) {
+          const found = await findOrganization(db, options.org);
+          emit(command, found, describe(found));
+          return;
+        }
+        const all = await listOrganizations(db);
+        emit(command, all, all.length ? table([['SLUG', 'NAME', 'PLAN', 'TIMEZONE', 'API'], ...all.map((o) => [o.slug, o.name, o.plan, o.timezone, o.apiAccess ? 'on' : 'off'])]) : 'No organizations yet.');
+      }),
+    );
+  return org;
+}

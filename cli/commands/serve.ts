@@ -1,0 +1,152 @@
+import { Command } from 'commander';
+import { migrate } from '../../db/migrate';
+import { startApi } from '../../runtime/api-process';
+import { loadConfig, type Config } from '../../runtime/config';
+import { openDatabase } from '../../runtime/database';
+import { readRunningDevState } from '../../runtime/dev-state';
+import { startDev, type DevService } from '../../runtime/dev-process';
+import { startWorker } from '../../runtime/worker-process';
+import { emit, fail, wantsJson } from '../output';
+
+/** Resolves once SIGINT or SIGTERM arrives, or the given promise settles (a process that stopped by itself). */
+function untilStopped(stoppedByItself?: Promise<unknown>): Promise<string> {
+  return new Promise((resolve) => {
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+    stoppedByItself?.then(
+      () => resolve('stopped'),
+      (error) => {
+        process.stderr.write(`gatehouse: ${(error as Error).message}\n`);
+        process.exitCode = 1;
+        resolve('failed');
+      },
+    );
+  });
+}
+
+/** A separate api or worker needs shared servers: the embedded database belongs to one process. */
+function requireServers(config: Config, what: string): string {
+  if (!config.databaseUrl && !readRunningDevState(config.dataDir)) {
+    throw new Error(`gatehouse ${what} needs DATABASE_URL (a PostgreSQL server); gatehouse dev runs an embedded one for you`);
+  }
+  if (!config.temporal.address) {
+    throw new Error(`gatehouse ${what} needs TEMPORAL_ADDRESS (host:port of a Temporal server); gatehouse dev starts one for you`);
+  }
+  return config.temporal.address;
+}
+
+function devBanner(service: DevService): string[] {
+  const lines = [
+    'Gatehouse is running. Stop it with Ctrl-C.',
+    '',
+    `  REST API          ${service.apiUrl}   (discovery: GET ${service.apiUrl}/v1/me)`,
+    `  Temporal Web UI   ${service.temporalUiUrl ?? '(set TEMPORAL_UI_URL to show it here)'}`,
+    `  Temporal server   ${service.temporalAddress}`,
+    `  PostgreSQL        ${service.databaseDescription}`,
+  ];
+  const { demo } = service;
+  if (demo) {
+    lines.push(
+      '',
+      `First start: created the demo organization "${demo.organization.slug}" (${demo.organization.name}).`,
+      'These tokens are shown this once; copy them now:',
+      '',
+      `  read-write API key       ${demo.readWriteToken}`,
+      `  read-only API key        ${demo.readOnlyToken}`,
+      `  reviewer personal token  ${demo.reviewer.token}   (${demo.reviewer.email})`,
+      '',
+      'Try it:',
+      `  curl -s ${service.apiUrl}/v1/tasks -H "Authorization: Bearer <read-write key>" \\`,
+      `       -H 'Content-Type: application/json' -d '{"title": "Call the supplier", "status": "todo"}'`,
+    );
+  }
+  return lines;
+}
+
+export function serveCommands(): Command[] {
+  const dev = new Command('dev')
+    .description('Run everything on embedded defaults: Temporal dev server, embedded PostgreSQL, worker and api')
+    .action(async (_options, command: Command) => {
+      let service: DevService;
+      try {
+        const config = loadConfig();
+        service = await startDev(config, (line) => process.stderr.write(`${line}\n`));
+      } catch (error) {
+        fail(command, error);
+      }
+      emit(
+        command,
+        {
+          api_url: service.apiUrl,
+          temporal_ui_url: service.temporalUiUrl ?? null,
+          temporal_address: service.temporalAddress,
+          database: service.databaseDescription,
+          demo: service.demo
+            ? {
+                organization: service.demo.organization,
+                read_write_token: service.demo.readWriteToken,
+                read_only_token: service.demo.readOnlyToken,
+                reviewer: service.demo.reviewer,
+              }
+            : null,
+        },
+        devBanner(service),
+      );
+      await untilStopped(service.stopped);
+      if (!wantsJson(command)) process.stderr.write('Stopping…\n');
+      await service.stop();
+    });
+
+  const api = new Command('api')
+    .description('Run the api alone, against DATABASE_URL and the Temporal server at TEMPORAL_ADDRESS')
+    .action(async (_options, command: Command) => {
+      try {
+        const config = loadConfig();
+        const address = requireServers(config, 'api');
+        const { db } = await openDatabase(config);
+        const running = await startApi(config, db, address);
+        emit(command, { api_url: `${running.url}/api` }, `Gatehouse api listening at ${running.url}/api`);
+        await untilStopped();
+        await running.stop();
+        await db.close();
+      } catch (error) {
+        fail(command, error);
+      }
+    });
+
+  const worker = new Command('worker')
+    .description('Run a worker alone (gated-write workflows and activities), against DATABASE_URL and TEMPORAL_ADDRESS')
+    .action(async (_options, command: Command) => {
+      try {
+        const config = loadConfig();
+        const address = requireServers(config, 'worker');
+        const { db } = await openDatabase(config);
+        const running = await startWorker(config, db, address);
+        emit(command, { task_queue: config.temporal.taskQueue, temporal_address: address }, `Gatehouse worker polling task queue "${config.temporal.taskQueue}" at ${address}`);
+        await untilStopped(running.done);
+        await running.stop();
+        await db.close();
+      } catch (error) {
+        fail(command, error);
+      }
+    });
+
+  const migrateCommand = new Command('migrate')
+    .description('Apply pending database migrations (api, worker and dev also do this on start)')
+    .action(async (_options, command: Command) => {
+      try {
+        const config = loadConfig();
+        const opened = await openDatabase(config, { migrate: false });
+        try {
+          const result = await migrate(opened.db.url);
+          emit(command, result, result.applied.length ? [`Applied:`, ...result.applied.map((name) => `  ${name}`)] : 'The schema is up to date.');
+        } finally {
+          await opened.db.close();
+        }
+      } catch (error) {
+        fail(command, error);
+      }
+    });
+
+  return [dev, api, worker, migrateCommand];
+}

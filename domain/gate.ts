@@ -1,0 +1,188 @@
+import type { Database } from '../db/database';
+import type { Ability, Access } from './abilities';
+import { recordAudit } from './audit';
+import { AppError } from './errors';
+import { gatedWrite } from './gated-writes';
+import { newId } from './ids';
+
+export type Interface = 'rest' | 'mcp';
+
+/** A gated write as the api hands it to the workflow. */
+export interface GatedWriteRequest {
+  orgId: string;
+  orgSlug: string;
+  operation: string;
+  input: unknown;
+  interface: Interface;
+  apiKey: { id: string; label: string; access: Access; abilities: Ability[] };
+}
+
+export interface RecordedDecision {
+  decisionId: string;
+  decision: 'allow' | 'review' | 'deny';
+  reason: string;
+  policyIds: string[];
+  policyVersion: number;
+  review?: { id: string; expiresAt: string };
+}
+
+/** The first answer a gated write gets: what the caller of the REST route or MCP tool is told. */
+export type GateAnswer =
+  | { outcome: 'applied'; decisionId: string; reason: string; policyIds: string[]; result: unknown }
+  | {
+      outcome: 'pending_review';
+      decisionId: string;
+      reason: string;
+      policyIds: string[];
+      review: { id: string; expiresAt: string };
+    }
+  | { outcome: 'denied'; decisionId: string; reason: string; policyIds: string[] }
+  | { outcome: 'failed'; code: string; message: string; details?: Record<string, unknown> };
+
+export type ReviewResolution =
+  | { status: 'approved'; result: unknown }
+  | { status: 'denied' }
+  | { status: 'expired' };
+
+/** What the workflow returns: its first answer and, for a held write, how the review ended. */
+export interface GatedWriteOutcome {
+  answer: GateAnswer;
+  resolution?: ReviewResolution;
+}
+
+export interface DecisionToRecord {
+  workflowId: string;
+  request: GatedWriteRequest;
+  decision: 'allow' | 'review' | 'deny';
+  reason: string;
+  policyIds: string[];
+  policyVersion: number;
+  resource: Record<string, unknown>;
+  context: Record<string, unknown>;
+  reviewExpiresAt: Date;
+}
+
+/**
+ * Records a policy decision (and the review it opens) once per workflow: a retried activity finds the
+ * first record and returns it, so a write is never decided twice.
+ */
+export async function recordDecision(db: Database, d: DecisionToRecord): Promise<RecordedDecision> {
+  return db.transaction(async (tx) => {
+    const decisionId = newId('dec');
+    const inserted = await tx.query(
+      `INSERT INTO gate_decisions
+         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT (workflow_id) DO NOTHING RETURNING id`,
+      [
+        decisionId,
+        d.request.orgId,
+        d.workflowId,
+        d.request.operation,
+        d.request.interface,
+        d.request.apiKey.id,
+        d.decision,
+        d.reason,
+        d.policyIds,
+        d.policyVersion,
+        JSON.stringify(d.request.input),
+        JSON.stringify(d.resource),
+        JSON.stringify(d.context),
+      ],
+    );
+    if (!inserted.rowCount) return existingDecision(tx, d.workflowId);
+
+    let review: RecordedDecision['review'];
+    if (d.decision === 'review') {
+      const reviewId = newId('rev');
+      await tx.query(`INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+        reviewId,
+        d.request.orgId,
+        decisionId,
+        d.workflowId,
+        d.reviewExpiresAt,
+      ]);
+      review = { id: reviewId, expiresAt: d.reviewExpiresAt.toISOString() };
+    }
+    await recordAudit(tx, d.request.orgId, {
+      type: 'gate.decided',
+      actor: { type: 'api_key', id: d.request.apiKey.id },
+      workflowId: d.workflowId,
+      reviewId: review?.id,
+      data: {
+        operation: d.request.operation,
+        decision: d.decision,
+        reason: d.reason,
+        policyIds: d.policyIds,
+        interface: d.request.interface,
+      },
+    });
+    return { decisionId, decision: d.decision, reason: d.reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review };
+  });
+}
+
+async function existingDecision(tx: Pick<Database, 'query'>, workflowId: string): Promise<RecordedDecision> {
+  const { rows } = await tx.query(
+    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, r.id AS review_id, r.expires_at
+     FROM gate_decisions d LEFT JOIN reviews r ON r.decision_id = d.id WHERE d.workflow_id = $1`,
+    [workflowId],
+  );
+  const row = rows[0];
+  return {
+    decisionId: row.id,
+    decision: row.decision,
+    reason: row.reason,
+    policyIds: row.policy_ids,
+    policyVersion: row.policy_version,
+    review: row.review_id ? { id: row.review_id, expiresAt: (row.expires_at as Date).toISOString() } : undefined,
+  };
+}
+
+export class ReviewNotApprovedError extends Error {
+  override name = 'ReviewNotApproved';
+}
+
+/**
+ * Runs the write, its audit record and its bookkeeping in one transaction, at most once per workflow.
+ * A write held for review runs only if its review record says a person approved it.
+ */
+export async function applyGatedWrite(
+  db: Database,
+  workflowId: string,
+  request: GatedWriteRequest,
+  reviewId?: string,
+): Promise<unknown> {
+  const write = gatedWrite(request.operation);
+  if (!write) throw new AppError('not_found', `no gated write is named ${request.operation}`);
+  const input = write.input.parse(request.input);
+  return db.transaction(async (tx) => {
+    if (reviewId) {
+      const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId, workflowId]);
+      if (rows[0]?.status !== 'approved') {
+        throw new ReviewNotApprovedError(`review ${reviewId} is ${rows[0]?.status ?? 'missing'}, not approved`);
+      }
+    }
+    const done = await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId]);
+    if (done.rowCount) return done.rows[0].result;
+
+    const applied = await write.apply(tx, request.orgId, input);
+    await tx.query(
+      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result)
+       VALUES ($1, $2, $3, $4, $5, $6)`,
+      [workflowId, request.orgId, request.operation, write.resourceType, applied.resourceId, JSON.stringify(applied.result)],
+    );
+    await recordAudit(tx, request.orgId, {
+      type: 'write.applied',
+      actor: { type: 'api_key', id: request.apiKey.id },
+      workflowId,
+      reviewId,
+      resourceType: write.resourceType,
+      resourceId: applied.resourceId,
+      data: { operation: request.operation },
+    });
+    if (reviewId) {
+      await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
+    }
+    return applied.result;
+  });
+}

@@ -1,0 +1,10 @@
+import { monotonicFactory } from 'ulid';
+
+const nextUlid = monotonicFactory();
+
+export type IdPrefix = 'org' | 'key' | 'usr' | 'pat' | 'task' | 'dec' | 'rev' | 'evt';
+
+/** Opaque ids that sort by creation time, so they double as a stable pagination order. */
+export function newId(prefix: IdPrefix): string {
+  return `${prefix}_${nextUlid().toLowerCase()}`;
+}

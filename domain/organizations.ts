@@ -1,0 +1,113 @@
+import type { Database, Queryable } from '../db/database';
+import { AppError } from './errors';
+import { newId } from './ids';
+import { planNames } from './plans';
+import { defaultPolicySource, savePolicySet } from './policies';
+import { cliActor, recordAudit } from './audit';
+
+export interface Organization {
+  id: string;
+  slug: string;
+  name: string;
+  plan: string;
+  timezone: string;
+  apiAccess: boolean;
+  createdAt: string;
+}
+
+export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.created_at`;
+
+export function organizationFromRow(row: Record<string, unknown>): Organization {
+  return {
+    id: row.id as string,
+    slug: row.slug as string,
+    name: row.name as string,
+    plan: row.plan as string,
+    timezone: row.timezone as string,
+    apiAccess: row.api_access as boolean,
+    createdAt: (row.created_at as Date).toISOString(),
+  };
+}
+
+export interface OrganizationSettings {
+  name?: string;
+  plan?: string;
+  timezone?: string;
+  apiAccess?: boolean;
+}
+
+export async function createOrganization(
+  db: Database,
+  input: { slug: string; name: string } & OrganizationSettings,
+): Promise<Organization> {
+  if (!/^[a-z0-9][a-z0-9-]{1,62}$/.test(input.slug)) {
+    throw new AppError('validation_failed', 'slug must be 2–63 characters of a-z, 0-9 and -, starting with a letter or digit');
+  }
+  checkSettings(input);
+  return db.transaction(async (tx) => {
+    const taken = await tx.query('SELECT 1 FROM organizations WHERE slug = $1', [input.slug]);
+    if (taken.rowCount) throw new AppError('conflict', `an organization with slug "${input.slug}" exists already`);
+    const { rows } = await tx.query(
+      `INSERT INTO organizations AS o (id, slug, name, plan, timezone, api_access)
+       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${organizationColumns}`,
+      [newId('org'), input.slug, input.name, input.plan ?? 'free', input.timezone ?? 'UTC', input.apiAccess ?? true],
+    );
+    const organization = organizationFromRow(rows[0]);
+    await savePolicySet(tx, organization.id, defaultPolicySource, 'default');
+    return organization;
+  });
+}
+
+export async function updateOrganization(db: Database, slug: string, settings: OrganizationSettings): Promise<Organization> {
+  checkSettings(settings);
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `UPDATE organizations AS o SET
+         name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
+         api_access = COALESCE($5, api_access), updated_at = now()
+       WHERE slug = $1 RETURNING ${organizationColumns}`,
+      [slug, settings.name ?? null, settings.plan ?? null, settings.timezone ?? null, settings.apiAccess ?? null],
+    );
+    if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
+    const organization = organizationFromRow(rows[0]);
+    await recordAudit(tx, organization.id, { type: 'organization.updated', actor: cliActor, data: { ...settings } });
+    return organization;
+  });
+}
+
+export async function findOrganization(db: Queryable, slug: string): Promise<Organization> {
+  const { rows } = await db.query(`SELECT ${organizationColumns} FROM organizations o WHERE slug = $1`, [slug]);
+  if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
+  return organizationFromRow(rows[0]);
+}
+
+export async function listOrganizations(db: Queryable): Promise<Organization[]> {
+  const { rows } = await db.query(`SELECT ${organizationColumns} FROM organizations o ORDER BY o.slug`);
+  return rows.map(organizationFromRow);
+}
+
+export async function countOrganizations(db: Queryable): Promise<number> {
+  const { rows } = await db.query('SELECT count(*)::int AS n FROM organizations');
+  return rows[0].n as number;
+}
+
+function checkSettings(settings: OrganizationSettings): void {
+  if (settings.plan !== undefined && !planNames.includes(settings.plan)) {
+    throw new AppError('validation_failed', `plan must be one of ${planNames.join(', ')}`);
+  }
+  if (settings.timezone !== undefined && !isTimeZone(settings.timezone)) {
+    throw new AppError('validation_failed', `"${settings.timezone}" is not an IANA time zone such as Europe/Berlin`);
+  }
+  if (settings.name !== undefined && settings.name.trim() === '') {
+    throw new AppError('validation_failed', 'name must not be empty');
+  }
+}
+
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}

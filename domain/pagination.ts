@@ -1,0 +1,38 @@
+import { z } from 'zod';
+import { AppError } from './errors';
+
+export const pageInput = {
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('How many items to return, 1 to 200 (default 50)'),
+  cursor: z
+    .string()
+    .max(200)
+    .optional()
+    .describe('The next_cursor of the previous page; leave it out for the first page'),
+};
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** Cursors are opaque to callers; inside they carry the sort key of the last item shown. */
+export function encodeCursor(value: string): string {
+  return Buffer.from(value, 'utf8').toString('base64url');
+}
+
+export function decodeCursor(cursor: string | undefined): string | undefined {
+  if (cursor === undefined) return undefined;
+  const value = Buffer.from(cursor, 'base64url').toString('utf8');
+  if (!/^[a-z]+_[0-9a-z]{26}$/.test(value)) {
+    throw new AppError('validation_failed', 'cursor is not one this API gave out', {
+      fields: [{ field: 'cursor', message: 'not a cursor from a previous page' }],
+    });
+  }
+  return value;
+}
+
+/** Rows fetched with `limit + 1`: the extra row only tells that another page exists. */
+export function toPage<T extends { id: string }>(rows: T[], limit: number): Page<T> {
+  const items = rows.slice(0, limit);
+  return { items, nextCursor: rows.length > limit ? encodeCursor(items.at(-1)!.id) : null };
+}

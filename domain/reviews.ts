@@ -1,0 +1,171 @@
+import { z } from 'zod';
+import type { Database, Queryable } from '../db/database';
+import type { PersonActor } from './actors';
+import { recordAudit } from './audit';
+import { AppError } from './errors';
+import { decodeCursor, pageInput, toPage, type Page } from './pagination';
+
+export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
+export type ReviewStatus = (typeof reviewStatuses)[number];
+
+export const reviewSchema = z
+  .object({
+    id: z.string().describe('The review id'),
+    status: z
+      .enum(reviewStatuses)
+      .describe('pending (waiting for a person), approved (the write ran or is running), denied (nothing was written), expired (nobody decided in time; nothing was written)'),
+    operation: z.string().describe('The held write, e.g. tasks.create'),
+    proposed: z.record(z.string(), z.unknown()).describe('The write as it was submitted'),
+    resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
+    policy: z
+      .object({
+        decision_id: z.string(),
+        reason: z.string().describe('Why the policy held the write'),
+        policy_ids: z.array(z.string()).describe('The policies that held it'),
+        policy_version: z.number().int(),
+      })
+      .describe("The policy's decision"),
+    submitted_by: z
+      .object({
+        api_key_id: z.string(),
+        api_key_label: z.string(),
+        interface: z.enum(['rest', 'mcp']).describe('rest or mcp'),
+      })
+      .describe('Which key submitted the write, and through which interface'),
+    created_at: z.iso.datetime(),
+    expires_at: z.iso.datetime().describe('After this, the review expires and the write never runs'),
+    decided_at: z.iso.datetime().nullable(),
+    decided_by: z.object({ user_id: z.string(), email: z.string() }).nullable().describe('The person who decided'),
+    comment: z.string().nullable().describe("The person's comment"),
+    applied_at: z.iso.datetime().nullable().describe('When the approved write ran'),
+    result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
+    workflow_id: z.string().describe('The Temporal workflow that holds the write'),
+  })
+  .describe('A gated write held for a person to approve or deny');
+
+export type Review = z.infer<typeof reviewSchema>;
+
+export const listReviewsInput = z.strictObject({
+  status: z.enum(reviewStatuses).optional().describe('Only reviews with this status'),
+  ...pageInput,
+});
+
+export const decideReviewInput = z.strictObject({
+  id: z.string().max(100).describe('The review id'),
+  comment: z.string().max(2000).optional().describe('Why, for the record'),
+});
+
+const selectReview = `
+  SELECT r.*, d.id AS decision_id, d.operation, d.input, d.resource, d.reason, d.policy_ids, d.policy_version,
+         d.interface, d.api_key_id, k.label AS api_key_label, u.email AS decided_by_email
+  FROM reviews r
+  JOIN gate_decisions d ON d.id = r.decision_id
+  JOIN api_keys k ON k.id = d.api_key_id
+  LEFT JOIN users u ON u.id = r.decided_by`;
+
+export async function listReviews(db: Queryable, orgId: string, input: z.infer<typeof listReviewsInput>): Promise<Page<Review>> {
+  const after = decodeCursor(input.cursor);
+  const { rows } = await db.query(
+    `${selectReview}
+     WHERE r.org_id = $1 AND ($2::text IS NULL OR r.status = $2) AND ($3::text IS NULL OR r.id < $3)
+     ORDER BY r.id DESC LIMIT $4`,
+    [orgId, input.status ?? null, after ?? null, input.limit + 1],
+  );
+  return toPage(rows.map(reviewFromRow), input.limit);
+}
+
+export async function getReview(db: Queryable, orgId: string, reviewId: string): Promise<Review> {
+  const { rows } = await db.query(`${selectReview} WHERE r.org_id = $1 AND r.id = $2`, [orgId, reviewId]);
+  if (!rows[0]) throw new AppError('not_found', `review ${reviewId} was not found`);
+  return reviewFromRow(rows[0]);
+}
+
+/**
+ * A person's decision, written first and atomically: only a pending, unexpired review moves, so of two
+ * decisions racing exactly one wins and the other is told 409.
+ */
+export async function decideReview(
+  db: Database,
+  input: { orgId: string; reviewId: string; person: PersonActor; verdict: 'approved' | 'denied'; comment?: string },
+): Promise<Review> {
+  await db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `UPDATE reviews SET status = $3, decided_by = $4, decided_at = now(), comment = $5
+       WHERE org_id = $1 AND id = $2 AND status = 'pending' AND expires_at > now()
+       RETURNING workflow_id`,
+      [input.orgId, input.reviewId, input.verdict, input.person.userId, input.comment ?? null],
+    );
+    if (!rows[0]) {
+      const current = await tx.query('SELECT status, expires_at FROM reviews WHERE org_id = $1 AND id = $2', [input.orgId, input.reviewId]);
+      const review = current.rows[0];
+      if (!review) throw new AppError('not_found', `review ${input.reviewId} was not found`);
+      const state = review.status === 'pending' ? 'expired' : review.status;
+      throw new AppError('conflict', `review ${input.reviewId} is ${state} already; it can be decided only once, while pending`, {
+        status: state,
+      });
+    }
+    await recordAudit(tx, input.orgId, {
+      type: input.verdict === 'approved' ? 'review.approved' : 'review.denied',
+      actor: { type: 'user', id: input.person.userId },
+      workflowId: rows[0].workflow_id,
+      reviewId: input.reviewId,
+      data: { comment: input.comment ?? null },
+    });
+  });
+  return getReview(db, input.orgId, input.reviewId);
+}
+
+export async function readReviewStatus(db: Queryable, reviewId: string): Promise<ReviewStatus> {
+  const { rows } = await db.query('SELECT status FROM reviews WHERE id = $1', [reviewId]);
+  if (!rows[0]) throw new AppError('not_found', `review ${reviewId} was not found`);
+  return rows[0].status;
+}
+
+/** Expires a review nobody decided; if a person decided meanwhile, their decision stands. */
+export async function expireReview(db: Database, reviewId: string): Promise<ReviewStatus> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `UPDATE reviews SET status = 'expired', decided_at = now() WHERE id = $1 AND status = 'pending'
+       RETURNING org_id, workflow_id`,
+      [reviewId],
+    );
+    if (!rows[0]) return readReviewStatus(tx, reviewId);
+    await recordAudit(tx, rows[0].org_id, {
+      type: 'review.expired',
+      actor: { type: 'system', id: null },
+      workflowId: rows[0].workflow_id,
+      reviewId,
+      data: {},
+    });
+    return 'expired';
+  });
+}
+
+function iso(value: unknown): string | null {
+  return value ? (value as Date).toISOString() : null;
+}
+
+function reviewFromRow(row: Record<string, any>): Review {
+  return {
+    id: row.id,
+    status: row.status,
+    operation: row.operation,
+    proposed: row.input,
+    resource: row.resource,
+    policy: {
+      decision_id: row.decision_id,
+      reason: row.reason,
+      policy_ids: row.policy_ids,
+      policy_version: row.policy_version,
+    },
+    submitted_by: { api_key_id: row.api_key_id, api_key_label: row.api_key_label, interface: row.interface },
+    created_at: iso(row.created_at)!,
+    expires_at: iso(row.expires_at)!,
+    decided_at: iso(row.decided_at),
+    decided_by: row.decided_by ? { user_id: row.decided_by, email: row.decided_by_email } : null,
+    comment: row.comment,
+    applied_at: iso(row.applied_at),
+    result: row.result ?? null,
+    workflow_id: row.workflow_id,
+  };
+}

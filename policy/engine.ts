@@ -1,0 +1,125 @@
+import * as cedar from '@cedar-policy/cedar-wasm/nodejs';
+
+export type GateDecisionKind = 'allow' | 'review' | 'deny';
+
+export interface CompiledPolicySet {
+  /** Cedar policy text by policy id (the @id annotation, else `policy<n>` by position). */
+  policies: Record<string, string>;
+  annotations: Record<string, Record<string, string>>;
+}
+
+export class PolicyParseError extends Error {}
+
+/** Parses a policy set; throws PolicyParseError carrying Cedar's own message. */
+export function compilePolicySet(source: string): CompiledPolicySet {
+  const parts = cedar.policySetTextToParts(source);
+  if (parts.type === 'failure') throw new PolicyParseError(describeErrors(source, parts.errors));
+  const policies: Record<string, string> = {};
+  const annotations: Record<string, Record<string, string>> = {};
+  parts.policies.forEach((text, index) => {
+    const json = cedar.policyToJson(text);
+    if (json.type === 'failure') throw new PolicyParseError(describeErrors(text, json.errors));
+    const notes = json.json.annotations ?? {};
+    const id = notes.id ?? `policy${index + 1}`;
+    if (policies[id]) throw new PolicyParseError(`two policies have the id "${id}"; each @id must be unique`);
+    const decision = notes.decision;
+    if (decision !== undefined && decision !== 'review') {
+      throw new PolicyParseError(`policy "${id}": @decision may only be "review", not "${decision}"`);
+    }
+    if (decision === 'review' && json.json.effect !== 'permit') {
+      throw new PolicyParseError(`policy "${id}": @decision("review") belongs on a permit, not a forbid`);
+    }
+    policies[id] = text;
+    annotations[id] = notes;
+  });
+  if (parts.policy_templates.length > 0) throw new PolicyParseError('policy templates are not supported; write static policies');
+  return { policies, annotations };
+}
+
+export type CedarValue = string | number | boolean | CedarValue[] | { [key: string]: CedarValue } | { __extn: { fn: string; arg: string } };
+
+export interface PolicyRequest {
+  principal: { type: string; id: string; attrs: Record<string, unknown> };
+  action: string;
+  resource: { type: string; id: string; attrs: Record<string, unknown> };
+  context: Record<string, unknown>;
+}
+
+export interface PolicyDecision {
+  decision: GateDecisionKind;
+  reason: string;
+  policyIds: string[];
+  /** Policies that could not be evaluated for this request (a missing attribute, say); they did not apply. */
+  errors: string[];
+}
+
+export function evaluatePolicy(policySet: CompiledPolicySet, request: PolicyRequest): PolicyDecision {
+  const answer = cedar.isAuthorized({
+    principal: { type: request.principal.type, id: request.principal.id },
+    action: { type: 'Action', id: request.action },
+    resource: { type: request.resource.type, id: request.resource.id },
+    context: toCedarRecord(request.context) as cedar.Context,
+    policies: { staticPolicies: policySet.policies },
+    entities: [
+      { uid: { type: request.principal.type, id: request.principal.id }, attrs: toCedarRecord(request.principal.attrs), parents: [] },
+      { uid: { type: request.resource.type, id: request.resource.id }, attrs: toCedarRecord(request.resource.attrs), parents: [] },
+    ] as cedar.EntityJson[],
+  });
+  if (answer.type === 'failure') {
+    return { decision: 'deny', reason: `The policy could not be evaluated: ${answer.errors.map((e) => e.message).join('; ')}`, policyIds: [], errors: [] };
+  }
+  const { decision, diagnostics } = answer.response;
+  const errors = diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`);
+  const determining = diagnostics.reason;
+  const reasonOf = (ids: string[]) =>
+    ids.map((id) => policySet.annotations[id]?.reason ?? `policy "${id}"`).join('; ');
+
+  if (decision === 'deny') {
+    if (determining.length === 0) {
+      return { decision: 'deny', reason: `No policy permits ${request.action}`, policyIds: [], errors };
+    }
+    return { decision: 'deny', reason: reasonOf(determining), policyIds: determining, errors };
+  }
+  const holding = determining.filter((id) => policySet.annotations[id]?.decision === 'review');
+  if (holding.length > 0) return { decision: 'review', reason: reasonOf(holding), policyIds: holding, errors };
+  return { decision: 'allow', reason: reasonOf(determining), policyIds: determining, errors };
+}
+
+/** Cedar has no null and no floats: nulls are left out, fractions become decimals. */
+export function toCedarRecord(record: Record<string, unknown>): Record<string, CedarValue> {
+  const out: Record<string, CedarValue> = {};
+  for (const [key, value] of Object.entries(record)) {
+    const converted = toCedarValue(value);
+    if (converted !== undefined) out[key] = converted;
+  }
+  return out;
+}
+
+function toCedarValue(value: unknown): CedarValue | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (typeof value === 'string' || typeof value === 'boolean') return value;
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value)) return value;
+    return Number.isFinite(value) ? { __extn: { fn: 'decimal', arg: value.toFixed(4) } } : undefined;
+  }
+  if (value instanceof Date) return value.toISOString();
+  if (Array.isArray(value)) return value.map(toCedarValue).filter((v): v is CedarValue => v !== undefined);
+  if (typeof value === 'object') return toCedarRecord(value as Record<string, unknown>);
+  return String(value);
+}
+
+function describeErrors(source: string, errors: cedar.DetailedError[]): string {
+  return errors
+    .map((error) => {
+      const at = error.sourceLocations?.[0];
+      const where = at ? ` at ${lineAndColumn(source, at.start)}` : '';
+      const expected = at?.label ? ` (${at.label})` : '';
+      return `${error.message}${where}${expected}`;
+    })
+    .join('; ');
+}
+
+function lineAndColumn(source: string, offset: number): string {
+  const before = source.slice(0, offset).split('\n');
+  return `line ${before.length}, column ${before.at(-1)!.length + 1}`;
+}

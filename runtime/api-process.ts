@@ -1,0 +1,35 @@
+import type { FastifyInstance } from 'fastify';
+import { buildApp } from '../api/app';
+import { createGateClient } from '../api/catalog/gate-client';
+import type { Database } from '../db/database';
+import type { Config } from './config';
+import { connectTemporalClient } from './temporal';
+
+export interface RunningApi {
+  app: FastifyInstance;
+  url: string;
+  stop(): Promise<void>;
+}
+
+/** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
+export async function startApi(config: Config, db: Database, temporalAddress: string): Promise<RunningApi> {
+  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+  const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
+  const app = await buildApp({ db, gate, publicUrl: config.publicUrl, logLevel: config.logLevel });
+  try {
+    await app.listen({ port: config.port, host: config.host });
+  } catch (error) {
+    await temporal.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new Error(`port ${config.port} is taken; set PORT to use another`);
+    throw error;
+  }
+  return {
+    app,
+    url: config.publicUrl,
+    async stop() {
+      await app.close();
+      await temporal.close();
+    },
+  };
+}

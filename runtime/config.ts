@@ -1,0 +1,87 @@
+import { msToNumber } from '@temporalio/common/lib/time';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const duration = z
+  .string()
+  .trim()
+  .min(1)
+  .transform((value, ctx) => {
+    try {
+      const ms = msToNumber(/^\d+$/.test(value) ? Number(value) : (value as `${number}d`));
+      if (ms > 0) return ms;
+    } catch {
+      // fall through to the issue below
+    }
+    ctx.addIssue({ code: 'custom', message: `"${value}" is not a duration such as 7d, 12h or 30m` });
+    return z.NEVER;
+  });
+
+const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
+
+const environmentSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  DATABASE_URL: z.preprocess(emptyAsUndefined, z.string().optional()),
+  TEMPORAL_ADDRESS: z.preprocess(emptyAsUndefined, z.string().optional()),
+  TEMPORAL_NAMESPACE: z.string().default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().default('gatehouse'),
+  TEMPORAL_UI_PORT: z.coerce.number().int().min(1).max(65535).default(8233),
+  TEMPORAL_DEV_PORT: z.coerce.number().int().min(1).max(65535).default(7233),
+  TEMPORAL_UI_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
+  GATEHOUSE_DATA_DIR: z.string().default('.data'),
+  TEMPORAL_CLI: z.preprocess(emptyAsUndefined, z.string().optional()),
+  REVIEW_EXPIRY: duration.default(7 * 24 * 60 * 60 * 1000),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  /** Where people and agents reach the api; review links are built from it. */
+  publicUrl: string;
+  databaseUrl: string | undefined;
+  temporal: {
+    address: string | undefined;
+    namespace: string;
+    taskQueue: string;
+    devPort: number;
+    uiPort: number;
+    uiUrl: string | undefined;
+    cliPath: string | undefined;
+  };
+  dataDir: string;
+  reviewExpiryMs: number;
+  logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
+}
+
+export class ConfigError extends Error {}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = environmentSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  const shownHost = e.HOST === '0.0.0.0' || e.HOST === '127.0.0.1' || e.HOST === '::' ? 'localhost' : e.HOST;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    publicUrl: (e.PUBLIC_URL ?? `http://${shownHost}:${e.PORT}`).replace(/\/$/, ''),
+    databaseUrl: e.DATABASE_URL,
+    temporal: {
+      address: e.TEMPORAL_ADDRESS,
+      namespace: e.TEMPORAL_NAMESPACE,
+      taskQueue: e.TEMPORAL_TASK_QUEUE,
+      devPort: e.TEMPORAL_DEV_PORT,
+      uiPort: e.TEMPORAL_UI_PORT,
+      uiUrl: e.TEMPORAL_UI_URL,
+      cliPath: e.TEMPORAL_CLI,
+    },
+    dataDir: resolve(e.GATEHOUSE_DATA_DIR),
+    reviewExpiryMs: e.REVIEW_EXPIRY,
+    logLevel: e.LOG_LEVEL,
+  };
+}

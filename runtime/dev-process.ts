@@ -1,0 +1,117 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { connectDatabase } from '../db/database';
+import { migrate } from '../db/migrate';
+import { createDemoOrganization, type DemoOrganization } from '../domain/demo';
+import { countOrganizations } from '../domain/organizations';
+import { startApi } from './api-process';
+import type { Config } from './config';
+import { embeddedPoolSize } from './database';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { clearDevState, readRunningDevState, writeDevState, type DevState } from './dev-state';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
+import { findTemporalCli } from './temporal-binary';
+import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
+import { installTemporalRuntime } from './temporal';
+import { startWorker } from './worker-process';
+
+export interface DevService {
+  apiUrl: string;
+  temporalAddress: string;
+  temporalUiUrl: string | undefined;
+  databaseDescription: string;
+  /** Present on the first start only: the demo organization and its tokens, shown once. */
+  demo: DemoOrganization | undefined;
+  /** Settles when the service stops by itself (the worker failed, say). */
+  stopped: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/**
+ * Everything in one process on embedded defaults: the Temporal dev server as a child process (state in
+ * the data folder), the embedded PostgreSQL unless DATABASE_URL is set, the worker and the api.
+ */
+export async function startDev(config: Config, log: (line: string) => void): Promise<DevService> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const running = await waitForCliToFinish(config.dataDir);
+  if (running) throw new Error(`gatehouse dev is already running with ${config.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
+  installTemporalRuntime(config);
+
+  const cleanups: (() => Promise<void>)[] = [];
+  const cleanUp = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
+  };
+  try {
+    let temporalAddress = config.temporal.address;
+    let temporalUiUrl = config.temporal.uiUrl;
+    if (!temporalAddress) {
+      const cliPath = await findTemporalCli({ configured: config.temporal.cliPath, log });
+      if (!cliPath) {
+        throw new Error(
+          'No Temporal CLI found: install Go (then this command builds it), put `temporal` on PATH, set TEMPORAL_CLI, or set TEMPORAL_ADDRESS to a running server',
+        );
+      }
+      const server: TemporalDevServer = await startTemporalDevServer({
+        cliPath,
+        dbFile: join(config.dataDir, 'temporal.db'),
+        port: config.temporal.devPort,
+        uiPort: config.temporal.uiPort,
+        namespace: config.temporal.namespace,
+      });
+      cleanups.push(() => server.stop());
+      temporalAddress = server.address;
+      temporalUiUrl = server.uiUrl;
+    }
+
+    let databaseUrl = config.databaseUrl;
+    let embedded: EmbeddedPostgres | undefined;
+    if (!databaseUrl) {
+      embedded = await startEmbeddedPostgres(config.dataDir);
+      cleanups.push(() => embedded!.stop());
+      databaseUrl = embedded.url;
+    }
+    await migrate(databaseUrl);
+    const db = connectDatabase(databaseUrl, { maxConnections: embedded ? embeddedPoolSize : 10 });
+    cleanups.push(() => db.close());
+
+    const demo = (await countOrganizations(db)) === 0 ? await createDemoOrganization(db) : undefined;
+
+    const worker = await startWorker(config, db, temporalAddress);
+    cleanups.push(() => worker.stop());
+    const api = await startApi(config, db, temporalAddress);
+    cleanups.push(() => api.stop());
+
+    writeDevState(config.dataDir, {
+      owner: 'dev',
+      pid: process.pid,
+      databaseUrl,
+      temporalAddress,
+      apiUrl: `${config.publicUrl}/api`,
+      startedAt: new Date().toISOString(),
+    });
+    cleanups.push(async () => clearDevState(config.dataDir));
+
+    return {
+      apiUrl: `${config.publicUrl}/api`,
+      temporalAddress,
+      temporalUiUrl,
+      databaseDescription: embedded ? `${databaseUrl} (embedded, data in ${join(config.dataDir, 'pgdata')})` : 'DATABASE_URL',
+      demo,
+      stopped: worker.done,
+      stop: cleanUp,
+    };
+  } catch (error) {
+    await cleanUp();
+    throw error;
+  }
+}
+
+/** A CLI command may hold the embedded database for a moment; a running dev holds it until stopped. */
+async function waitForCliToFinish(dataDir: string): Promise<DevState | undefined> {
+  for (let waited = 0; waited < 15_000; waited += 200) {
+    const running = readRunningDevState(dataDir);
+    if (running?.owner !== 'cli') return running;
+    await sleep(200);
+  }
+  return readRunningDevState(dataDir);
+}

@@ -1,0 +1,107 @@
+import { Connection } from '@temporalio/client';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { dirname } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export interface TemporalDevServer {
+  address: string;
+  uiUrl: string | undefined;
+  stop(): Promise<void>;
+}
+
+export interface TemporalDevServerOptions {
+  cliPath: string;
+  /** File database; without one, workflows are lost when the server stops. */
+  dbFile?: string;
+  port?: number;
+  uiPort?: number;
+  headless?: boolean;
+  namespace?: string;
+}
+
+/** Runs `temporal server start-dev` as a child process and waits until it answers. */
+export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
+  const port = options.port ?? (await freePort());
+  await assertPortFree(port, `Temporal's port ${port}`);
+  const uiPort = options.headless ? undefined : (options.uiPort ?? port + 1000);
+  if (uiPort) await assertPortFree(uiPort, `the Temporal Web UI's port ${uiPort}`);
+  const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
+  if (options.dbFile) {
+    mkdirSync(dirname(options.dbFile), { recursive: true });
+    args.push('--db-filename', options.dbFile);
+  }
+  if (uiPort) args.push('--ui-port', String(uiPort));
+  else args.push('--headless');
+  if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
+
+  const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-4000);
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  const address = `127.0.0.1:${port}`;
+  try {
+    await waitUntilServing(address, exited);
+  } catch (error) {
+    child.kill('SIGKILL');
+    throw new Error(`${(error as Error).message}${stderr ? `\n${stderr.trim()}` : ''}`);
+  }
+  return {
+    address,
+    uiUrl: uiPort ? `http://localhost:${uiPort}` : undefined,
+    stop: () => stopChild(child, exited),
+  };
+}
+
+async function waitUntilServing(address: string, exited: Promise<number | null>): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  let stopped: number | null | undefined;
+  void exited.then((code) => (stopped = code));
+  while (Date.now() < deadline) {
+    if (stopped !== undefined) throw new Error(`the Temporal dev server exited (code ${stopped}) before it served`);
+    try {
+      const connection = await Connection.connect({ address, connectTimeout: 1000 });
+      try {
+        await connection.workflowService.getSystemInfo({});
+        return;
+      } finally {
+        await connection.close();
+      }
+    } catch {
+      await sleep(200);
+    }
+  }
+  throw new Error(`the Temporal dev server did not answer on ${address} within a minute`);
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function assertPortFree(port: number, what: string): Promise<void> {
+  await new Promise<void>((resolve, reject) => {
+    const server = createServer();
+    server.once('error', () =>
+      reject(new Error(`${what} is taken; set TEMPORAL_ADDRESS to use the server there, or TEMPORAL_DEV_PORT / TEMPORAL_UI_PORT to choose others`)),
+    );
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve()));
+  });
+}

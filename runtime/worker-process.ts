@@ -1,0 +1,33 @@
+import type { Worker } from '@temporalio/worker';
+import type { Database } from '../db/database';
+import { createWorker } from '../worker';
+import type { Config } from './config';
+import { connectWorkerConnection, installTemporalRuntime } from './temporal';
+
+export interface RunningWorker {
+  worker: Worker;
+  /** Settles when the worker stops, with its error if it failed. */
+  done: Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startWorker(config: Config, db: Database, temporalAddress: string): Promise<RunningWorker> {
+  installTemporalRuntime(config);
+  const connection = await connectWorkerConnection(temporalAddress);
+  const worker = await createWorker({
+    connection,
+    namespace: config.temporal.namespace,
+    taskQueue: config.temporal.taskQueue,
+    db,
+    reviewExpiryMs: config.reviewExpiryMs,
+  });
+  const done = worker.run().finally(() => connection.close());
+  return {
+    worker,
+    done,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await done;
+    },
+  };
+}

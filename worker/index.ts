@@ -1,0 +1,41 @@
+import { bundleWorkflowCode, NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { fileURLToPath } from 'node:url';
+import { createActivities } from '../activities';
+import type { Database } from '../db/database';
+
+export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+
+export interface WorkerOptions {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  db: Database;
+  reviewExpiryMs: number;
+  /** A bundle made once ahead (tests, several workers in one process); else the workflows are bundled now. */
+  workflowBundle?: WorkflowBundleOption;
+}
+
+/** A worker running the gated-write workflow and its activities. */
+export async function createWorker(options: WorkerOptions): Promise<Worker> {
+  return Worker.create({
+    connection: options.connection,
+    namespace: options.namespace,
+    taskQueue: options.taskQueue,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    activities: createActivities({ db: options.db, reviewExpiryMs: options.reviewExpiryMs }),
+  });
+}
+
+/** Bundles the workflows for the workflow sandbox; fails on an import a workflow may not use. */
+export async function bundleWorkflows(): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+}
+
+const quietBundlerLogger = {
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
+  warn: (message: string, meta?: unknown) => console.warn(message, meta ?? ''),
+  error: (message: string, meta?: unknown) => console.error(message, meta ?? ''),
+};

@@ -1,0 +1,95 @@
+import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest, RecordedDecision, ReviewResolution } from '../domain/gate';
+import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
+
+const quick = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
+});
+
+/** Once a person approved, the write must happen: keep trying for as long as it takes. */
+const persistent = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['ReviewNotApproved'] },
+});
+
+/** A held write re-reads its review this often, in case a person's decision was recorded but its signal lost. */
+const reviewRecheckMs = 60 * 60 * 1000;
+
+export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+  let answer: GateAnswer | undefined;
+  let reviewNudged = false;
+  setHandler(gateAnswerUpdate, async () => {
+    await condition(() => answer !== undefined);
+    return answer!;
+  });
+  setHandler(reviewDecidedSignal, () => {
+    reviewNudged = true;
+  });
+
+  const finish = async (outcome: GatedWriteOutcome) => {
+    await condition(allHandlersFinished);
+    return outcome;
+  };
+
+  let decision: RecordedDecision;
+  try {
+    decision = await quick.decideGatedWrite(request);
+    if (decision.decision === 'deny') {
+      answer = { outcome: 'denied', decisionId: decision.decisionId, reason: decision.reason, policyIds: decision.policyIds };
+      return await finish({ answer });
+    }
+    if (decision.decision === 'allow') {
+      const result = await quick.applyGatedWrite(request);
+      answer = { outcome: 'applied', decisionId: decision.decisionId, reason: decision.reason, policyIds: decision.policyIds, result };
+      return await finish({ answer });
+    }
+  } catch (error) {
+    answer = failedAnswer(error);
+    await condition(allHandlersFinished);
+    throw error;
+  }
+
+  const review = decision.review!;
+  answer = {
+    outcome: 'pending_review',
+    decisionId: decision.decisionId,
+    reason: decision.reason,
+    policyIds: decision.policyIds,
+    review,
+  };
+
+  const deadline = Date.parse(review.expiresAt);
+  let resolution: ReviewResolution | undefined;
+  while (!resolution) {
+    const remaining = deadline - Date.now();
+    let status;
+    if (remaining <= 0) {
+      status = await persistent.expireReview(review.id);
+    } else {
+      await condition(() => reviewNudged, Math.min(remaining, reviewRecheckMs));
+      reviewNudged = false;
+      status = await persistent.readReviewStatus(review.id);
+    }
+    if (status === 'approved') {
+      resolution = { status: 'approved', result: await persistent.applyGatedWrite(request, review.id) };
+    } else if (status === 'denied' || status === 'expired') {
+      resolution = { status };
+    }
+  }
+  return finish({ answer, resolution });
+}
+
+function failedAnswer(error: unknown): GateAnswer {
+  const cause = (error as { cause?: unknown }).cause;
+  if (cause instanceof ApplicationFailure && cause.type?.startsWith('AppError:')) {
+    const details = cause.details?.[0] as Record<string, unknown> | undefined;
+    return { outcome: 'failed', code: cause.type.slice('AppError:'.length), message: cause.message, details };
+  }
+  return {
+    outcome: 'failed',
+    code: 'unavailable',
+    message: `The write could not be completed (workflow ${workflowInfo().workflowId}); it was not applied. Try again later.`,
+  };
+}

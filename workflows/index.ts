@@ -1,0 +1,1 @@
+export { gatedWrite } from './gated-write';
