@@ -25,7 +25,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  // JSON only: a text/plain body is refused (415) rather than read as a string.
+  app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // An empty body is an empty input (approve without a comment), not broken JSON.
     if ((body as string).trim() === '') return done(null, undefined);

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { catalog } from '../api/catalog';
+import { pathParameters } from '../api/catalog/operation';
+import { allAbilities } from '../domain/abilities';
+import { gatedWrites } from '../domain/gated-writes';
+
+describe('the operation catalog', () => {
+  it('has unique names and unique method + path pairs', () => {
+    const names = catalog.map((op) => op.name);
+    expect(new Set(names).size).toBe(names.length);
+    const routes = catalog.map((op) => `${op.method} ${op.path}`);
+    expect(new Set(routes).size).toBe(routes.length);
+  });
+
+  it.each(catalog.map((op) => [op.name, op] as const))('%s declares a consistent posture', (_name, op) => {
+    expect(op.name).toMatch(/^[a-z_]+\.[a-z_]+$/);
+    expect(op.name.startsWith(`${op.family}.`)).toBe(true);
+    expect(op.summary.length).toBeGreaterThan(0);
+    expect(op.description.length).toBeGreaterThan(20);
+    expect(op.access.apiKey || op.access.person).toBeTruthy();
+    const ability = op.access.apiKey?.ability;
+    if (ability) expect(allAbilities).toContain(ability);
+    for (const parameter of pathParameters(op.path)) expect(Object.keys(op.input.shape)).toContain(parameter);
+
+    switch (op.kind) {
+      case 'read':
+        expect(op.method).toBe('GET');
+        if (op.family !== 'me') expect(ability).toBe(`${op.family}.read`);
+        if (op.list) expect(Object.keys(op.input.shape)).toEqual(expect.arrayContaining(['limit', 'cursor']));
+        break;
+      case 'gated_write':
+        expect(op.method).not.toBe('GET');
+        expect(ability).toBe(`${op.family}.write`);
+        expect(op.access.person).toBeUndefined();
+        expect(gatedWrites[op.write]).toBeDefined();
+        expect(gatedWrites[op.write]!.input).toBe(op.input);
+        break;
+      case 'person_action':
+        expect(op.method).toBe('POST');
+        expect(op.access.apiKey).toBeUndefined();
+        expect(op.access.person?.roles).not.toContain('member');
+        break;
+    }
+  });
+});

@@ -1,0 +1,250 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { applyGatedWrite, type GatedWriteRequest } from '../domain/gate';
+import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+
+let h: Harness;
+let org: TestOrganization;
+
+beforeAll(async () => {
+  h = await startHarness();
+  org = await h.createOrganization();
+});
+afterAll(() => h?.close());
+
+const createTask = (body: unknown, token = org.readWriteToken, headers: Record<string, string> = {}) =>
+  h.request({ method: 'POST', url: '/api/v1/tasks', token, payload: body as object, headers });
+
+async function taskTitles(orgId: string): Promise<string[]> {
+  const { rows } = await h.db.query('SELECT title FROM tasks WHERE org_id = $1 ORDER BY id', [orgId]);
+  return rows.map((row) => row.title);
+}
+
+async function decisionsOf(workflowId: string) {
+  const { rows } = await h.db.query('SELECT decision, reason, policy_ids FROM gate_decisions WHERE workflow_id = $1', [workflowId]);
+  return rows;
+}
+
+async function historyOf(workflowId: string) {
+  const history = await h.temporal.workflow.getHandle(workflowId).fetchHistory();
+  return history.events ?? [];
+}
+
+describe('a gated write', () => {
+  it('Allow: answers 201 with the created task, and records the decision in PostgreSQL and Temporal', async () => {
+    const response = await createTask({ title: 'Call the supplier', status: 'todo' });
+    expect(response.statusCode).toBe(201);
+    const body = json(response);
+    expect(body.success).toBe(true);
+    expect(body.data).toMatchObject({ title: 'Call the supplier', status: 'todo', priority: 'normal', tags: [] });
+    expect(body.data.id).toMatch(/^task_/);
+
+    const workflowId = response.headers['x-gatehouse-workflow-id'] as string;
+    expect(workflowId).toMatch(new RegExp(`^${org.organization.slug}:tasks\\.create:`));
+    expect(await decisionsOf(workflowId)).toEqual([
+      { decision: 'allow', reason: 'Ordinary writes are allowed', policy_ids: ['allow-writes'] },
+    ]);
+    const { rows: audit } = await h.db.query('SELECT type FROM audit_events WHERE workflow_id = $1 ORDER BY id', [workflowId]);
+    expect(audit.map((row) => row.type)).toEqual(['gate.decided', 'write.applied']);
+
+    const activities = (await historyOf(workflowId))
+      .map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name)
+      .filter(Boolean);
+    expect(activities).toEqual(['decideGatedWrite', 'applyGatedWrite']);
+  });
+
+  it('Deny: answers 403 policy_denied with the reason and policy ids, and writes nothing', async () => {
+    const before = await taskTitles(org.organization.id);
+    const response = await createTask({ title: 'deny this one' });
+    expect(response.statusCode).toBe(403);
+    const body = json(response);
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'policy_denied', details: { reason: 'The title asks to be denied', policy_ids: ['deny-when-asked'] } },
+    });
+    expect(body.error.message).toContain('The title asks to be denied');
+    expect(await taskTitles(org.organization.id)).toEqual(before);
+    expect(await decisionsOf(response.headers['x-gatehouse-workflow-id'] as string)).toHaveLength(1);
+  });
+
+  it('Review then approve: 202 pending_review with the review, then the approval runs the write and answers its result', async () => {
+    const response = await createTask({ title: 'review the budget', priority: 'high' });
+    expect(response.statusCode).toBe(202);
+    const body = json(response);
+    expect(body).toMatchObject({
+      success: false,
+      error: { code: 'pending_review', details: { policy_ids: ['review-when-asked'] } },
+      review: { status: 'pending' },
+    });
+    const reviewId = body.review.id as string;
+    expect(response.headers.location).toBe(`http://gatehouse.test/api/v1/reviews/${reviewId}`);
+    expect(body.review.url).toBe(response.headers.location);
+    expect(await taskTitles(org.organization.id)).not.toContain('review the budget');
+
+    const queue = json(await h.request({ method: 'GET', url: '/api/v1/reviews?status=pending', token: org.reviewerToken }));
+    expect(queue.data.map((review: { id: string }) => review.id)).toContain(reviewId);
+
+    const read = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: org.reviewerToken }));
+    expect(read.data).toMatchObject({
+      status: 'pending',
+      operation: 'tasks.create',
+      proposed: { title: 'review the budget', priority: 'high' },
+      policy: { reason: 'The title asks for a review', policy_ids: ['review-when-asked'] },
+      submitted_by: { api_key_label: 'test agent', interface: 'rest' },
+      decided_by: null,
+      result: null,
+    });
+    expect(Date.parse(read.data.expires_at)).toBeGreaterThan(Date.now());
+
+    const approved = await h.request({
+      method: 'POST',
+      url: `/api/v1/reviews/${reviewId}/approve`,
+      token: org.reviewerToken,
+      payload: { comment: 'Budget is fine' },
+    });
+    expect(approved.statusCode).toBe(200);
+    const review = json(approved).data;
+    expect(review).toMatchObject({ status: 'approved', comment: 'Budget is fine', decided_by: { email: expect.stringContaining('reviewer@') } });
+    expect(review.result).toMatchObject({ title: 'review the budget', priority: 'high' });
+    expect(review.applied_at).not.toBeNull();
+    expect(await taskTitles(org.organization.id)).toContain('review the budget');
+
+    const events = await historyOf(review.workflow_id);
+    const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'reviewDecided');
+    const activities = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(signals).toHaveLength(1);
+    expect(activities).toEqual(['decideGatedWrite', 'readReviewStatus', 'applyGatedWrite']);
+    const { rows: audit } = await h.db.query('SELECT type, actor_type FROM audit_events WHERE workflow_id = $1 ORDER BY id', [review.workflow_id]);
+    expect(audit).toEqual([
+      { type: 'gate.decided', actor_type: 'api_key' },
+      { type: 'review.approved', actor_type: 'user' },
+      { type: 'write.applied', actor_type: 'api_key' },
+    ]);
+  });
+
+  it('Review then deny: nothing is written and the workflow ends', async () => {
+    const body = json(await createTask({ title: 'review and refuse' }));
+    const denied = await h.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/deny`, token: org.reviewerToken });
+    expect(denied.statusCode).toBe(200);
+    expect(json(denied).data).toMatchObject({ status: 'denied', result: null, applied_at: null });
+    expect(await taskTitles(org.organization.id)).not.toContain('review and refuse');
+    const outcome = await h.temporal.workflow.getHandle(json(denied).data.workflow_id).result();
+    expect(outcome.resolution).toEqual({ status: 'denied' });
+  });
+
+  it('approves after the worker was stopped and started again while the review waited', async () => {
+    const body = json(await createTask({ title: 'review across a restart' }));
+    await h.restartWorker();
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/approve`, token: org.reviewerToken });
+    expect(approved.statusCode).toBe(200);
+    expect(json(approved).data).toMatchObject({ status: 'approved', result: { title: 'review across a restart' } });
+    expect(await taskTitles(org.organization.id)).toContain('review across a restart');
+  });
+
+  it('approve racing deny ends in exactly one outcome; the loser gets 409', async () => {
+    for (let round = 0; round < 3; round++) {
+      const title = `review race ${round}`;
+      const body = json(await createTask({ title }));
+      const [approve, deny] = await Promise.all([
+        h.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/approve`, token: org.reviewerToken }),
+        h.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/deny`, token: org.reviewerToken }),
+      ]);
+      expect([approve.statusCode, deny.statusCode].sort()).toEqual([200, 409]);
+      const loser = approve.statusCode === 409 ? approve : deny;
+      expect(json(loser).error.code).toBe('conflict');
+      const winner = approve.statusCode === 200 ? 'approved' : 'denied';
+      const outcome = await h.temporal.workflow.getHandle(json(approve.statusCode === 200 ? approve : deny).data.workflow_id).result();
+      expect(outcome.resolution?.status).toBe(winner);
+      const count = (await taskTitles(org.organization.id)).filter((t) => t === title).length;
+      expect(count).toBe(winner === 'approved' ? 1 : 0);
+    }
+  });
+
+  it('deciding twice: the second decision gets 409 and changes nothing', async () => {
+    const body = json(await createTask({ title: 'review twice' }));
+    const url = `/api/v1/reviews/${body.review.id}`;
+    expect((await h.request({ method: 'POST', url: `${url}/approve`, token: org.reviewerToken })).statusCode).toBe(200);
+    const again = await h.request({ method: 'POST', url: `${url}/deny`, token: org.reviewerToken });
+    expect(again.statusCode).toBe(409);
+    expect(json(again)).toMatchObject({ success: false, error: { code: 'conflict', details: { status: 'approved' } } });
+    expect(json(await h.request({ method: 'GET', url, token: org.reviewerToken })).data.status).toBe('approved');
+  });
+
+  it('a signal sent around the application (not backed by a decision) never approves a write', async () => {
+    const body = json(await createTask({ title: 'review forged signal' }));
+    const { rows } = await h.db.query('SELECT workflow_id FROM reviews WHERE id = $1', [body.review.id]);
+    await h.temporal.workflow.getHandle(rows[0].workflow_id).signal('reviewDecided');
+    await expect.poll(async () => {
+      const events = await historyOf(rows[0].workflow_id);
+      return events.filter((e) => e.activityTaskCompletedEventAttributes).length;
+    }).toBe(2);
+    expect(await taskTitles(org.organization.id)).not.toContain('review forged signal');
+    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${body.review.id}`, token: org.reviewerToken }));
+    expect(review.data.status).toBe('pending');
+  });
+
+  it('the same write delivered twice applies once', async () => {
+    const request: GatedWriteRequest = {
+      orgId: org.organization.id,
+      orgSlug: org.organization.slug,
+      operation: 'tasks.create',
+      input: { title: 'delivered twice', status: 'todo', priority: 'normal', tags: [] },
+      interface: 'rest',
+      apiKey: { id: 'key_unused', label: 'test', access: 'read_write', abilities: [] },
+    };
+    const workflowId = `${org.organization.slug}:tasks.create:twice`;
+    const [first, second] = await Promise.all([
+      applyGatedWrite(h.db, workflowId, request).catch((error) => error),
+      applyGatedWrite(h.db, workflowId, request).catch((error) => error),
+    ]);
+    const third = await applyGatedWrite(h.db, workflowId, request);
+    const results = [first, second].filter((result) => !(result instanceof Error));
+    expect(results.length).toBeGreaterThanOrEqual(1);
+    for (const result of results) expect(result).toEqual(third);
+    expect((await taskTitles(org.organization.id)).filter((t) => t === 'delivered twice')).toHaveLength(1);
+  });
+
+  it('the same workflow started twice (a retried request) decides and writes once', async () => {
+    const { createGateClient } = await import('../api/catalog/gate-client');
+    const gate = createGateClient(h.temporal, { taskQueue: h.taskQueue });
+    const request: GatedWriteRequest = {
+      orgId: org.organization.id,
+      orgSlug: org.organization.slug,
+      operation: 'tasks.create',
+      input: { title: 'started twice', status: 'todo', priority: 'normal', tags: [] },
+      interface: 'rest',
+      apiKey: { id: (await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'test agent'`, [org.organization.id])).rows[0].id, label: 'test agent', access: 'read_write', abilities: [] },
+    };
+    const workflowId = `${org.organization.slug}:tasks.create:started-twice`;
+    const [a, b] = await Promise.all([gate.submit(workflowId, request), gate.submit(workflowId, request)]);
+    const c = await gate.submit(workflowId, request);
+    expect(a).toEqual(b);
+    expect(c).toEqual(a);
+    expect(a.outcome).toBe('applied');
+    expect((await taskTitles(org.organization.id)).filter((t) => t === 'started twice')).toHaveLength(1);
+    expect(await decisionsOf(workflowId)).toHaveLength(1);
+  });
+});
+
+describe('review expiry', () => {
+  let short: Harness;
+  let shortOrg: TestOrganization;
+  beforeAll(async () => {
+    short = await startHarness({ reviewExpiryMs: 1500 });
+    shortOrg = await short.createOrganization();
+  });
+  afterAll(() => short?.close());
+
+  it('expires a review nobody decided: recorded, never applied, and no longer decidable', async () => {
+    const body = json(await short.request({ method: 'POST', url: '/api/v1/tasks', token: shortOrg.readWriteToken, payload: { title: 'review too late' } }));
+    const { rows } = await short.db.query('SELECT workflow_id FROM reviews WHERE id = $1', [body.review.id]);
+    const outcome = await short.temporal.workflow.getHandle(rows[0].workflow_id).result();
+    expect(outcome.resolution).toEqual({ status: 'expired' });
+    const late = await short.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/approve`, token: shortOrg.reviewerToken });
+    expect(late.statusCode).toBe(409);
+    expect(json(late).error.details.status).toBe('expired');
+    const { rows: tasks } = await short.db.query(`SELECT 1 FROM tasks WHERE org_id = $1 AND title = 'review too late'`, [shortOrg.organization.id]);
+    expect(tasks).toHaveLength(0);
+    const { rows: audit } = await short.db.query('SELECT type FROM audit_events WHERE review_id = $1 ORDER BY id', [body.review.id]);
+    expect(audit.map((row) => row.type)).toEqual(['gate.decided', 'review.expired']);
+  });
+});

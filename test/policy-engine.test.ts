@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { defaultPolicySource } from '../domain/policies';
+import { compilePolicySet, evaluatePolicy, PolicyParseError, type PolicyRequest } from '../policy/engine';
+
+const request = (overrides: Partial<PolicyRequest> = {}): PolicyRequest => ({
+  principal: { type: 'ApiKey', id: 'key_1', attrs: { label: 'agent', access: 'read_write', abilities: ['tasks.write'] } },
+  action: 'tasks.create',
+  resource: { type: 'Task', id: 'new', attrs: { title: 'Write the report', priority: 'normal', tags: [], description: null } },
+  context: { interface: 'rest' },
+  ...overrides,
+});
+
+describe('the three-way decision', () => {
+  const policies = compilePolicySet(`
+    @id("allow") @reason("Allowed") permit (principal, action, resource);
+    @id("urgent") @decision("review") @reason("Urgent work is reviewed")
+    permit (principal, action, resource) when { resource.priority == "urgent" };
+    @id("no-mcp-deletes") @reason("Agents on MCP may not delete")
+    forbid (principal, action == Action::"tasks.delete", resource) when { context.interface == "mcp" };
+  `);
+
+  it('a matching permit allows', () => {
+    expect(evaluatePolicy(policies, request())).toMatchObject({ decision: 'allow', policyIds: ['allow'], reason: 'Allowed' });
+  });
+
+  it('a matching permit marked @decision("review") holds for review, over a plain permit', () => {
+    const held = evaluatePolicy(policies, request({ resource: { type: 'Task', id: 'new', attrs: { title: 'x', priority: 'urgent' } } }));
+    expect(held).toMatchObject({ decision: 'review', policyIds: ['urgent'], reason: 'Urgent work is reviewed' });
+  });
+
+  it('a matching forbid denies, over any permit', () => {
+    const denied = evaluatePolicy(policies, request({ action: 'tasks.delete', context: { interface: 'mcp' } }));
+    expect(denied).toMatchObject({ decision: 'deny', policyIds: ['no-mcp-deletes'], reason: 'Agents on MCP may not delete' });
+  });
+
+  it('nothing permitting denies', () => {
+    const none = compilePolicySet('@id("only-reads") permit (principal, action == Action::"tasks.list", resource);');
+    expect(evaluatePolicy(none, request())).toMatchObject({ decision: 'deny', policyIds: [], reason: 'No policy permits tasks.create' });
+  });
+
+  it('a policy that errors on this request (a missing attribute) does not apply, and says why', () => {
+    const set = compilePolicySet(`
+      @id("allow") permit (principal, action, resource);
+      @id("before-check") forbid (principal, action, resource) when { context.before.status == "done" };
+    `);
+    const result = evaluatePolicy(set, request());
+    expect(result.decision).toBe('allow');
+    expect(result.errors[0]).toContain('before-check');
+  });
+
+  it('unnamed policies get positional ids', () => {
+    const set = compilePolicySet('permit (principal, action, resource);');
+    expect(evaluatePolicy(set, request()).policyIds).toEqual(['policy1']);
+  });
+});
+
+describe('parsing', () => {
+  it("refuses a policy that does not parse, with Cedar's message and the place", () => {
+    expect(() => compilePolicySet('permit (principal, action, resource) when { resource.x == };')).toThrowError(
+      /unexpected token `}` at line 1, column 59/,
+    );
+  });
+
+  it.each([
+    ['duplicate ids', '@id("a") permit (principal, action, resource); @id("a") permit (principal, action, resource);', /two policies have the id "a"/],
+    ['review on a forbid', '@decision("review") forbid (principal, action, resource);', /belongs on a permit/],
+    ['an unknown decision', '@decision("maybe") permit (principal, action, resource);', /may only be "review"/],
+  ])('refuses %s', (_label, source, message) => {
+    expect(() => compilePolicySet(source)).toThrowError(PolicyParseError);
+    expect(() => compilePolicySet(source)).toThrowError(message);
+  });
+});
+
+describe('the default policy set', () => {
+  const defaults = compilePolicySet(defaultPolicySource);
+
+  it('allows ordinary writes by read-write keys', () => {
+    expect(evaluatePolicy(defaults, request()).decision).toBe('allow');
+  });
+
+  it('holds deletes for review', () => {
+    for (const action of ['tasks.delete', 'projects.delete', 'calendar.delete']) {
+      expect(evaluatePolicy(defaults, request({ action })).decision).toBe('review');
+    }
+  });
+
+  it('denies writes by read-only keys, should one reach it', () => {
+    const readOnly = request({ principal: { type: 'ApiKey', id: 'k', attrs: { label: 'r', access: 'read', abilities: [] } } });
+    expect(evaluatePolicy(defaults, readOnly)).toMatchObject({ decision: 'deny', policyIds: ['read-only-keys-never-write'] });
+  });
+});

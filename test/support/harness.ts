@@ -1,0 +1,134 @@
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { inject } from 'vitest';
+import { buildApp } from '../../api/app';
+import { createGateClient } from '../../api/catalog/gate-client';
+import { connectDatabase, type Database } from '../../db/database';
+import type { Access } from '../../domain/abilities';
+import { createApiKey } from '../../domain/api-keys';
+import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/organizations';
+import { createPersonalToken, createUser } from '../../domain/people';
+import { setPolicySet } from '../../domain/policies';
+import { createWorker } from '../../worker';
+
+let runtimeInstalled = false;
+let sequence = 0;
+
+export const publicUrl = 'http://gatehouse.test';
+
+/** Review → a person decides; Deny → a forbid; Allow otherwise. Titles pick the decision in tests. */
+export const testPolicy = `
+@id("allow-writes") @reason("Ordinary writes are allowed")
+permit (principal, action, resource);
+
+@id("review-when-asked") @decision("review") @reason("The title asks for a review")
+permit (principal, action, resource) when { resource has title && resource.title like "review*" };
+
+@id("deny-when-asked") @reason("The title asks to be denied")
+forbid (principal, action, resource) when { resource has title && resource.title like "deny*" };
+`;
+
+export interface TestOrganization {
+  organization: Organization;
+  readWriteToken: string;
+  readOnlyToken: string;
+  reviewerToken: string;
+  memberToken: string;
+  /** A read-write key holding only the abilities named. */
+  keyWith(abilities: string[], access?: Access): Promise<string>;
+}
+
+export interface Harness {
+  db: Database;
+  app: FastifyInstance;
+  temporal: Client;
+  taskQueue: string;
+  worker: Worker;
+  request(options: InjectOptions & { token?: string }): Promise<LightMyRequestResponse>;
+  createOrganization(settings?: OrganizationSettings & { policy?: string }): Promise<TestOrganization>;
+  /** Stops the worker (held workflows wait in Temporal) and starts a fresh one on the same task queue. */
+  restartWorker(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** The real thing per test file: PostgreSQL, the Temporal dev server, a worker on its own task queue, the app. */
+export async function startHarness(options: { reviewExpiryMs?: number } = {}): Promise<Harness> {
+  if (!runtimeInstalled) {
+    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    runtimeInstalled = true;
+  }
+  const db = connectDatabase(inject('databaseUrl'), { maxConnections: 10 });
+  const taskQueue = `test-${process.pid}-${Date.now()}-${sequence++}`;
+  const temporalAddress = inject('temporalAddress');
+  const clientConnection = await Connection.connect({ address: temporalAddress });
+  const temporal = new Client({ connection: clientConnection });
+  const workerConnection = await NativeConnection.connect({ address: temporalAddress });
+
+  const newWorker = () =>
+    createWorker({
+      connection: workerConnection,
+      namespace: 'default',
+      taskQueue,
+      db,
+      reviewExpiryMs: options.reviewExpiryMs ?? 60 * 60 * 1000,
+      workflowBundle: { codePath: inject('workflowBundlePath') },
+    });
+  let worker = await newWorker();
+  let running = worker.run();
+
+  const gate = createGateClient(temporal, { taskQueue });
+  const app = await buildApp({ db, gate, publicUrl, logLevel: 'silent' });
+
+  const harness: Harness = {
+    db,
+    app,
+    temporal,
+    taskQueue,
+    get worker() {
+      return worker;
+    },
+    request({ token, headers, ...rest }) {
+      return app.inject({ ...rest, headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...headers } });
+    },
+    async createOrganization(settings = {}) {
+      const slug = `org-${Date.now().toString(36)}-${(sequence++).toString(36)}-${Math.random().toString(36).slice(2, 6)}`;
+      const organization = await createOrganization(db, { slug, name: `Test ${slug}`, plan: 'business', ...settings });
+      await setPolicySet(db, organization.id, settings.policy ?? testPolicy, 'test');
+      const readWrite = await createApiKey(db, { orgId: organization.id, label: 'test agent', access: 'read_write' });
+      const readOnly = await createApiKey(db, { orgId: organization.id, label: 'test reader', access: 'read' });
+      const reviewer = await createUser(db, { orgId: organization.id, email: `reviewer@${slug}.test`, role: 'reviewer' });
+      const member = await createUser(db, { orgId: organization.id, email: `member@${slug}.test`, role: 'member' });
+      return {
+        organization,
+        readWriteToken: readWrite.token,
+        readOnlyToken: readOnly.token,
+        reviewerToken: (await createPersonalToken(db, reviewer)).token,
+        memberToken: (await createPersonalToken(db, member)).token,
+        async keyWith(abilities, access = 'read_write') {
+          return (await createApiKey(db, { orgId: organization.id, label: `narrow ${abilities.join(',')}`, access, abilities })).token;
+        },
+      };
+    },
+    async restartWorker() {
+      worker.shutdown();
+      await running;
+      worker = await newWorker();
+      running = worker.run();
+    },
+    async close() {
+      await app.close();
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      await workerConnection.close();
+      await clientConnection.close();
+      await db.close();
+    },
+  };
+  return harness;
+}
+
+/** Body of a JSON answer. */
+export function json<T = any>(response: LightMyRequestResponse): T {
+  return response.json() as T;
+}
