@@ -1,0 +1,113 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { cleanEnv, runCli } from './support/cli';
+import { json, startHarness, type Harness } from './support/harness';
+
+let h: Harness;
+const env = () => cleanEnv({ DATABASE_URL: inject('databaseUrl') });
+const slug = `cli-${Date.now().toString(36)}`;
+const dir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'));
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h?.close());
+
+describe('gatehouse CLI', () => {
+  it('org create / update / show', async () => {
+    const created = await runCli(['org', 'create', '--slug', slug, '--name', 'CLI Test Co', '--plan', 'pro', '--timezone', 'Europe/Berlin', '--json'], env());
+    expect(created.code).toBe(0);
+    expect(created.json).toMatchObject({ slug, name: 'CLI Test Co', plan: 'pro', timezone: 'Europe/Berlin', apiAccess: true });
+
+    const again = await runCli(['org', 'create', '--slug', slug, '--name', 'Twice', '--json'], env());
+    expect(again.code).toBe(1);
+    expect(again.json.error.code).toBe('conflict');
+
+    const badZone = await runCli(['org', 'create', '--slug', `${slug}-tz`, '--name', 'x', '--timezone', 'Mars/Olympus', '--json'], env());
+    expect(badZone.code).toBe(1);
+    expect(badZone.json.error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('Mars/Olympus') });
+
+    const updated = await runCli(['org', 'update', '--org', slug, '--plan', 'business', '--json'], env());
+    expect(updated.json).toMatchObject({ slug, plan: 'business', timezone: 'Europe/Berlin' });
+
+    const shown = await runCli(['org', 'show', '--org', slug], env());
+    expect(shown.stdout).toContain('business');
+    const all = await runCli(['org', 'show', '--json'], env());
+    expect(all.json.map((o: { slug: string }) => o.slug)).toContain(slug);
+  });
+
+  it('key create prints a working token once; list never shows it; revoke stops it at once', async () => {
+    const created = await runCli(['key', 'create', '--org', slug, '--label', 'Support agent', '--access', 'read_write', '--json'], env());
+    expect(created.code).toBe(0);
+    const token = created.json.token as string;
+    expect(token).toMatch(/^gate_k_key_/);
+    expect(created.json.abilities).toContain('tasks.write');
+    expect((await h.request({ method: 'GET', url: '/api/v1/me', token })).statusCode).toBe(200);
+
+    const human = await runCli(['key', 'create', '--org', slug, '--label', 'Reader', '--access', 'read', '--abilities', 'tasks.read,reviews.read'], env());
+    expect(human.stdout).toMatch(/shown once/);
+    expect(human.stdout).toMatch(/gate_k_key_/);
+
+    const listed = await runCli(['key', 'list', '--org', slug, '--json'], env());
+    expect(listed.json.map((k: { label: string }) => k.label)).toEqual(['Support agent', 'Reader']);
+    expect(listed.stdout).not.toContain(token.slice(-20));
+    expect(listed.stdout).not.toMatch(/digest/i);
+
+    const revoked = await runCli(['key', 'revoke', '--org', slug, '--id', created.json.id, '--json'], env());
+    expect(revoked.json.revokedAt).not.toBeNull();
+    expect((await h.request({ method: 'GET', url: '/api/v1/me', token })).statusCode).toBe(401);
+  });
+
+  it('refuses a read-only key with write abilities, and unknown abilities', async () => {
+    const mixed = await runCli(['key', 'create', '--org', slug, '--label', 'x', '--access', 'read', '--abilities', 'tasks.write', '--json'], env());
+    expect(mixed.code).toBe(1);
+    expect(mixed.json.error.message).toContain('read-only key cannot carry write abilities');
+    const unknown = await runCli(['key', 'create', '--org', slug, '--label', 'x', '--access', 'read_write', '--abilities', 'rockets.launch', '--json'], env());
+    expect(unknown.json.error.message).toContain('rockets.launch');
+  });
+
+  it('user create and user token give a person a personal token', async () => {
+    const created = await runCli(['user', 'create', '--org', slug, '--email', 'Ada@Example.com', '--role', 'reviewer', '--json'], env());
+    expect(created.json).toMatchObject({ email: 'ada@example.com', role: 'reviewer' });
+    const issued = await runCli(['user', 'token', '--org', slug, '--email', 'ada@example.com', '--json'], env());
+    expect(issued.json.token).toMatch(/^gate_p_pat_/);
+    const me = json(await h.request({ method: 'GET', url: '/api/v1/me', token: issued.json.token })).data;
+    expect(me.token).toMatchObject({ type: 'personal', user: { email: 'ada@example.com', role: 'reviewer' } });
+    const people = await runCli(['user', 'list', '--org', slug, '--json'], env());
+    expect(people.json.map((p: { email: string }) => p.email)).toEqual(['ada@example.com']);
+  });
+
+  it('policy set refuses a policy that does not parse, with the parser message, and the old policy stays', async () => {
+    const before = await runCli(['policy', 'show', '--org', slug, '--json'], env());
+    expect(before.json.version).toBe(1);
+    expect(before.json.source).toContain('allow-ordinary-writes');
+
+    const bad = join(dir, 'bad.cedar');
+    writeFileSync(bad, 'permit (principal, action, resource) when { resource.title == };\n');
+    const refused = await runCli(['policy', 'set', '--org', slug, '--file', bad], env());
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/does not parse: unexpected token `}` at line 1/);
+    expect((await runCli(['policy', 'show', '--org', slug, '--json'], env())).json).toEqual(before.json);
+
+    const good = join(dir, 'good.cedar');
+    writeFileSync(good, '@id("allow-all") @reason("Everything goes") permit (principal, action, resource);\n');
+    const saved = await runCli(['policy', 'set', '--org', slug, '--file', good, '--json'], env());
+    expect(saved.json.version).toBe(2);
+    const shown = await runCli(['policy', 'show', '--org', slug], env());
+    expect(shown.stdout).toContain('allow-all');
+  });
+
+  it('migrate reports an up-to-date schema', async () => {
+    const result = await runCli(['migrate', '--json'], env());
+    expect(result.code).toBe(0);
+    expect(result.json).toEqual({ applied: [] });
+  });
+
+  it('every command takes --json', async () => {
+    const help = await runCli(['--help'], env());
+    expect(help.stdout).toContain('--json');
+  });
+});

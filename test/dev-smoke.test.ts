@@ -1,0 +1,79 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { freePort } from '../runtime/temporal-dev-server';
+import { cleanEnv, runCli, startCli } from './support/cli';
+
+const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-dev-'));
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
+async function devEnv() {
+  return cleanEnv({
+    GATEHOUSE_DATA_DIR: dataDir,
+    PORT: String(await freePort()),
+    TEMPORAL_DEV_PORT: String(await freePort()),
+    TEMPORAL_UI_PORT: String(await freePort()),
+    TEMPORAL_CLI: inject('temporalCliPath'),
+  });
+}
+
+async function stop(run: ReturnType<typeof startCli>) {
+  run.child.kill('SIGTERM');
+  expect(await run.exited).toBe(0);
+}
+
+describe('gatehouse dev on embedded defaults', () => {
+  it('starts everything, makes a gated write, and finds its data again on the next start', async () => {
+    const env = await devEnv();
+    const first = startCli(['dev', '--json'], env);
+    let token: string;
+    let taskId: string;
+    try {
+      const info = await first.ready;
+      expect(info.api_url).toBe(`http://localhost:${env.PORT}/api`);
+      expect(info.temporal_ui_url).toBe(`http://localhost:${env.TEMPORAL_UI_PORT}`);
+      expect(info.database).toContain('embedded');
+      expect(info.demo.organization.slug).toBe('demo');
+      for (const field of ['read_write_token', 'read_only_token']) expect(info.demo[field]).toMatch(/^gate_k_/);
+      expect(info.demo.reviewer.token).toMatch(/^gate_p_/);
+      token = info.demo.read_write_token;
+
+      const created = await fetch(`${info.api_url}/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'Smoke test task', status: 'todo' }),
+      });
+      expect(created.status).toBe(201);
+      taskId = (await created.json()).data.id;
+
+      const readOnly = await fetch(`${info.api_url}/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${info.demo.read_only_token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ title: 'nope' }),
+      });
+      expect(readOnly.status).toBe(403);
+
+      const ui = await fetch(info.temporal_ui_url);
+      expect(ui.status).toBe(200);
+
+      // The CLI reaches the running service's embedded database.
+      const orgs = await runCli(['org', 'show', '--json'], env);
+      expect(orgs.json.map((o: { slug: string }) => o.slug)).toEqual(['demo']);
+    } finally {
+      await stop(first);
+    }
+
+    const second = startCli(['dev', '--json'], env);
+    try {
+      const info = await second.ready;
+      expect(info.demo).toBeNull();
+      const listed = await fetch(`${info.api_url}/v1/tasks`, { headers: { authorization: `Bearer ${token!}` } });
+      expect(listed.status).toBe(200);
+      expect((await listed.json()).data.map((t: { id: string }) => t.id)).toContain(taskId!);
+    } finally {
+      await stop(second);
+    }
+  }, 180_000);
+});
