@@ -46,7 +46,7 @@ describe('gatehouse dev on embedded defaults', () => {
         body: JSON.stringify({ title: 'Smoke test task', status: 'todo' }),
       });
       expect(created.status).toBe(201);
-      taskId = (await created.json()).data.id;
+      taskId = ((await created.json()) as { data: { id: string } }).data.id;
 
       const readOnly = await fetch(`${info.api_url}/v1/tasks`, {
         method: 'POST',
@@ -71,7 +71,7 @@ describe('gatehouse dev on embedded defaults', () => {
       expect(info.demo).toBeNull();
       const listed = await fetch(`${info.api_url}/v1/tasks`, { headers: { authorization: `Bearer ${token!}` } });
       expect(listed.status).toBe(200);
-      expect((await listed.json()).data.map((t: { id: string }) => t.id)).toContain(taskId!);
+      expect(((await listed.json()) as { data: { id: string }[] }).data.map((t: { id: string }) => t.id)).toContain(taskId!);
     } finally {
       await stop(second);
     }
