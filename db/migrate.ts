@@ -7,13 +7,14 @@ export interface MigrationResult {
   applied: string[];
 }
 
-/** Brings the schema up to date; safe to run from several processes at once (advisory lock). */
+/** Brings the schema up to date; processes starting together wait their turn on an advisory lock. */
 export async function migrate(databaseUrl: string): Promise<MigrationResult> {
   const ran = await runner({
     databaseUrl,
     dir: migrationsDir,
     direction: 'up',
     migrationsTable: 'gatehouse_migrations',
+    advisoryLockMode: 'wait',
     log: () => {},
     verbose: false,
   });

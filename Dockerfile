@@ -1,0 +1,55 @@
+# syntax=docker/dockerfile:1
+#
+# Gatehouse production image: one image for `gatehouse api` (the default) and `gatehouse worker`.
+# The sources are TypeScript run through tsx at runtime, so there is no build step: the image is the
+# production dependencies plus the source folders.
+#
+#   docker build -t gatehouse .
+#   docker run --rm -e DATABASE_URL=… -e TEMPORAL_ADDRESS=… -p 3000:3000 gatehouse          # api
+#   docker run --rm -e DATABASE_URL=… -e TEMPORAL_ADDRESS=… gatehouse worker                 # worker
+#
+# Debian (glibc), not Alpine: @temporalio/core-bridge ships prebuilt native libraries for
+# x86_64/aarch64-unknown-linux-gnu only, and the worker's workflow bundler needs @swc/core's gnu binary.
+ARG NODE_VERSION=20
+FROM node:${NODE_VERSION}-bookworm-slim
+
+ENV NODE_ENV=production \
+    NPM_CONFIG_UPDATE_NOTIFIER=false
+
+WORKDIR /app
+
+# Dependencies first, so that a change to the sources reuses this layer. Install scripts must run
+# (no --ignore-scripts): esbuild (used by tsx) and @swc/core (used by the Temporal workflow bundler)
+# check their platform binaries in postinstall; the binaries themselves come from optional
+# dependencies resolved for this image's platform.
+COPY package.json package-lock.json ./
+RUN npm ci --omit=dev --no-audit --no-fund \
+ && npm cache clean --force
+
+# The sources the service needs at runtime (db/migrations and policy/default-policy.cedar are read
+# from disk; workflows/ is bundled by the worker at start).
+COPY tsconfig.json ./
+COPY bin/ ./bin/
+COPY cli/ ./cli/
+COPY runtime/ ./runtime/
+COPY api/ ./api/
+COPY worker/ ./worker/
+COPY workflows/ ./workflows/
+COPY activities/ ./activities/
+COPY domain/ ./domain/
+COPY policy/ ./policy/
+COPY db/ ./db/
+
+# Everything above stays owned by root (read-only for the service). GATEHOUSE_DATA_DIR (default .data)
+# is only written when no DATABASE_URL is set (the embedded database); make it writable anyway.
+RUN mkdir -p /app/.data && chown node:node /app/.data
+
+USER node
+
+ENV HOST=0.0.0.0 \
+    PORT=3000
+
+EXPOSE 3000
+
+ENTRYPOINT ["node", "bin/gatehouse.js"]
+CMD ["api"]
