@@ -6,5 +6,10 @@ export type IdPrefix = 'org' | 'key' | 'usr' | 'pat' | 'task' | 'dec' | 'rev' | 
 
 /** Opaque ids that sort by creation time, so they double as a stable pagination order. */
 export function newId(prefix: IdPrefix): string {
-  return `${prefix}_${nextUlid().toLowerCase()}`;
+  return `${prefix}_${sortableUnique()}`;
+}
+
+/** 26 lowercase characters, unique and sorting by creation time. */
+export function sortableUnique(): string {
+  return nextUlid().toLowerCase();
 }

@@ -21,6 +21,18 @@ export interface TemporalDevServerOptions {
   namespace?: string;
 }
 
+/**
+ * Dev-server settings for a one-machine service. Its single history shard dispatches at most 20 tasks a
+ * second by default, which puts ~50 ms before every workflow and activity task of a gated write; and a
+ * task queue's four partitions sometimes leave a new workflow's first task waiting ~2 s for a poller.
+ */
+const devDynamicConfig = [
+  'history.transferProcessorMaxPollRPS=1000',
+  'history.timerProcessorMaxPollRPS=1000',
+  'matching.numTaskqueueReadPartitions=1',
+  'matching.numTaskqueueWritePartitions=1',
+];
+
 /** Runs `temporal server start-dev` as a child process and waits until it answers. */
 export async function startTemporalDevServer(options: TemporalDevServerOptions): Promise<TemporalDevServer> {
   const port = options.port ?? (await freePort());
@@ -28,6 +40,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   const uiPort = options.headless ? undefined : (options.uiPort ?? port + 1000);
   if (uiPort) await assertPortFree(uiPort, `the Temporal Web UI's port ${uiPort}`);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
+  for (const setting of devDynamicConfig) args.push('--dynamic-config-value', setting);
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);

@@ -9,7 +9,7 @@ import {
   storeIdempotentAnswer,
   type IdempotencyScope,
 } from '../../domain/idempotency';
-import { newId } from '../../domain/ids';
+import { sortableUnique } from '../../domain/ids';
 import { GateUnavailableError } from './gate-client';
 import type { GatedWriteOperation, OperationContext } from './operation';
 
@@ -44,7 +44,7 @@ export async function submitGatedWrite(
     apiKey: { id: key.keyId, label: key.label, access: key.access, abilities: key.abilities },
   };
 
-  let workflowId = `${org.slug}:${operation.write}:${newId('dec').slice(4)}`;
+  let workflowId = `${org.slug}:${operation.write}:${sortableUnique()}`;
   let scope: IdempotencyScope | undefined;
   if (idempotencyKey !== undefined) {
     if (!idempotencyKeyShape.test(idempotencyKey)) {

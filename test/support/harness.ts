@@ -1,6 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
+import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
@@ -17,17 +18,8 @@ let sequence = 0;
 
 export const publicUrl = 'http://gatehouse.test';
 
-/** Review → a person decides; Deny → a forbid; Allow otherwise. Titles pick the decision in tests. */
-export const testPolicy = `
-@id("allow-writes") @reason("Ordinary writes are allowed")
-permit (principal, action, resource);
-
-@id("review-when-asked") @decision("review") @reason("The title asks for a review")
-permit (principal, action, resource) when { resource has title && resource.title like "review*" };
-
-@id("deny-when-asked") @reason("The title asks to be denied")
-forbid (principal, action, resource) when { resource has title && resource.title like "deny*" };
-`;
+/** The example policy in which a task's title picks Allow, Review ("review…") or Deny ("deny…"). */
+export const testPolicy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');
 
 export interface TestOrganization {
   organization: Organization;

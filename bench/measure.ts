@@ -1,0 +1,88 @@
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { newId } from '../domain/ids';
+
+export const kinds = ['allow', 'review', 'deny', 'insert'] as const;
+export type Kind = (typeof kinds)[number];
+
+/** One timed operation: resolves when the full answer is in, throws on a wrong one. */
+export type Operation = (sequence: number) => Promise<void>;
+
+export class WrongAnswerError extends Error {}
+
+const expected = {
+  allow: { status: 201, check: (body: any) => body?.success === true && typeof body?.data?.id === 'string' },
+  review: { status: 202, check: (body: any) => body?.error?.code === 'pending_review' },
+  deny: { status: 403, check: (body: any) => body?.error?.code === 'policy_denied' },
+} as const;
+
+/** A gated write of a task over REST whose title asks the policy for `kind`. */
+export function gatedWrite(apiUrl: string, token: string, kind: Exclude<Kind, 'insert'>): Operation {
+  const url = `${apiUrl}/api/v1/tasks`;
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const { status, check } = expected[kind];
+  return async (sequence) => {
+    const title = `${kind === 'allow' ? 'ordinary' : kind} bench task ${sequence}`;
+    const response = await fetch(url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ title, status: 'todo' }),
+      signal: AbortSignal.timeout(60_000),
+    });
+    const text = await response.text();
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (response.status !== status || !check(body)) {
+      throw new WrongAnswerError(`${kind} #${sequence}: expected ${status}, got ${response.status}: ${text.slice(0, 500)}`);
+    }
+  };
+}
+
+/** The baseline: the same row insertTask writes, as one plain INSERT through a pg Pool. */
+export function plainInsert(pool: pg.Pool, orgId: string): Operation {
+  return async (sequence) => {
+    const { rowCount } = await pool.query(
+      `INSERT INTO tasks (id, org_id, title, description, status, priority, due_on, tags)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+       RETURNING id, title, description, status, priority, due_on, tags, created_at, updated_at`,
+      [newId('task'), orgId, `plain bench task ${sequence}`, null, 'todo', 'normal', null, []],
+    );
+    if (rowCount !== 1) throw new WrongAnswerError(`insert #${sequence}: ${rowCount} rows written`);
+  };
+}
+
+export interface RoundsResult {
+  /** Milliseconds per sample, in the order taken. */
+  samples: Record<Kind, number[]>;
+  /** Answers checked (warm-up included); the run aborts on the first wrong one. */
+  checked: Record<Kind, number>;
+}
+
+/**
+ * Runs the kinds one at a time in rounds (allow, review, deny, insert, allow, …), so that drift on a
+ * shared machine hits all kinds alike; the first `warmup` rounds are run and discarded.
+ */
+export async function runRounds(
+  operations: Record<Kind, Operation>,
+  options: { samples: number; warmup: number; onProgress?: (done: number, total: number) => void; aborted?: () => boolean },
+): Promise<RoundsResult> {
+  const samples = Object.fromEntries(kinds.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
+  const checked = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<Kind, number>;
+  const rounds = options.warmup + options.samples;
+  for (let round = 0; round < rounds; round++) {
+    if (options.aborted?.()) throw new Error('interrupted');
+    for (const kind of kinds) {
+      const started = performance.now();
+      await operations[kind](round);
+      const elapsed = performance.now() - started;
+      checked[kind]++;
+      if (round >= options.warmup) samples[kind].push(elapsed);
+    }
+    options.onProgress?.(round + 1, rounds);
+  }
+  return { samples, checked };
+}

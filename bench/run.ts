@@ -1,0 +1,152 @@
+// `npm run bench`: gated-write latency (Allow, Review, Deny over REST) against plain INSERTs, on the
+// service run as in production: a PostgreSQL server, a Temporal server, and separate api and worker processes.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import pg from 'pg';
+import { findTemporalCli } from '../runtime/temporal-binary';
+import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
+import { createBenchDatabase, type BenchDatabase } from './database';
+import { gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
+import { createBenchOrganization } from './organization';
+import { buildReport, printableReport, writeReport } from './report';
+import { startService, waitForHealth, type Service } from './services';
+
+const resultsPath = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+
+function options() {
+  const { values } = parseArgs({
+    options: {
+      samples: { type: 'string', default: '200' },
+      warmup: { type: 'string', default: '20' },
+    },
+    strict: true,
+  });
+  const count = (name: string, value: string, min: number) => {
+    const n = Number(value);
+    if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer of at least ${min}, not "${value}"`);
+    return n;
+  };
+  return { samples: count('samples', values.samples, 1), warmup: count('warmup', values.warmup, 0) };
+}
+
+const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+
+async function main(): Promise<void> {
+  const { samples, warmup } = options();
+  const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
+  if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
+
+  let interrupted = false;
+  process.once('SIGINT', () => {
+    interrupted = true;
+    log('interrupted; cleaning up…');
+  });
+
+  let database: BenchDatabase | undefined;
+  let temporal: TemporalDevServer | undefined;
+  let pool: pg.Pool | undefined;
+  const services: Service[] = [];
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
+  const started = Date.now();
+  try {
+    log('creating the database and starting the Temporal dev server…');
+    // Both settle before anything throws, so the finally below cleans up whichever one started.
+    const [createdDatabase, startedTemporal] = await Promise.allSettled([
+      createBenchDatabase(adminUrl),
+      startTemporalDevServer({ cliPath, headless: true }),
+    ]);
+    if (createdDatabase.status === 'fulfilled') database = createdDatabase.value;
+    if (startedTemporal.status === 'fulfilled') temporal = startedTemporal.value;
+    if (createdDatabase.status === 'rejected') throw createdDatabase.reason;
+    if (startedTemporal.status === 'rejected') throw startedTemporal.reason;
+    if (!database || !temporal) throw new Error('unreachable');
+    const organization = await createBenchOrganization(database.url);
+
+    const port = await freePort();
+    const env = {
+      DATABASE_URL: database.url,
+      TEMPORAL_ADDRESS: temporal.address,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      GATEHOUSE_DATA_DIR: dataDir,
+    };
+    // One after the other: both migrate on start, and a second migrator exits instead of waiting for the lock.
+    log(`database ${database.name}, Temporal at ${temporal.address}; starting the api on port ${port}, then the worker…`);
+    services.push(startService('api', env));
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await waitForHealth(apiUrl, services, 60_000);
+    services.push(startService('worker', env));
+
+    pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const operations: Record<Kind, Operation> = {
+      allow: gatedWrite(apiUrl, organization.token, 'allow'),
+      review: gatedWrite(apiUrl, organization.token, 'review'),
+      deny: gatedWrite(apiUrl, organization.token, 'deny'),
+      insert: plainInsert(pool, organization.orgId),
+    };
+    await provePolling(operations.allow, services);
+    log(`api healthy and worker polling after ${((Date.now() - started) / 1000).toFixed(1)} s; measuring ${warmup} + ${samples} rounds…`);
+
+    let lastShown = 0;
+    const measured = await runRounds(operations, {
+      samples,
+      warmup,
+      aborted: () => interrupted,
+      onProgress(done, total) {
+        if (done === total || Date.now() - lastShown > 5000) {
+          lastShown = Date.now();
+          log(`${done}/${total} rounds`);
+        }
+      },
+    });
+
+    const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
+    const report = await buildReport(measured, { samples, warmup, temporalCli: cliPath, postgresVersion: rows[0]?.server_version ?? 'unknown' });
+    process.stdout.write(`\n${printableReport(report)}\n\n`);
+    writeReport(report, resultsPath);
+    log(`wrote ${resultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
+  } finally {
+    // Each step runs even when an earlier one fails.
+    const steps: Array<[string, () => Promise<void> | undefined]> = [
+      ['stopping the api and the worker', async () => void (await Promise.all(services.map((service) => service.stop())))],
+      ['closing the insert pool', () => pool?.end()],
+      ['stopping the Temporal dev server', () => temporal?.stop()],
+      ['dropping the database', () => database?.drop()],
+      ['removing the data folder', async () => rmSync(dataDir, { recursive: true, force: true })],
+    ];
+    for (const [what, step] of steps) {
+      try {
+        await step();
+      } catch (error) {
+        log(`${what} failed: ${(error as Error).message}`);
+      }
+    }
+  }
+}
+
+/** A gated write answers 201 only once a worker polls the task queue; until then it waits or answers 503. */
+async function provePolling(allow: Operation, services: Service[]): Promise<void> {
+  const deadline = Date.now() + 90_000;
+  for (let attempt = 0; ; attempt++) {
+    for (const service of services) service.assertRunning();
+    try {
+      await allow(-1 - attempt);
+      return;
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`no gated write answered 201 within 90 s: ${(error as Error).message}`);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+try {
+  await main();
+} catch (error) {
+  process.stderr.write(`bench: failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exitCode = 1;
+}

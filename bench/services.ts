@@ -1,0 +1,75 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+const cliEntry = fileURLToPath(new URL('../bin/gatehouse.js', import.meta.url));
+const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/** One `node bin/gatehouse.js <command>` child process, as a user runs it. */
+export interface Service {
+  name: string;
+  /** The last few thousand characters of its stdout and stderr, for error messages. */
+  output(): string;
+  /** Throws when the process has already exited. */
+  assertRunning(): void;
+  /** SIGTERM, then SIGKILL after 15 s; resolves once it exited. */
+  stop(): Promise<void>;
+}
+
+export function startService(command: 'api' | 'worker', env: Record<string, string>): Service {
+  const child: ChildProcess = spawn(process.execPath, [cliEntry, command], {
+    cwd: projectRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (chunk: Buffer) => {
+    output = (output + chunk.toString()).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  let exit: string | undefined;
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exit = signal ? `signal ${signal}` : `code ${code}`;
+      resolve();
+    });
+    child.once('error', (error) => {
+      exit = `spawn error: ${error.message}`;
+      resolve();
+    });
+  });
+  return {
+    name: command,
+    output: () => output.trim(),
+    assertRunning() {
+      if (exit !== undefined) throw new Error(`gatehouse ${command} exited (${exit})${output ? `:\n${output.trim()}` : ''}`);
+    },
+    async stop() {
+      if (exit !== undefined) return;
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** Waits until GET /healthz answers 200 (the api listens and reaches the database). */
+export async function waitForHealth(baseUrl: string, services: Service[], timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = 'no answer yet';
+  while (Date.now() < deadline) {
+    for (const service of services) service.assertRunning();
+    try {
+      const response = await fetch(`${baseUrl}/healthz`, { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) return;
+      last = `status ${response.status}`;
+    } catch (error) {
+      last = (error as Error).message;
+    }
+    await sleep(200);
+  }
+  throw new Error(`GET ${baseUrl}/healthz did not answer 200 within ${timeoutMs / 1000} s (${last})`);
+}
