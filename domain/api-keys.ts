@@ -12,6 +12,7 @@ export interface ApiKey {
   access: Access;
   abilities: Ability[];
   createdAt: string;
+  lastUsedAt: string | null;
   revokedAt: string | null;
 }
 
@@ -64,6 +65,7 @@ function apiKeyFromRow(row: Record<string, unknown>): ApiKey {
     access: row.access as Access,
     abilities: row.abilities as Ability[],
     createdAt: (row.created_at as Date).toISOString(),
+    lastUsedAt: row.last_used_at ? (row.last_used_at as Date).toISOString() : null,
     revokedAt: row.revoked_at ? (row.revoked_at as Date).toISOString() : null,
   };
 }

@@ -7,6 +7,18 @@ import { parseToken, tokenMatches } from './tokens';
 
 const refused = () => new AppError('unauthorized', 'The bearer token is missing, malformed, unknown or revoked');
 
+const lastTouched = new Map<string, number>();
+const touchEveryMs = 60_000;
+
+/** Keeps `last_used_at` to the minute without a write on every request. */
+function noteUse(db: Queryable, table: 'api_keys' | 'personal_tokens', id: string): void {
+  const now = Date.now();
+  if (now - (lastTouched.get(id) ?? 0) < touchEveryMs) return;
+  if (lastTouched.size > 10_000) lastTouched.clear();
+  lastTouched.set(id, now);
+  db.query(`UPDATE ${table} SET last_used_at = now() WHERE id = $1`, [id]).catch(() => lastTouched.delete(id));
+}
+
 /** Resolves `Authorization: Bearer …` to an organization and an actor, or refuses with 401. */
 export async function authenticate(db: Queryable, authorization: string | undefined): Promise<Caller> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
@@ -22,6 +34,7 @@ export async function authenticate(db: Queryable, authorization: string | undefi
     );
     const row = rows[0];
     if (!row || row.revoked_at || !tokenMatches(token, row.token_digest as Buffer)) throw refused();
+    noteUse(db, 'api_keys', parsed.id);
     return {
       organization: organizationFromRow(row),
       actor: {
@@ -41,6 +54,7 @@ export async function authenticate(db: Queryable, authorization: string | undefi
   );
   const row = rows[0];
   if (!row || row.revoked_at || !tokenMatches(token, row.token_digest as Buffer)) throw refused();
+  noteUse(db, 'personal_tokens', parsed.id);
   return {
     organization: organizationFromRow(row),
     actor: { kind: 'person', userId: row.user_id, tokenId: row.token_id, email: row.email, role: row.role as Role },

@@ -53,6 +53,8 @@ describe('gatehouse CLI', () => {
 
     const listed = await runCli(['key', 'list', '--org', slug, '--json'], env());
     expect(listed.json.map((k: { label: string }) => k.label)).toEqual(['Support agent', 'Reader']);
+    expect(listed.json[0].lastUsedAt).not.toBeNull();
+    expect(listed.json[1].lastUsedAt).toBeNull();
     expect(listed.stdout).not.toContain(token.slice(-20));
     expect(listed.stdout).not.toMatch(/digest/i);
 

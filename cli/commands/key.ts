@@ -45,8 +45,15 @@ export function keyCommands(): Command {
           keys,
           keys.length
             ? table([
-                ['ID', 'LABEL', 'ACCESS', 'ABILITIES', 'STATE'],
-                ...keys.map((k) => [k.id, k.label, k.access, String(k.abilities.length), k.revokedAt ? `revoked ${k.revokedAt}` : 'active']),
+                ['ID', 'LABEL', 'ACCESS', 'ABILITIES', 'LAST USED', 'STATE'],
+                ...keys.map((k) => [
+                  k.id,
+                  k.label,
+                  k.access,
+                  String(k.abilities.length),
+                  k.lastUsedAt ?? 'never',
+                  k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
+                ]),
               ])
             : 'No keys yet.',
         );
