@@ -1,7 +1,14 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/errors';
-import { applyGatedWrite, recordDecision, ReviewNotApprovedError, type GatedWriteRequest, type RecordedDecision } from '../domain/gate';
+import {
+  applyGatedWrite,
+  recordApplyFailure,
+  recordDecision,
+  ReviewNotApprovedError,
+  type DecisionWithSettings,
+  type GatedWriteRequest,
+} from '../domain/gate';
 import { gatedWrite } from '../domain/gated-writes';
 import { loadCompiledPolicySet } from '../domain/policies';
 import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/reviews';
@@ -10,14 +17,16 @@ import { evaluatePolicy } from '../policy/engine';
 export interface ActivityDependencies {
   db: Database;
   reviewExpiryMs: number;
+  /** How often a held write re-reads its review, should a person's decision have reached it without a signal. */
+  reviewRecheckMs?: number;
   clock?: () => Date;
 }
 
 /** The gated write's activities, built from their dependencies so tests can hand in their own. */
-export function createActivities({ db, reviewExpiryMs, clock = () => new Date() }: ActivityDependencies) {
+export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60 * 1000, clock = () => new Date() }: ActivityDependencies) {
   return {
     /** Asks the organization's policy about the write and records the decision (and review) it gives. */
-    async decideGatedWrite(request: GatedWriteRequest): Promise<RecordedDecision> {
+    async decideGatedWrite(request: GatedWriteRequest): Promise<DecisionWithSettings> {
       return asActivityErrors(async () => {
         const write = gatedWrite(request.operation);
         if (!write) throw new AppError('not_found', `no gated write is named ${request.operation}`);
@@ -37,24 +46,28 @@ export function createActivities({ db, reviewExpiryMs, clock = () => new Date() 
           resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
           context,
         });
-        return recordDecision(db, {
+        const recorded = await recordDecision(db, {
           workflowId: currentWorkflowId(),
           request,
           decision: decided.decision,
           reason: decided.reason,
           policyIds: decided.policyIds,
+          policyErrors: decided.errors,
           policyVersion: version,
           resource: proposal.resource,
           context,
           reviewExpiresAt: new Date(clock().getTime() + reviewExpiryMs),
         });
+        return { ...recorded, reviewRecheckMs };
       });
     },
 
     async applyGatedWrite(request: GatedWriteRequest, reviewId?: string): Promise<unknown> {
-      return asActivityErrors(() =>
-        applyGatedWrite(db, currentWorkflowId(), request, reviewId),
-      );
+      return asActivityErrors(() => applyGatedWrite(db, currentWorkflowId(), request, reviewId));
+    },
+
+    async recordApplyFailure(reviewId: string, failure: { code: string; message: string }): Promise<void> {
+      return asActivityErrors(() => recordApplyFailure(db, currentWorkflowId(), reviewId, failure));
     },
 
     async readReviewStatus(reviewId: string): Promise<ReviewStatus> {
@@ -77,24 +90,41 @@ function currentWorkflowId(): string {
 }
 
 /** Refusals are final (no retry) and keep their code; anything else is retried by Temporal. */
-async function asActivityErrors<T>(work: () => Promise<T>): Promise<T> {
+export async function asActivityErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
-    if (error instanceof AppError) {
-      throw ApplicationFailure.create({
-        message: error.message,
-        type: `AppError:${error.code}`,
-        nonRetryable: true,
-        details: error.details ? [error.details] : [],
-      });
-    }
-    if (error instanceof ReviewNotApprovedError) {
-      throw ApplicationFailure.create({ message: error.message, type: 'ReviewNotApproved', nonRetryable: true });
-    }
-    if (error instanceof Error && error.name === 'ZodError') {
-      throw ApplicationFailure.create({ message: error.message, type: 'AppError:validation_failed', nonRetryable: true });
-    }
-    throw error;
+    throw toActivityFailure(error);
   }
+}
+
+/**
+ * PostgreSQL's data exceptions (class 22) and constraint violations (class 23) say the write itself is
+ * wrong: retrying cannot help. Connection and server trouble (every other class) is retried.
+ */
+export function toActivityFailure(error: unknown): unknown {
+  if (error instanceof AppError) {
+    return ApplicationFailure.create({
+      message: error.message,
+      type: `AppError:${error.code}`,
+      nonRetryable: true,
+      details: error.details ? [error.details] : [],
+    });
+  }
+  if (error instanceof ReviewNotApprovedError) {
+    return ApplicationFailure.create({ message: error.message, type: 'ReviewNotApproved', nonRetryable: true });
+  }
+  if (error instanceof Error && error.name === 'ZodError') {
+    return ApplicationFailure.create({ message: error.message, type: 'AppError:validation_failed', nonRetryable: true });
+  }
+  const sqlState = (error as { code?: unknown }).code;
+  if (typeof sqlState === 'string' && /^2[23][0-9A-Z]{3}$/.test(sqlState)) {
+    const code = sqlState.startsWith('22') ? 'validation_failed' : 'conflict';
+    return ApplicationFailure.create({
+      message: code === 'validation_failed' ? 'The database refused a value of this write' : 'The write conflicts with the data as it is now',
+      type: `AppError:${code}`,
+      nonRetryable: true,
+    });
+  }
+  return error;
 }

@@ -1,4 +1,4 @@
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { keyCommands } from './commands/key';
 import { organizationCommands } from './commands/org';
 import { policyCommands } from './commands/policy';
@@ -14,4 +14,21 @@ for (const command of [...serveCommands(), organizationCommands(), keyCommands()
   program.addCommand(command);
 }
 
-await program.parseAsync();
+// Argument errors read like every other failure, as JSON under --json.
+const wantsJson = process.argv.includes('--json');
+const everyCommand = (command: Command): Command[] => [command, ...command.commands.flatMap(everyCommand)];
+for (const command of everyCommand(program)) {
+  command.exitOverride();
+  if (wantsJson) command.configureOutput({ writeErr: () => {} });
+}
+try {
+  await program.parseAsync();
+} catch (error) {
+  if (!(error instanceof CommanderError)) throw error;
+  if (error.exitCode === 0) process.exit(0);
+  if (wantsJson) {
+    const message = error.message.replace(/^error: /, '');
+    process.stdout.write(`${JSON.stringify({ error: { code: 'invalid_arguments', message } }, null, 2)}\n`);
+  }
+  process.exit(error.exitCode);
+}

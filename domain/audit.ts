@@ -26,6 +26,7 @@ export type AuditEvent =
       resourceId: string;
       data: { operation: string };
     })
+  | (GateEvent & { type: 'write.failed'; actor: ActorRef; data: { code: string; message: string } })
   | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null } })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number } }

@@ -1,4 +1,4 @@
-import type { Database } from '../db/database';
+import type { Database, Queryable } from '../db/database';
 import type { Ability, Access } from './abilities';
 import { recordAudit } from './audit';
 import { AppError } from './errors';
@@ -26,6 +26,11 @@ export interface RecordedDecision {
   review?: { id: string; expiresAt: string };
 }
 
+/** Settings of the worker that the workflow needs: how often a held write re-reads its review. */
+export interface DecisionWithSettings extends RecordedDecision {
+  reviewRecheckMs: number;
+}
+
 /** The first answer a gated write gets: what the caller of the REST route or MCP tool is told. */
 export type GateAnswer =
   | { outcome: 'applied'; decisionId: string; reason: string; policyIds: string[]; result: unknown }
@@ -41,6 +46,7 @@ export type GateAnswer =
 
 export type ReviewResolution =
   | { status: 'approved'; result: unknown }
+  | { status: 'approved'; failure: { code: string; message: string } }
   | { status: 'denied' }
   | { status: 'expired' };
 
@@ -56,6 +62,7 @@ export interface DecisionToRecord {
   decision: 'allow' | 'review' | 'deny';
   reason: string;
   policyIds: string[];
+  policyErrors: string[];
   policyVersion: number;
   resource: Record<string, unknown>;
   context: Record<string, unknown>;
@@ -71,8 +78,8 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
     const decisionId = newId('dec');
     const inserted = await tx.query(
       `INSERT INTO gate_decisions
-         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
        ON CONFLICT (workflow_id) DO NOTHING RETURNING id`,
       [
         decisionId,
@@ -88,9 +95,10 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
         JSON.stringify(d.request.input),
         JSON.stringify(d.resource),
         JSON.stringify(d.context),
+        d.policyErrors,
       ],
     );
-    if (!inserted.rowCount) return existingDecision(tx, d.workflowId);
+    if (!inserted.rowCount) return existingDecision(tx, d.workflowId, d.request);
 
     let review: RecordedDecision['review'];
     if (d.decision === 'review') {
@@ -121,13 +129,19 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
   });
 }
 
-async function existingDecision(tx: Pick<Database, 'query'>, workflowId: string): Promise<RecordedDecision> {
+/**
+ * A workflow decides one write. Another request under the same workflow id would borrow a decision made
+ * for something else, so it is refused outright.
+ */
+async function existingDecision(tx: Queryable, workflowId: string, request: GatedWriteRequest): Promise<RecordedDecision> {
   const { rows } = await tx.query(
-    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, r.id AS review_id, r.expires_at
+    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, r.id AS review_id, r.expires_at,
+            d.operation = $2 AND d.org_id = $3 AND d.input = $4::jsonb AS same_request
      FROM gate_decisions d LEFT JOIN reviews r ON r.decision_id = d.id WHERE d.workflow_id = $1`,
-    [workflowId],
+    [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
   );
   const row = rows[0];
+  if (!row.same_request) throw new AppError('conflict', `workflow ${workflowId} already decided a different write`);
   return {
     decisionId: row.id,
     decision: row.decision,
@@ -156,21 +170,37 @@ export async function applyGatedWrite(
   if (!write) throw new AppError('not_found', `no gated write is named ${request.operation}`);
   const input = write.input.parse(request.input);
   return db.transaction(async (tx) => {
-    if (reviewId) {
-      const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId, workflowId]);
+    // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
+    const { rows: decisions } = await tx.query(
+      `SELECT decision, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
+      [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
+    );
+    const decided = decisions[0];
+    if (!decided?.same_request) throw new AppError('conflict', `workflow ${workflowId} has no decision for this write`);
+    if (decided.decision === 'deny') throw new AppError('conflict', `workflow ${workflowId} was denied; its write never runs`);
+    if (decided.decision === 'review') {
+      const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId ?? '', workflowId]);
       if (rows[0]?.status !== 'approved') {
-        throw new ReviewNotApprovedError(`review ${reviewId} is ${rows[0]?.status ?? 'missing'}, not approved`);
+        throw new ReviewNotApprovedError(`review ${reviewId ?? '(none)'} is ${rows[0]?.status ?? 'missing'}, not approved`);
       }
     }
-    const done = await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId]);
-    if (done.rowCount) return done.rows[0].result;
+    // The claim comes first: a concurrent attempt waits on it, then finds the finished write.
+    const claim = await tx.query(
+      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result)
+       VALUES ($1, $2, $3, $4, '', 'null') ON CONFLICT (workflow_id) DO NOTHING`,
+      [workflowId, request.orgId, request.operation, write.resourceType],
+    );
+    if (!claim.rowCount) {
+      const done = await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId]);
+      return done.rows[0].result;
+    }
 
     const applied = await write.apply(tx, request.orgId, input);
-    await tx.query(
-      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result)
-       VALUES ($1, $2, $3, $4, $5, $6)`,
-      [workflowId, request.orgId, request.operation, write.resourceType, applied.resourceId, JSON.stringify(applied.result)],
-    );
+    await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
+      workflowId,
+      applied.resourceId,
+      JSON.stringify(applied.result),
+    ]);
     await recordAudit(tx, request.orgId, {
       type: 'write.applied',
       actor: { type: 'api_key', id: request.apiKey.id },
@@ -184,5 +214,28 @@ export async function applyGatedWrite(
       await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
     }
     return applied.result;
+  });
+}
+
+/** An approved write that could not be applied: said on the review and in the audit trail. */
+export async function recordApplyFailure(
+  db: Database,
+  workflowId: string,
+  reviewId: string,
+  failure: { code: string; message: string },
+): Promise<void> {
+  await db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `UPDATE reviews SET failure = $3 WHERE id = $1 AND workflow_id = $2 AND applied_at IS NULL RETURNING org_id`,
+      [reviewId, workflowId, JSON.stringify(failure)],
+    );
+    if (!rows[0]) return;
+    await recordAudit(tx, rows[0].org_id, {
+      type: 'write.failed',
+      actor: { type: 'system', id: null },
+      workflowId,
+      reviewId,
+      data: failure,
+    });
   });
 }

@@ -3,6 +3,7 @@ import type { Database, Queryable } from '../db/database';
 import type { PersonActor } from './actors';
 import { recordAudit } from './audit';
 import { AppError } from './errors';
+import { text } from './fields';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 
 export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
@@ -23,6 +24,7 @@ export const reviewSchema = z
         reason: z.string().describe('Why the policy held the write'),
         policy_ids: z.array(z.string()).describe('The policies that held it'),
         policy_version: z.number().int(),
+        errors: z.array(z.string()).describe('Policies that could not be evaluated for this write, with the reason'),
       })
       .describe("The policy's decision"),
     submitted_by: z
@@ -39,6 +41,10 @@ export const reviewSchema = z
     comment: z.string().nullable().describe("The person's comment"),
     applied_at: z.iso.datetime().nullable().describe('When the approved write ran'),
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
+    failure: z
+      .object({ code: z.string(), message: z.string() })
+      .nullable()
+      .describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
     workflow_id: z.string().describe('The Temporal workflow that holds the write'),
   })
   .describe('A gated write held for a person to approve or deny');
@@ -52,12 +58,16 @@ export const listReviewsInput = z.strictObject({
 
 export const decideReviewInput = z.strictObject({
   id: z.string().max(100).describe('The review id'),
-  comment: z.string().max(2000).optional().describe('Why, for the record'),
+  comment: text({ max: 2000 }).optional().describe('Why, for the record'),
 });
 
+/** A pending review past its deadline reads as expired, even before its workflow has recorded it. */
+const effectiveStatus = `CASE WHEN r.status = 'pending' AND r.expires_at <= now() THEN 'expired' ELSE r.status END`;
+
 const selectReview = `
-  SELECT r.*, d.id AS decision_id, d.operation, d.input, d.resource, d.reason, d.policy_ids, d.policy_version,
-         d.interface, d.api_key_id, k.label AS api_key_label, u.email AS decided_by_email
+  SELECT r.*, ${effectiveStatus} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.reason,
+         d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
+         u.email AS decided_by_email
   FROM reviews r
   JOIN gate_decisions d ON d.id = r.decision_id
   JOIN api_keys k ON k.id = d.api_key_id
@@ -67,7 +77,7 @@ export async function listReviews(db: Queryable, orgId: string, input: z.infer<t
   const after = decodeCursor(input.cursor);
   const { rows } = await db.query(
     `${selectReview}
-     WHERE r.org_id = $1 AND ($2::text IS NULL OR r.status = $2) AND ($3::text IS NULL OR r.id < $3)
+     WHERE r.org_id = $1 AND ($2::text IS NULL OR ${effectiveStatus} = $2) AND ($3::text IS NULL OR r.id < $3)
      ORDER BY r.id DESC LIMIT $4`,
     [orgId, input.status ?? null, after ?? null, input.limit + 1],
   );
@@ -148,7 +158,7 @@ function iso(value: unknown): string | null {
 function reviewFromRow(row: Record<string, any>): Review {
   return {
     id: row.id,
-    status: row.status,
+    status: row.effective_status,
     operation: row.operation,
     proposed: row.input,
     resource: row.resource,
@@ -157,6 +167,7 @@ function reviewFromRow(row: Record<string, any>): Review {
       reason: row.reason,
       policy_ids: row.policy_ids,
       policy_version: row.policy_version,
+      errors: row.policy_errors,
     },
     submitted_by: { api_key_id: row.api_key_id, api_key_label: row.api_key_label, interface: row.interface },
     created_at: iso(row.created_at)!,
@@ -166,6 +177,7 @@ function reviewFromRow(row: Record<string, any>): Review {
     comment: row.comment,
     applied_at: iso(row.applied_at),
     result: row.result ?? null,
+    failure: row.failure ?? null,
     workflow_id: row.workflow_id,
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
+import { calendarDate, text } from './fields';
 import { newId } from './ids';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 
@@ -28,13 +29,13 @@ export const taskSchema = z
 export type Task = z.infer<typeof taskSchema>;
 
 export const createTaskInput = z.strictObject({
-  title: z.string().trim().min(1).max(500).describe('A short summary of the work, 1 to 500 characters'),
-  description: z.string().max(20_000).optional().describe('Details, context or acceptance criteria'),
+  title: text({ max: 500 }).trim().min(1).describe('A short summary of the work, 1 to 500 characters'),
+  description: text({ max: 20_000 }).optional().describe('Details, context or acceptance criteria'),
   status: status.default('todo'),
   priority: priority.default('normal'),
-  due_on: z.iso.date().optional().describe('The day the task is due, YYYY-MM-DD'),
+  due_on: calendarDate.optional().describe('The day the task is due, YYYY-MM-DD'),
   tags: z
-    .array(z.string().trim().min(1).max(50))
+    .array(text({ max: 50 }).trim().min(1))
     .max(20)
     .default([])
     .describe('Free-form labels, at most 20, each up to 50 characters'),

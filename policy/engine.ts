@@ -6,6 +6,7 @@ export interface CompiledPolicySet {
   /** Cedar policy text by policy id (the @id annotation, else `policy<n>` by position). */
   policies: Record<string, string>;
   annotations: Record<string, Record<string, string>>;
+  effects: Record<string, 'permit' | 'forbid'>;
 }
 
 export class PolicyParseError extends Error {}
@@ -16,6 +17,7 @@ export function compilePolicySet(source: string): CompiledPolicySet {
   if (parts.type === 'failure') throw new PolicyParseError(describeErrors(source, parts.errors));
   const policies: Record<string, string> = {};
   const annotations: Record<string, Record<string, string>> = {};
+  const effects: Record<string, 'permit' | 'forbid'> = {};
   parts.policies.forEach((text, index) => {
     const json = cedar.policyToJson(text);
     if (json.type === 'failure') throw new PolicyParseError(describeErrors(text, json.errors));
@@ -31,9 +33,10 @@ export function compilePolicySet(source: string): CompiledPolicySet {
     }
     policies[id] = text;
     annotations[id] = notes;
+    effects[id] = json.json.effect;
   });
   if (parts.policy_templates.length > 0) throw new PolicyParseError('policy templates are not supported; write static policies');
-  return { policies, annotations };
+  return { policies, annotations, effects };
 }
 
 export type CedarValue = string | number | boolean | CedarValue[] | { [key: string]: CedarValue } | { __extn: { fn: string; arg: string } };
@@ -49,7 +52,7 @@ export interface PolicyDecision {
   decision: GateDecisionKind;
   reason: string;
   policyIds: string[];
-  /** Policies that could not be evaluated for this request (a missing attribute, say); they did not apply. */
+  /** Policies that could not be evaluated for this request (a missing attribute, say), with Cedar's message. */
   errors: string[];
 }
 
@@ -70,19 +73,27 @@ export function evaluatePolicy(policySet: CompiledPolicySet, request: PolicyRequ
   }
   const { decision, diagnostics } = answer.response;
   const errors = diagnostics.errors.map((e) => `${e.policyId}: ${e.error.message}`);
-  const determining = diagnostics.reason;
-  const reasonOf = (ids: string[]) =>
-    ids.map((id) => policySet.annotations[id]?.reason ?? `policy "${id}"`).join('; ');
+  const erroring = diagnostics.errors.map((e) => e.policyId);
+  const isForbid = (id: string) => policySet.effects[id] === 'forbid';
+  const holdsForReview = (id: string) => policySet.annotations[id]?.decision === 'review';
+  const reasonOf = (ids: string[]) => ids.map((id) => policySet.annotations[id]?.reason ?? `policy "${id}"`).join('; ');
+  const unevaluated = (ids: string[]) =>
+    `${reasonOf(ids)} (the policy could not be evaluated for this write: ${errors.filter((e) => ids.some((id) => e.startsWith(`${id}:`))).join('; ')})`;
 
-  if (decision === 'deny') {
-    if (determining.length === 0) {
-      return { decision: 'deny', reason: `No policy permits ${request.action}`, policyIds: [], errors };
-    }
-    return { decision: 'deny', reason: reasonOf(determining), policyIds: determining, errors };
+  // A gate fails closed: a forbid that cannot be evaluated denies; a review rule that cannot be evaluated holds.
+  if (decision === 'deny' && diagnostics.reason.length > 0) {
+    return { decision: 'deny', reason: reasonOf(diagnostics.reason), policyIds: diagnostics.reason, errors };
   }
-  const holding = determining.filter((id) => policySet.annotations[id]?.decision === 'review');
+  const brokenForbids = erroring.filter(isForbid);
+  if (brokenForbids.length > 0) return { decision: 'deny', reason: unevaluated(brokenForbids), policyIds: brokenForbids, errors };
+  if (decision === 'deny') {
+    return { decision: 'deny', reason: `No policy permits ${request.action}`, policyIds: [], errors };
+  }
+  const holding = diagnostics.reason.filter(holdsForReview);
   if (holding.length > 0) return { decision: 'review', reason: reasonOf(holding), policyIds: holding, errors };
-  return { decision: 'allow', reason: reasonOf(determining), policyIds: determining, errors };
+  const brokenReviews = erroring.filter(holdsForReview);
+  if (brokenReviews.length > 0) return { decision: 'review', reason: unevaluated(brokenReviews), policyIds: brokenReviews, errors };
+  return { decision: 'allow', reason: reasonOf(diagnostics.reason), policyIds: diagnostics.reason, errors };
 }
 
 /** Cedar has no null and no floats: nulls are left out, fractions become decimals. */

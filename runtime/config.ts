@@ -17,6 +17,9 @@ const duration = z
     return z.NEVER;
   });
 
+/** A held write's workflow re-reads its review every 15 minutes; 30 days of that stays well inside Temporal's history limit. */
+const maxReviewExpiryMs = 30 * 24 * 60 * 60 * 1000;
+
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 
 const environmentSchema = z.object({
@@ -32,7 +35,9 @@ const environmentSchema = z.object({
   TEMPORAL_UI_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   GATEHOUSE_DATA_DIR: z.string().default('.data'),
   TEMPORAL_CLI: z.preprocess(emptyAsUndefined, z.string().optional()),
-  REVIEW_EXPIRY: duration.default(7 * 24 * 60 * 60 * 1000),
+  REVIEW_EXPIRY: duration
+    .default(7 * 24 * 60 * 60 * 1000)
+    .refine((ms) => ms <= maxReviewExpiryMs, { message: 'must be at most 30 days (30d)' }),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -108,8 +108,13 @@ describe('gatehouse CLI', () => {
     expect(result.json).toEqual({ applied: [] });
   });
 
-  it('every command takes --json', async () => {
+  it('every command takes --json, argument errors included', async () => {
     const help = await runCli(['--help'], env());
     expect(help.stdout).toContain('--json');
+    const bad = await runCli(['org', 'update', '--org', slug, '--api-access', 'maybe', '--json'], env());
+    expect(bad.code).toBe(1);
+    expect(bad.json.error).toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('on or off') });
+    const missing = await runCli(['key', 'create', '--json'], env());
+    expect(missing.json.error.message).toContain('--org');
   });
 });

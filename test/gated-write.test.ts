@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyGatedWrite, type GatedWriteRequest } from '../domain/gate';
+import { applyGatedWrite, recordDecision, type GatedWriteRequest } from '../domain/gate';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
@@ -183,15 +183,28 @@ describe('a gated write', () => {
   });
 
   it('the same write delivered twice applies once', async () => {
+    const keyId = (await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'test agent'`, [org.organization.id])).rows[0].id;
     const request: GatedWriteRequest = {
       orgId: org.organization.id,
       orgSlug: org.organization.slug,
       operation: 'tasks.create',
       input: { title: 'delivered twice', status: 'todo', priority: 'normal', tags: [] },
       interface: 'rest',
-      apiKey: { id: 'key_unused', label: 'test', access: 'read_write', abilities: [] },
+      apiKey: { id: keyId, label: 'test agent', access: 'read_write', abilities: [] },
     };
     const workflowId = `${org.organization.slug}:tasks.create:twice`;
+    await recordDecision(h.db, {
+      workflowId,
+      request,
+      decision: 'allow',
+      reason: 'ok',
+      policyIds: ['allow-writes'],
+      policyErrors: [],
+      policyVersion: 1,
+      resource: {},
+      context: {},
+      reviewExpiresAt: new Date(),
+    });
     const [first, second] = await Promise.all([
       applyGatedWrite(h.db, workflowId, request).catch((error) => error),
       applyGatedWrite(h.db, workflowId, request).catch((error) => error),
@@ -246,5 +259,21 @@ describe('review expiry', () => {
     expect(tasks).toHaveLength(0);
     const { rows: audit } = await short.db.query('SELECT type FROM audit_events WHERE review_id = $1 ORDER BY id', [body.review.id]);
     expect(audit.map((row) => row.type)).toEqual(['gate.decided', 'review.expired']);
+  });
+
+  it('a review past its deadline reads as expired even while no worker has recorded it', async () => {
+    const body = json(await short.request({ method: 'POST', url: '/api/v1/tasks', token: shortOrg.readWriteToken, payload: { title: 'review while down' } }));
+    await short.stopWorker();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, 1600));
+      const read = json(await short.request({ method: 'GET', url: `/api/v1/reviews/${body.review.id}`, token: shortOrg.reviewerToken }));
+      expect(read.data.status).toBe('expired');
+      const pending = json(await short.request({ method: 'GET', url: '/api/v1/reviews?status=pending', token: shortOrg.reviewerToken }));
+      expect(pending.data.map((r: { id: string }) => r.id)).not.toContain(body.review.id);
+      const late = await short.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/approve`, token: shortOrg.reviewerToken });
+      expect(late.statusCode).toBe(409);
+    } finally {
+      await short.startWorker();
+    }
   });
 });

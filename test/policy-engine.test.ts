@@ -38,14 +38,36 @@ describe('the three-way decision', () => {
     expect(evaluatePolicy(none, request())).toMatchObject({ decision: 'deny', policyIds: [], reason: 'No policy permits tasks.create' });
   });
 
-  it('a policy that errors on this request (a missing attribute) does not apply, and says why', () => {
+  it('fails closed: a forbid that cannot be evaluated (a missing attribute) denies, and says why', () => {
     const set = compilePolicySet(`
       @id("allow") permit (principal, action, resource);
-      @id("before-check") forbid (principal, action, resource) when { context.before.status == "done" };
+      @id("done-stays-done") @reason("Done tasks stay done") forbid (principal, action, resource) when { context.before.status == "done" };
     `);
     const result = evaluatePolicy(set, request());
-    expect(result.decision).toBe('allow');
-    expect(result.errors[0]).toContain('before-check');
+    expect(result).toMatchObject({ decision: 'deny', policyIds: ['done-stays-done'] });
+    expect(result.reason).toContain('Done tasks stay done (the policy could not be evaluated');
+    expect(result.errors[0]).toMatch(/^done-stays-done: .*before/);
+  });
+
+  it('fails closed: a review rule that cannot be evaluated holds the write', () => {
+    const set = compilePolicySet(`
+      @id("allow") permit (principal, action, resource);
+      @id("big-change") @decision("review") permit (principal, action, resource) when { context.changes.amount > 100 };
+    `);
+    expect(evaluatePolicy(set, request())).toMatchObject({ decision: 'review', policyIds: ['big-change'] });
+  });
+
+  it('a permit that cannot be evaluated simply does not permit', () => {
+    const set = compilePolicySet('@id("odd") permit (principal, action, resource) when { resource.missing == 1 };');
+    expect(evaluatePolicy(set, request())).toMatchObject({ decision: 'deny', policyIds: [] });
+  });
+
+  it('guards with `has` keep rules that need optional attributes from erroring', () => {
+    const set = compilePolicySet(`
+      @id("allow") permit (principal, action, resource);
+      @id("done-stays-done") forbid (principal, action, resource) when { context has before && context.before.status == "done" };
+    `);
+    expect(evaluatePolicy(set, request())).toMatchObject({ decision: 'allow', errors: [] });
   });
 
   it('unnamed policies get positional ids', () => {

@@ -11,6 +11,8 @@ export interface WorkerOptions {
   taskQueue: string;
   db: Database;
   reviewExpiryMs: number;
+  /** How often a held write re-reads its review (default 15 minutes). */
+  reviewRecheckMs?: number;
   /** A bundle made once ahead (tests, several workers in one process); else the workflows are bundled now. */
   workflowBundle?: WorkflowBundleOption;
 }
@@ -22,7 +24,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     namespace: options.namespace,
     taskQueue: options.taskQueue,
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
-    activities: createActivities({ db: options.db, reviewExpiryMs: options.reviewExpiryMs }),
+    activities: createActivities({
+      db: options.db,
+      reviewExpiryMs: options.reviewExpiryMs,
+      reviewRecheckMs: options.reviewRecheckMs,
+    }),
   });
 }
 

@@ -1,6 +1,6 @@
 import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest, RecordedDecision, ReviewResolution } from '../domain/gate';
+import type { DecisionWithSettings, GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewResolution } from '../domain/gate';
 import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
 
 const quick = proxyActivities<Activities>({
@@ -8,14 +8,11 @@ const quick = proxyActivities<Activities>({
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
 });
 
-/** Once a person approved, the write must happen: keep trying for as long as it takes. */
+/** Once a person approved, the write must happen: outages are retried for as long as it takes. */
 const persistent = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['ReviewNotApproved'] },
 });
-
-/** A held write re-reads its review this often, in case a person's decision was recorded but its signal lost. */
-const reviewRecheckMs = 60 * 60 * 1000;
 
 export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
   let answer: GateAnswer | undefined;
@@ -33,7 +30,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
     return outcome;
   };
 
-  let decision: RecordedDecision;
+  let decision: DecisionWithSettings;
   try {
     decision = await quick.decideGatedWrite(request);
     if (decision.decision === 'deny') {
@@ -59,7 +56,6 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
     policyIds: decision.policyIds,
     review,
   };
-
   const deadline = Date.parse(review.expiresAt);
   let resolution: ReviewResolution | undefined;
   while (!resolution) {
@@ -68,20 +64,30 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
     if (remaining <= 0) {
       status = await persistent.expireReview(review.id);
     } else {
-      await condition(() => reviewNudged, Math.min(remaining, reviewRecheckMs));
+      // A signal wakes the wait at once; the periodic re-read covers a decision whose signal was lost.
+      await condition(() => reviewNudged, Math.min(remaining, decision.reviewRecheckMs));
       reviewNudged = false;
       status = await persistent.readReviewStatus(review.id);
     }
-    if (status === 'approved') {
-      resolution = { status: 'approved', result: await persistent.applyGatedWrite(request, review.id) };
-    } else if (status === 'denied' || status === 'expired') {
-      resolution = { status };
-    }
+    if (status === 'approved') resolution = await applyApproved(request, review.id);
+    else if (status === 'denied' || status === 'expired') resolution = { status };
   }
   return finish({ answer, resolution });
 }
 
-function failedAnswer(error: unknown): GateAnswer {
+/** An approved write that cannot be applied (it conflicts with the data now, say) is recorded, not retried forever. */
+async function applyApproved(request: GatedWriteRequest, reviewId: string): Promise<ReviewResolution> {
+  try {
+    return { status: 'approved', result: await persistent.applyGatedWrite(request, reviewId) };
+  } catch (error) {
+    const answer = failedAnswer(error);
+    const failure = answer.outcome === 'failed' ? { code: answer.code, message: answer.message } : { code: 'unavailable', message: String(error) };
+    await persistent.recordApplyFailure(reviewId, failure);
+    return { status: 'approved', failure };
+  }
+}
+
+function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
   const cause = (error as { cause?: unknown }).cause;
   if (cause instanceof ApplicationFailure && cause.type?.startsWith('AppError:')) {
     const details = cause.details?.[0] as Record<string, unknown> | undefined;

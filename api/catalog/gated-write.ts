@@ -53,8 +53,10 @@ export async function submitGatedWrite(
       });
     }
     scope = { orgId: org.id, apiKeyId: key.keyId, key: idempotencyKey };
-    const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}`).digest('hex').slice(0, 26);
-    const claim = await claimIdempotencyKey(db, scope, requestFingerprint(operation.name, input), `${org.slug}:${operation.write}:idem-${digest}`);
+    const fingerprint = requestFingerprint(operation.name, input);
+    // The body is part of the id: a key whose first run failed can never lend that run's decision to another body.
+    const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}\0${fingerprint}`).digest('hex').slice(0, 26);
+    const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write}:idem-${digest}`);
     if (claim.state === 'replay') return { workflowId: claim.workflowId, answer: claim.answer, replayed: true };
     workflowId = claim.workflowId;
   }
@@ -64,10 +66,14 @@ export async function submitGatedWrite(
     answer = await gate.submit(workflowId, request);
   } catch (error) {
     if (!(error instanceof GateUnavailableError)) throw error;
-    // The workflow may still decide later; a retry with the same Idempotency-Key joins it.
-    throw new AppError('unavailable', 'The write could not be decided in time. Retry with the same Idempotency-Key to learn its outcome.', {
-      workflow_id: workflowId,
-    });
+    // The workflow goes on and may still apply the write; only the wait for its answer ended.
+    throw new AppError(
+      'unavailable',
+      scope
+        ? 'The write was not decided in time; it may still be applied. Retry with the same Idempotency-Key to learn its outcome.'
+        : 'The write was not decided in time; it may still be applied. Check before retrying, and send an Idempotency-Key so that a retry is safe.',
+      { workflow_id: workflowId },
+    );
   }
   if (scope) {
     if (answer.outcome === 'failed' && answer.code === 'unavailable') await releaseIdempotencyKey(db, scope);

@@ -1,4 +1,4 @@
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import {
   createOrganization,
   findOrganization,
@@ -10,7 +10,7 @@ import { planNames } from '../../domain/plans';
 import { emit, table, withDatabase } from '../output';
 
 const onOff = (value: string) => {
-  if (value !== 'on' && value !== 'off') throw new Error('--api-access takes on or off');
+  if (value !== 'on' && value !== 'off') throw new InvalidArgumentError('takes on or off');
   return value === 'on';
 };
 

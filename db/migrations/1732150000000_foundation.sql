@@ -81,6 +81,8 @@ CREATE TABLE gate_decisions (
   decision        text NOT NULL CHECK (decision IN ('allow', 'review', 'deny')),
   reason          text NOT NULL,
   policy_ids      text[] NOT NULL,
+  -- Policies that could not be evaluated for this request (a missing attribute, say).
+  policy_errors   text[] NOT NULL DEFAULT '{}',
   policy_version  integer NOT NULL,
   input           jsonb NOT NULL,
   resource        jsonb NOT NULL,
@@ -101,7 +103,9 @@ CREATE TABLE reviews (
   decided_by   text REFERENCES users(id),
   comment      text,
   applied_at   timestamptz,
-  result       jsonb
+  result       jsonb,
+  -- Set when an approved write could not be applied (the record changed meanwhile, say).
+  failure      jsonb
 );
 CREATE INDEX reviews_org_status ON reviews (org_id, status, id);
 CREATE INDEX reviews_org ON reviews (org_id, id);

@@ -41,11 +41,20 @@ export interface Harness {
   createOrganization(settings?: OrganizationSettings & { policy?: string }): Promise<TestOrganization>;
   /** Stops the worker (held workflows wait in Temporal) and starts a fresh one on the same task queue. */
   restartWorker(): Promise<void>;
+  stopWorker(): Promise<void>;
+  startWorker(): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The real thing per test file: PostgreSQL, the Temporal dev server, a worker on its own task queue, the app. */
-export async function startHarness(options: { reviewExpiryMs?: number } = {}): Promise<Harness> {
+export interface HarnessOptions {
+  reviewExpiryMs?: number;
+  reviewRecheckMs?: number;
+  /** How long the api waits for a gated write's first answer. */
+  answerTimeoutMs?: number;
+}
+
+export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('ERROR') });
     runtimeInstalled = true;
@@ -64,12 +73,22 @@ export async function startHarness(options: { reviewExpiryMs?: number } = {}): P
       taskQueue,
       db,
       reviewExpiryMs: options.reviewExpiryMs ?? 60 * 60 * 1000,
+      reviewRecheckMs: options.reviewRecheckMs,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
   let worker = await newWorker();
-  let running = worker.run();
+  let running: Promise<void> | undefined = worker.run();
+  const stopWorker = async () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+    await running;
+    running = undefined;
+  };
+  const startWorker = async () => {
+    worker = await newWorker();
+    running = worker.run();
+  };
 
-  const gate = createGateClient(temporal, { taskQueue });
+  const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
   const app = await buildApp({ db, gate, publicUrl, logLevel: 'silent' });
 
   const harness: Harness = {
@@ -103,15 +122,14 @@ export async function startHarness(options: { reviewExpiryMs?: number } = {}): P
       };
     },
     async restartWorker() {
-      worker.shutdown();
-      await running;
-      worker = await newWorker();
-      running = worker.run();
+      await stopWorker();
+      await startWorker();
     },
+    stopWorker,
+    startWorker,
     async close() {
       await app.close();
-      if (worker.getState() === 'RUNNING') worker.shutdown();
-      await running;
+      await stopWorker();
       await workerConnection.close();
       await clientConnection.close();
       await db.close();

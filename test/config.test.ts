@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../runtime/config';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', publicUrl: 'http://localhost:3000', reviewExpiryMs: 7 * 24 * 3600 * 1000 });
+    expect(config.temporal).toMatchObject({ namespace: 'default', taskQueue: 'gatehouse', devPort: 7233, uiPort: 8233 });
+  });
+
+  it.each([
+    ['30m', 30 * 60 * 1000],
+    ['12h', 12 * 3600 * 1000],
+    ['30d', 30 * 24 * 3600 * 1000],
+    ['90000', 90_000],
+  ])('reads REVIEW_EXPIRY=%s', (value, ms) => {
+    expect(loadConfig({ REVIEW_EXPIRY: value }).reviewExpiryMs).toBe(ms);
+  });
+
+  it.each([['31d'], ['soon'], ['0']])('refuses REVIEW_EXPIRY=%s with the variable named', (value) => {
+    expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(ConfigError);
+    expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(/REVIEW_EXPIRY/);
+  });
+
+  it('refuses a port that is not one', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrowError(/PORT/);
+  });
+});
