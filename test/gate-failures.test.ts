@@ -2,7 +2,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toActivityFailure } from '../activities';
 import type { PersonActor } from '../domain/actors';
-import { applyGatedWrite, recordDecision, type GatedWriteRequest } from '../domain/gate';
+import { applyGatedWrite, recordDecision } from '../domain/gate';
 import { decideReview } from '../domain/reviews';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -99,19 +99,9 @@ describe('writes the database refuses', () => {
 });
 
 describe('one workflow decides one write', () => {
-  const request = (title: string): GatedWriteRequest => ({
-    orgId: org.organization.id,
-    orgSlug: org.organization.slug,
-    operation: 'tasks.create',
-    input: { title, status: 'todo', priority: 'normal', tags: [] },
-    interface: 'rest',
-    apiKey: { id: '', label: 'test agent', access: 'read_write', abilities: [] },
-  });
-
   it('refuses to record or apply a different write under a workflow id that has decided one', async () => {
-    const keyId = (await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'test agent'`, [org.organization.id])).rows[0].id;
-    const first = { ...request('one write'), apiKey: { ...request('').apiKey, id: keyId } };
-    const other = { ...request('another write'), apiKey: first.apiKey };
+    const first = org.taskRequest('one write');
+    const other = org.taskRequest('another write');
     const workflowId = `${org.organization.slug}:tasks.create:one-write`;
     const decision = {
       workflowId,
@@ -132,9 +122,8 @@ describe('one workflow decides one write', () => {
   });
 
   it('never applies a write that was denied, or held and not approved', async () => {
-    const keyId = (await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'test agent'`, [org.organization.id])).rows[0].id;
     for (const decision of ['deny', 'review'] as const) {
-      const held = { ...request(`${decision} never applied`), apiKey: { ...request('').apiKey, id: keyId } };
+      const held = org.taskRequest(`${decision} never applied`);
       const workflowId = `${org.organization.slug}:tasks.create:${decision}-never`;
       const recorded = await recordDecision(h.db, {
         workflowId,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyGatedWrite, recordDecision, type GatedWriteRequest } from '../domain/gate';
+import { applyGatedWrite, recordDecision } from '../domain/gate';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
@@ -183,15 +183,7 @@ describe('a gated write', () => {
   });
 
   it('the same write delivered twice applies once', async () => {
-    const keyId = (await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'test agent'`, [org.organization.id])).rows[0].id;
-    const request: GatedWriteRequest = {
-      orgId: org.organization.id,
-      orgSlug: org.organization.slug,
-      operation: 'tasks.create',
-      input: { title: 'delivered twice', status: 'todo', priority: 'normal', tags: [] },
-      interface: 'rest',
-      apiKey: { id: keyId, label: 'test agent', access: 'read_write', abilities: [] },
-    };
+    const request = org.taskRequest('delivered twice');
     const workflowId = `${org.organization.slug}:tasks.create:twice`;
     await recordDecision(h.db, {
       workflowId,
@@ -219,14 +211,7 @@ describe('a gated write', () => {
   it('the same workflow started twice (a retried request) decides and writes once', async () => {
     const { createGateClient } = await import('../api/catalog/gate-client');
     const gate = createGateClient(h.temporal, { taskQueue: h.taskQueue });
-    const request: GatedWriteRequest = {
-      orgId: org.organization.id,
-      orgSlug: org.organization.slug,
-      operation: 'tasks.create',
-      input: { title: 'started twice', status: 'todo', priority: 'normal', tags: [] },
-      interface: 'rest',
-      apiKey: { id: (await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'test agent'`, [org.organization.id])).rows[0].id, label: 'test agent', access: 'read_write', abilities: [] },
-    };
+    const request = org.taskRequest('started twice');
     const workflowId = `${org.organization.slug}:tasks.create:started-twice`;
     const [a, b] = await Promise.all([gate.submit(workflowId, request), gate.submit(workflowId, request)]);
     const c = await gate.submit(workflowId, request);

@@ -7,6 +7,7 @@ import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../../db/database';
 import type { Access } from '../../domain/abilities';
+import type { GatedWriteRequest } from '../../domain/gate';
 import { createApiKey } from '../../domain/api-keys';
 import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/organizations';
 import { createPersonalToken, createUser } from '../../domain/people';
@@ -27,6 +28,8 @@ export interface TestOrganization {
   readOnlyToken: string;
   reviewerToken: string;
   memberToken: string;
+  /** A tasks.create request as the read-write key would hand it to the workflow. */
+  taskRequest(title: string): GatedWriteRequest;
   /** A read-write key holding only the abilities named. */
   keyWith(abilities: string[], access?: Access): Promise<string>;
 }
@@ -116,6 +119,14 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         readOnlyToken: readOnly.token,
         reviewerToken: (await createPersonalToken(db, reviewer)).token,
         memberToken: (await createPersonalToken(db, member)).token,
+        taskRequest: (title) => ({
+          orgId: organization.id,
+          orgSlug: organization.slug,
+          operation: 'tasks.create',
+          input: { title, status: 'todo', priority: 'normal', tags: [] },
+          interface: 'rest',
+          apiKey: { id: readWrite.key.id, label: readWrite.key.label, access: 'read_write', abilities: readWrite.key.abilities },
+        }),
         async keyWith(abilities, access = 'read_write') {
           return (await createApiKey(db, { orgId: organization.id, label: `narrow ${abilities.join(',')}`, access, abilities })).token;
         },
