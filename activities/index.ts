@@ -36,6 +36,7 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
         const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
         if (proposal.before) context.before = proposal.before;
         if (proposal.changes) context.changes = proposal.changes;
+        Object.assign(context, proposal.context);
         const decided = evaluatePolicy(policySet, {
           principal: {
             type: 'ApiKey',
@@ -120,8 +121,15 @@ export function toActivityFailure(error: unknown): unknown {
   const sqlState = (error as { code?: unknown }).code;
   if (typeof sqlState === 'string' && /^2[23][0-9A-Z]{3}$/.test(sqlState)) {
     const code = sqlState.startsWith('22') ? 'validation_failed' : 'conflict';
+    const messages: Record<string, string> = {
+      validation_failed: 'The database refused a value of this write',
+      conflict:
+        sqlState === '23503'
+          ? 'The write conflicts with other records: the record is still referred to (by tasks or work logs, say), or refers to one that is gone'
+          : 'The write conflicts with the data as it is now',
+    };
     return ApplicationFailure.create({
-      message: code === 'validation_failed' ? 'The database refused a value of this write' : 'The write conflicts with the data as it is now',
+      message: messages[code]!,
       type: `AppError:${code}`,
       nonRetryable: true,
     });

@@ -172,7 +172,7 @@ export async function applyGatedWrite(
   return db.transaction(async (tx) => {
     // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
     const { rows: decisions } = await tx.query(
-      `SELECT decision, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
+      `SELECT decision, context, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
       [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
     );
     const decided = decisions[0];
@@ -195,7 +195,7 @@ export async function applyGatedWrite(
       return done.rows[0].result;
     }
 
-    const applied = await write.apply(tx, request.orgId, input);
+    const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before });
     await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
       workflowId,
       applied.resourceId,

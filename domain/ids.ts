@@ -2,7 +2,9 @@ import { monotonicFactory } from 'ulid';
 
 const nextUlid = monotonicFactory();
 
-export type IdPrefix = 'org' | 'key' | 'usr' | 'pat' | 'task' | 'dec' | 'rev' | 'evt';
+export type IdPrefix =
+  | 'org' | 'key' | 'usr' | 'pat' | 'dec' | 'rev' | 'evt'
+  | 'task' | 'prj' | 'cus' | 'cal' | 'mem' | 'prd' | 'inv' | 'bkg' | 'exp' | 'wlg' | 'mtg';
 
 /** Opaque ids that sort by creation time, so they double as a stable pagination order. */
 export function newId(prefix: IdPrefix): string {

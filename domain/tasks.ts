@@ -3,6 +3,8 @@ import type { Queryable } from '../db/database';
 import { calendarDate, text } from './fields';
 import { newId } from './ids';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
+import { Filters } from './query';
+import { loadRecord, plainRecord } from './records';
 
 export const taskStatuses = ['todo', 'in_progress', 'blocked', 'done', 'cancelled'] as const;
 export const taskPriorities = ['low', 'normal', 'high', 'urgent'] as const;
@@ -11,6 +13,12 @@ const status = z
   .enum(taskStatuses)
   .describe('Where the task stands: todo (not started), in_progress, blocked (waiting on something), done, cancelled');
 const priority = z.enum(taskPriorities).describe('How urgent the task is: low, normal, high or urgent');
+const taskId = z.string().max(100).describe('The task id, e.g. task_01j…');
+export const ifMatch = z
+  .string()
+  .max(100)
+  .optional()
+  .describe('The ETag of the record as you last read it (the version, quoted, e.g. "3"); the write is refused with 409 if it changed since');
 
 export const taskSchema = z
   .object({
@@ -21,6 +29,10 @@ export const taskSchema = z
     priority,
     due_on: z.iso.date().nullable().describe('The day the task is due (YYYY-MM-DD), or null'),
     tags: z.array(z.string()).describe('Free-form labels'),
+    project_id: z.string().nullable().describe('The project the task belongs to, or null'),
+    assignee_id: z.string().nullable().describe('The team member doing the task (see /v1/team-members), or null'),
+    meeting_ingest_id: z.string().nullable().describe('The meeting the task was extracted from, or null'),
+    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
     created_at: z.iso.datetime().describe('When the task was created (RFC 3339, UTC)'),
     updated_at: z.iso.datetime().describe('When the task last changed (RFC 3339, UTC)'),
   })
@@ -28,61 +40,93 @@ export const taskSchema = z
 
 export type Task = z.infer<typeof taskSchema>;
 
-export const createTaskInput = z.strictObject({
+const taskFields = {
   title: text({ max: 500 }).trim().min(1).describe('A short summary of the work, 1 to 500 characters'),
-  description: text({ max: 20_000 }).optional().describe('Details, context or acceptance criteria'),
+  description: text({ max: 20_000 }).describe('Details, context or acceptance criteria'),
+  status,
+  priority,
+  due_on: calendarDate.describe('The day the task is due, YYYY-MM-DD'),
+  tags: z.array(text({ max: 50 }).trim().min(1)).max(20).describe('Free-form labels, at most 20, each up to 50 characters'),
+  project_id: z.string().max(100).describe('The project the task belongs to (a project id)'),
+  assignee_id: z.string().max(100).describe('Who does it: a team member id from /v1/team-members'),
+};
+
+export const createTaskInput = z.strictObject({
+  title: taskFields.title,
+  description: taskFields.description.optional(),
   status: status.default('todo'),
   priority: priority.default('normal'),
-  due_on: calendarDate.optional().describe('The day the task is due, YYYY-MM-DD'),
-  tags: z
-    .array(text({ max: 50 }).trim().min(1))
-    .max(20)
-    .default([])
-    .describe('Free-form labels, at most 20, each up to 50 characters'),
+  due_on: taskFields.due_on.optional(),
+  tags: taskFields.tags.default([]),
+  project_id: taskFields.project_id.optional(),
+  assignee_id: taskFields.assignee_id.optional(),
+});
+export type CreateTaskInput = z.infer<typeof createTaskInput>;
+
+export const updateTaskInput = z.strictObject({
+  id: taskId,
+  title: taskFields.title.optional(),
+  description: taskFields.description.nullable().optional(),
+  status: status.optional(),
+  priority: priority.optional(),
+  due_on: taskFields.due_on.nullable().optional(),
+  tags: taskFields.tags.optional(),
+  project_id: taskFields.project_id.nullable().optional(),
+  assignee_id: taskFields.assignee_id.nullable().optional(),
+  if_match: ifMatch,
 });
 
-export type CreateTaskInput = z.infer<typeof createTaskInput>;
+export const taskIdInput = z.strictObject({ id: taskId });
+export const deleteTaskInput = z.strictObject({ id: taskId, if_match: ifMatch });
 
 export const listTasksInput = z.strictObject({
   status: status.optional().describe('Only tasks with this status'),
+  project_id: z.string().max(100).optional().describe('Only tasks of this project'),
+  assignee_id: z.string().max(100).optional().describe('Only tasks assigned to this team member'),
+  due_after: calendarDate.optional().describe('Only tasks due on or after this day (YYYY-MM-DD)'),
+  due_before: calendarDate.optional().describe('Only tasks due on or before this day (YYYY-MM-DD)'),
   ...pageInput,
 });
-
 export type ListTasksInput = z.infer<typeof listTasksInput>;
-
-const columns = 'id, title, description, status, priority, due_on, tags, created_at, updated_at';
 
 /** Newest first; the cursor is the last id shown, since ids sort by creation time. */
 export async function listTasks(db: Queryable, orgId: string, input: ListTasksInput): Promise<Page<Task>> {
-  const after = decodeCursor(input.cursor);
-  const { rows } = await db.query(
-    `SELECT ${columns} FROM tasks
-     WHERE org_id = $1 AND ($2::text IS NULL OR status = $2) AND ($3::text IS NULL OR id < $3)
-     ORDER BY id DESC LIMIT $4`,
-    [orgId, input.status ?? null, after ?? null, input.limit + 1],
-  );
+  const filters = new Filters(orgId)
+    .add('status = $?', input.status)
+    .add('project_id = $?', input.project_id)
+    .add('assignee_id = $?', input.assignee_id)
+    .add('due_on >= $?', input.due_after)
+    .add('due_on <= $?', input.due_before)
+    .add('id < $?', decodeCursor(input.cursor));
+  const { rows } = await db.query(`SELECT * FROM tasks ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
   return toPage(rows.map(taskFromRow), input.limit);
 }
 
-export async function insertTask(tx: Queryable, orgId: string, input: CreateTaskInput): Promise<Task> {
+export async function getTask(db: Queryable, orgId: string, id: string): Promise<Task> {
+  return (await loadRecord(db, 'tasks', 'task', orgId, id)) as Task;
+}
+
+export async function insertTask(tx: Queryable, orgId: string, input: CreateTaskInput, meetingIngestId?: string): Promise<Task> {
   const { rows } = await tx.query(
-    `INSERT INTO tasks (id, org_id, title, description, status, priority, due_on, tags)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING ${columns}`,
-    [newId('task'), orgId, input.title, input.description ?? null, input.status, input.priority, input.due_on ?? null, input.tags],
+    `INSERT INTO tasks (id, org_id, title, description, status, priority, due_on, tags, project_id, assignee_id, meeting_ingest_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING *`,
+    [
+      newId('task'),
+      orgId,
+      input.title,
+      input.description ?? null,
+      input.status,
+      input.priority,
+      input.due_on ?? null,
+      input.tags,
+      input.project_id ?? null,
+      input.assignee_id ?? null,
+      meetingIngestId ?? null,
+    ],
   );
   return taskFromRow(rows[0]);
 }
 
 export function taskFromRow(row: Record<string, unknown>): Task {
-  return {
-    id: row.id as string,
-    title: row.title as string,
-    description: (row.description as string | null) ?? null,
-    status: row.status as Task['status'],
-    priority: row.priority as Task['priority'],
-    due_on: (row.due_on as string | null) ?? null,
-    tags: row.tags as string[],
-    created_at: (row.created_at as Date).toISOString(),
-    updated_at: (row.updated_at as Date).toISOString(),
-  };
+  return plainRecord(row) as Task;
 }

@@ -77,7 +77,10 @@ describe('keys and abilities', () => {
     const tasks = me.endpoints.find((family: { family: string }) => family.family === 'tasks');
     expect(tasks.operations).toEqual([
       { name: 'tasks.list', method: 'GET', path: '/v1/tasks', allowed: true },
+      { name: 'tasks.get', method: 'GET', path: '/v1/tasks/{id}', allowed: true },
       { name: 'tasks.create', method: 'POST', path: '/v1/tasks', allowed: false },
+      { name: 'tasks.update', method: 'PATCH', path: '/v1/tasks/{id}', allowed: false },
+      { name: 'tasks.delete', method: 'DELETE', path: '/v1/tasks/{id}', allowed: false },
     ]);
     const person = json(await h.request({ method: 'GET', url: '/api/v1/me', token: acme.reviewerToken })).data;
     expect(person.token).toMatchObject({ type: 'personal', user: { role: 'reviewer' } });

@@ -1,5 +1,6 @@
 import type { Caller } from '../../domain/actors';
 import { AppError } from '../../domain/errors';
+import { planByName } from '../../domain/plans';
 import type { Operation } from './operation';
 
 /**
@@ -9,6 +10,12 @@ import type { Operation } from './operation';
 export function authorize(operation: Operation, caller: Caller): void {
   if (!caller.organization.apiAccess) {
     throw new AppError('api_access_disabled', `API access is turned off for the organization ${caller.organization.slug}`);
+  }
+  if (operation.feature && !planByName(caller.organization.plan).features.includes(operation.feature)) {
+    throw new AppError('feature_not_in_plan', `${operation.name} needs the ${operation.feature} feature, which the ${caller.organization.plan} plan does not include`, {
+      feature: operation.feature,
+      plan: caller.organization.plan,
+    });
   }
   const { actor } = caller;
   if (actor.kind === 'api_key') {

@@ -1,13 +1,22 @@
+import { calendarOperations } from './calendar';
+import { customerOperations } from './customers';
 import { getMe } from './me';
+import { meetingIngestOperations } from './meeting-ingests';
 import type { Operation } from './operation';
+import { projectOperations } from './projects';
+import { recordOperations } from './records';
 import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation } from './reviews';
-import { createTaskOperation, listTasksOperation } from './tasks';
+import { taskOperations } from './tasks';
 
 /** Every operation of the API, declared once; REST routes, MCP tools and the OpenAPI document loop over it. */
 export const catalog: readonly Operation[] = [
   getMe,
-  listTasksOperation,
-  createTaskOperation,
+  ...taskOperations,
+  ...projectOperations,
+  ...customerOperations,
+  ...calendarOperations,
+  ...recordOperations,
+  ...meetingIngestOperations,
   listReviewsOperation,
   getReviewOperation,
   approveReviewOperation,

@@ -4,6 +4,7 @@ import type { Ability } from '../../domain/abilities';
 import type { Caller, Role } from '../../domain/actors';
 import type { Interface } from '../../domain/gate';
 import type { Page } from '../../domain/pagination';
+import type { Feature } from '../../domain/plans';
 import type { GateClient } from './gate-client';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
@@ -41,6 +42,8 @@ interface OperationBase<Input extends z.ZodObject> {
   input: Input;
   output: z.ZodType;
   access: OperationAccess;
+  /** A plan feature the operation needs (expenses, work_logs); without it: 403 feature_not_in_plan. */
+  feature?: Feature;
 }
 
 /** Reads change nothing; lists answer a page. */

@@ -1,35 +1,52 @@
-import { z } from 'zod';
-import { createTaskInput, listTasks, listTasksInput, taskSchema } from '../../domain/tasks';
-import { defineOperation } from './operation';
+import { getTask, listTasks, listTasksInput, taskIdInput, taskSchema } from '../../domain/tasks';
+import { gatedOperation, getOperation, listOperation } from './define';
 
-export const listTasksOperation = defineOperation({
-  kind: 'read',
-  name: 'tasks.list',
-  family: 'tasks',
-  summary: 'List tasks',
-  description: "Lists the organization's tasks, newest first, optionally only those with one status. Paginated.",
-  method: 'GET',
-  path: '/tasks',
-  list: true,
-  input: listTasksInput,
-  output: z.array(taskSchema),
-  access: { apiKey: { ability: 'tasks.read' } },
-  handler: (input, { db, caller }) => listTasks(db, caller.organization.id, input),
-});
-
-export const createTaskOperation = defineOperation({
-  kind: 'gated_write',
-  name: 'tasks.create',
-  family: 'tasks',
-  summary: 'Create a task',
-  description:
-    "Creates a task. Gated: the organization's policy allows it (201, the task), holds it for a person's review (202 pending_review) or denies it (403 policy_denied).",
-  method: 'POST',
-  path: '/tasks',
-  input: createTaskInput,
-  output: taskSchema,
-  access: { apiKey: { ability: 'tasks.write' } },
-  write: 'tasks.create',
-  successStatus: 201,
-  destructive: false,
-});
+export const taskOperations = [
+  listOperation({
+    name: 'tasks.list',
+    summary: 'List tasks',
+    description:
+      "Lists the organization's tasks, newest first; filter by status, project, assignee and a due-date range. Paginated.",
+    path: '/tasks',
+    input: listTasksInput,
+    item: taskSchema,
+    handler: (input, { db, caller }) => listTasks(db, caller.organization.id, input),
+  }),
+  getOperation({
+    name: 'tasks.get',
+    summary: 'Read a task',
+    description: 'One task by id. The ETag header carries its version, for a safe update with If-Match.',
+    path: '/tasks/:id',
+    input: taskIdInput,
+    output: taskSchema,
+    handler: (input, { db, caller }) => getTask(db, caller.organization.id, input.id),
+  }),
+  gatedOperation({
+    name: 'tasks.create',
+    summary: 'Create a task',
+    description: 'Creates a task (title required), optionally in a project and assigned to a team member.',
+    method: 'POST',
+    path: '/tasks',
+    output: taskSchema,
+    write: 'tasks.create',
+  }),
+  gatedOperation({
+    name: 'tasks.update',
+    summary: 'Update a task',
+    description:
+      'Changes the fields sent (null clears an optional field). Send If-Match with the ETag of your last read to be refused (409) rather than overwrite a newer change.',
+    method: 'PATCH',
+    path: '/tasks/:id',
+    output: taskSchema,
+    write: 'tasks.update',
+  }),
+  gatedOperation({
+    name: 'tasks.delete',
+    summary: 'Delete a task',
+    description: 'Deletes a task; the answer is the task as it was. By default deletes are held for review.',
+    method: 'DELETE',
+    path: '/tasks/:id',
+    output: taskSchema,
+    write: 'tasks.delete',
+  }),
+];

@@ -3,6 +3,7 @@ import type { Database } from '../../db/database';
 import { authenticate } from '../../domain/authenticate';
 import { AppError } from '../../domain/errors';
 import type { Page } from '../../domain/pagination';
+import { etagOf } from '../../domain/records';
 import { authorize } from '../catalog/access';
 import type { GateClient } from '../catalog/gate-client';
 import { submitGatedWrite } from '../catalog/gated-write';
@@ -53,7 +54,8 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
       Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
     );
     const answer = gateAnswerToHttp(operation, submitted.answer, options.apiBaseUrl);
-    reply.headers({ ...answer.headers, 'x-gatehouse-workflow-id': submitted.workflowId });
+    reply.headers({ ...answer.headers, ...etagHeader(submitted.answer.outcome === 'applied' ? submitted.answer.result : undefined) });
+    reply.header('x-gatehouse-workflow-id', submitted.workflowId);
     if (submitted.replayed) reply.header('idempotent-replayed', 'true');
     return reply.status(answer.status).send(answer.body);
   }
@@ -63,7 +65,14 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
     const page = data as Page<unknown>;
     return reply.send({ success: true, data: page.items, page: { next_cursor: page.nextCursor } });
   }
+  reply.headers(etagHeader(data));
   return reply.send({ success: true, data });
+}
+
+/** A single record's ETag is its version, for If-Match on the next update. */
+function etagHeader(data: unknown): Record<string, string> {
+  const version = (data as { version?: unknown } | null)?.version;
+  return typeof version === 'number' ? { etag: etagOf(version) } : {};
 }
 
 /** One input object per operation: path parameters, plus the query (GET) or the JSON body (writes). */
@@ -80,7 +89,9 @@ function parseInput(operation: Operation, request: FastifyRequest, params: Recor
       });
     }
   }
-  const parsed = operation.input.safeParse({ ...(rest as object), ...fromPath });
+  const ifMatch = request.headers['if-match'];
+  const fromHeaders = 'if_match' in operation.input.shape && typeof ifMatch === 'string' ? { if_match: ifMatch } : {};
+  const parsed = operation.input.safeParse({ ...(rest as object), ...fromHeaders, ...fromPath });
   if (!parsed.success) throw validationError(parsed.error);
   return parsed.data;
 }

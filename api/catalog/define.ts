@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import type { Ability } from '../../domain/abilities';
+import type { Page } from '../../domain/pagination';
+import type { Feature } from '../../domain/plans';
+import { gatedWrites } from '../../domain/gated-writes';
+import { defineOperation, type GatedWriteOperation, type OperationContext, type ReadOperation } from './operation';
+
+// Shorthands for the common shapes of operations; each operation is still declared once, in its family's file.
+
+interface Common {
+  name: string;
+  summary: string;
+  description: string;
+  path: string;
+  feature?: Feature;
+}
+
+export function listOperation<Input extends z.ZodObject, Item extends z.ZodType>(
+  spec: Common & { input: Input; item: Item; handler: (input: z.infer<Input>, context: OperationContext) => Promise<Page<unknown>> },
+): ReadOperation<Input> {
+  const family = spec.name.split('.')[0]!;
+  return defineOperation({
+    kind: 'read',
+    list: true,
+    family,
+    method: 'GET',
+    output: z.array(spec.item),
+    access: { apiKey: { ability: `${family}.read` as Ability } },
+    ...spec,
+  });
+}
+
+export function getOperation<Input extends z.ZodObject>(
+  spec: Common & { input: Input; output: z.ZodType; handler: (input: z.infer<Input>, context: OperationContext) => Promise<unknown> },
+): ReadOperation<Input> {
+  const family = spec.name.split('.')[0]!;
+  return defineOperation({
+    kind: 'read',
+    list: false,
+    family,
+    method: 'GET',
+    access: { apiKey: { ability: `${family}.read` as Ability } },
+    ...spec,
+  });
+}
+
+const gateNote =
+  " Gated: the organization's policy allows it (the record), holds it for a person's review (202 pending_review) or denies it (403 policy_denied).";
+
+/** A write through the gate; its input is the gated write's own, so the two never drift apart. */
+export function gatedOperation(
+  spec: Common & { method: 'POST' | 'PATCH' | 'DELETE'; output: z.ZodType; write: string; successStatus?: 200 | 201 },
+): GatedWriteOperation {
+  const family = spec.name.split('.')[0]!;
+  const write = gatedWrites[spec.write];
+  if (!write) throw new Error(`no gated write ${spec.write}`);
+  return defineOperation({
+    kind: 'gated_write',
+    family,
+    access: { apiKey: { ability: `${family}.write` as Ability } },
+    input: write.input as z.ZodObject,
+    successStatus: spec.successStatus ?? (spec.method === 'POST' ? 201 : 200),
+    destructive: spec.method === 'DELETE',
+    ...spec,
+    description: `${spec.description}${gateNote}`,
+  });
+}

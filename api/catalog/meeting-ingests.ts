@@ -1,0 +1,33 @@
+import { getMeetingIngest, listMeetingIngests, listMeetingIngestsInput, meetingIngestIdInput, meetingIngestSchema } from '../../domain/meeting-ingests';
+import { gatedOperation, getOperation, listOperation } from './define';
+
+export const meetingIngestOperations = [
+  listOperation({
+    name: 'meeting_ingests.list',
+    summary: 'List meeting ingests',
+    description: 'Posted meeting transcripts with the tasks each created, newest first. Paginated.',
+    path: '/meeting-ingests',
+    input: listMeetingIngestsInput,
+    item: meetingIngestSchema,
+    handler: (input, { db, caller }) => listMeetingIngests(db, caller.organization.id, input),
+  }),
+  getOperation({
+    name: 'meeting_ingests.get',
+    summary: 'Read a meeting ingest',
+    description: 'One meeting transcript with the tasks it created.',
+    path: '/meeting-ingests/:id',
+    input: meetingIngestIdInput,
+    output: meetingIngestSchema,
+    handler: (input, { db, caller }) => getMeetingIngest(db, caller.organization.id, input.id),
+  }),
+  gatedOperation({
+    name: 'meeting_ingests.create',
+    summary: 'Turn meeting notes into tasks',
+    description:
+      'Posts a meeting transcript with the tasks extracted from it. One gated write: the ingest and all its tasks are created together, or none; a reviewer sees the whole batch (the policy sees resource.task_count and resource.tasks).',
+    method: 'POST',
+    path: '/meeting-ingests',
+    output: meetingIngestSchema,
+    write: 'meeting_ingests.create',
+  }),
+];

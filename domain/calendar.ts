@@ -1,0 +1,205 @@
+import { z } from 'zod';
+import type { Queryable } from '../db/database';
+import { AppError } from './errors';
+import { text } from './fields';
+import { newId } from './ids';
+import { decodeCursor, encodeCursor, pageInput, toPage, type Page } from './pagination';
+import { Filters } from './query';
+import { loadRecord, plainRecord } from './records';
+import { ifMatch } from './tasks';
+
+const eventId = z.string().max(100).describe('The event id, e.g. cal_01j…');
+const instant = z.iso.datetime({ offset: true });
+
+export const eventSchema = z
+  .object({
+    id: z.string(),
+    title: z.string(),
+    description: z.string().nullable(),
+    location: z.string().nullable().describe('Where: a room, an address or a meeting link'),
+    starts_at: z.iso.datetime(),
+    ends_at: z.iso.datetime(),
+    attendee_ids: z.array(z.string()).describe('Team members taking part (team member ids)'),
+    customer_id: z.string().nullable().describe('The customer the event is with, if any'),
+    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime(),
+  })
+  .describe('A calendar event: time booked for team members');
+export type CalendarEvent = z.infer<typeof eventSchema>;
+
+const fields = {
+  title: text({ max: 300 }).trim().min(1).describe('What the time is for, 1 to 300 characters'),
+  description: text({ max: 20_000 }).describe('Agenda or details'),
+  location: text({ max: 500 }).describe('A room, an address or a meeting link'),
+  starts_at: instant.describe('Start, RFC 3339 with offset, e.g. 2026-11-24T09:00:00+01:00'),
+  ends_at: instant.describe('End, RFC 3339 with offset; after starts_at'),
+  attendee_ids: z.array(z.string().max(100)).max(50).describe('Team member ids of those taking part'),
+  customer_id: z.string().max(100).describe('The customer the event is with (a customer id)'),
+};
+
+const endsAfterStart = (value: { starts_at?: string; ends_at?: string }) =>
+  !value.starts_at || !value.ends_at || Date.parse(value.ends_at) > Date.parse(value.starts_at);
+const endsAfterStartIssue = { message: 'ends_at must be after starts_at', path: ['ends_at'] };
+
+export const bookEventInput = z
+  .strictObject({
+    title: fields.title,
+    description: fields.description.optional(),
+    location: fields.location.optional(),
+    starts_at: fields.starts_at,
+    ends_at: fields.ends_at,
+    attendee_ids: fields.attendee_ids.default([]),
+    customer_id: fields.customer_id.optional(),
+  })
+  .refine(endsAfterStart, endsAfterStartIssue);
+export type BookEventInput = z.infer<typeof bookEventInput>;
+
+export const updateEventInput = z
+  .strictObject({
+    id: eventId,
+    title: fields.title.optional(),
+    description: fields.description.nullable().optional(),
+    location: fields.location.nullable().optional(),
+    starts_at: fields.starts_at.optional(),
+    ends_at: fields.ends_at.optional(),
+    attendee_ids: fields.attendee_ids.optional(),
+    customer_id: fields.customer_id.nullable().optional(),
+    if_match: ifMatch,
+  })
+  .refine(endsAfterStart, endsAfterStartIssue);
+export const eventIdInput = z.strictObject({ id: eventId });
+export const deleteEventInput = z.strictObject({ id: eventId, if_match: ifMatch });
+
+const range = {
+  from: instant.optional().describe('Start of the window, RFC 3339 (default: now)'),
+  to: instant.optional().describe('End of the window, RFC 3339 (default: 30 days after from; at most 366 days after it)'),
+};
+
+export const listEventsInput = z.strictObject({
+  ...range,
+  attendee_id: z.string().max(100).optional().describe('Only events this team member attends'),
+  customer_id: z.string().max(100).optional().describe('Only events with this customer'),
+  ...pageInput,
+});
+
+function window(input: { from?: string; to?: string }): { from: Date; to: Date } {
+  const from = input.from ? new Date(input.from) : new Date();
+  const to = input.to ? new Date(input.to) : new Date(from.getTime() + 30 * 86_400_000);
+  if (to <= from) throw new AppError('validation_failed', 'to must be after from', { fields: [{ field: 'to', message: 'must be after from' }] });
+  if (to.getTime() - from.getTime() > 366 * 86_400_000) {
+    throw new AppError('validation_failed', 'the window is at most 366 days', { fields: [{ field: 'to', message: 'at most 366 days after from' }] });
+  }
+  return { from, to };
+}
+
+export async function listEvents(db: Queryable, orgId: string, input: z.infer<typeof listEventsInput>): Promise<Page<CalendarEvent>> {
+  const { from, to } = window(input);
+  const filters = new Filters(orgId)
+    .add('ends_at > $?', from)
+    .add('starts_at < $?', to)
+    .add('$? = ANY (attendee_ids)', input.attendee_id)
+    .add('customer_id = $?', input.customer_id)
+    .add('id < $?', decodeCursor(input.cursor));
+  const { rows } = await db.query(`SELECT * FROM events ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
+  return toPage(rows.map((row) => plainRecord(row) as CalendarEvent), input.limit);
+}
+
+export async function getEvent(db: Queryable, orgId: string, id: string): Promise<CalendarEvent> {
+  return (await loadRecord(db, 'events', 'event', orgId, id)) as CalendarEvent;
+}
+
+export async function insertEvent(tx: Queryable, orgId: string, input: BookEventInput): Promise<CalendarEvent> {
+  const { rows } = await tx.query(
+    `INSERT INTO events (id, org_id, title, description, location, starts_at, ends_at, attendee_ids, customer_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
+    [newId('cal'), orgId, input.title, input.description ?? null, input.location ?? null, input.starts_at, input.ends_at, input.attendee_ids, input.customer_id ?? null],
+  );
+  return plainRecord(rows[0]) as CalendarEvent;
+}
+
+/**
+ * What a booking would collide with: the same attendees' other events and bookings in that time. The
+ * policy sees it as context.double_booked and context.overlapping_ids.
+ */
+export async function findOverlaps(
+  db: Queryable,
+  orgId: string,
+  booking: { starts_at: string; ends_at: string; attendee_ids: string[] },
+  excludeId?: string,
+): Promise<string[]> {
+  if (booking.attendee_ids.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT id FROM events WHERE org_id = $1 AND attendee_ids && $2::text[] AND starts_at < $4 AND ends_at > $3 AND id <> $5
+     UNION ALL
+     SELECT id FROM bookings WHERE org_id = $1 AND staff_member_id = ANY ($2::text[]) AND status <> 'cancelled' AND starts_at < $4 AND ends_at > $3
+     ORDER BY id LIMIT 50`,
+    [orgId, booking.attendee_ids, booking.starts_at, booking.ends_at, excludeId ?? ''],
+  );
+  return rows.map((row) => row.id as string);
+}
+
+export const calendarItemSchema = z
+  .object({
+    source: z.enum(['event', 'booking', 'task_due']).describe('Where the item comes from: a calendar event, a booking, or a task due that day'),
+    id: z.string().describe('The id of the event, booking or task'),
+    title: z.string(),
+    starts_at: z.iso.datetime(),
+    ends_at: z.iso.datetime(),
+    all_day: z.boolean().describe('True for task due dates (midnight to midnight in the organization’s time zone)'),
+    attendee_ids: z.array(z.string()).describe('Team members involved (attendees, the booked staff member, the assignee)'),
+    customer_id: z.string().nullable(),
+    status: z.string().nullable().describe('The booking’s or task’s status; null for events'),
+  })
+  .describe('One item of the unified calendar');
+export type CalendarItem = z.infer<typeof calendarItemSchema>;
+
+export const calendarFeedInput = z.strictObject({
+  ...range,
+  sources: z
+    .string()
+    .max(100)
+    .optional()
+    .transform((value) => value?.split(',').map((s) => s.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(['event', 'booking', 'task_due'])).optional())
+    .describe('Comma-separated sources to include: event, booking, task_due (default: all)'),
+  attendee_id: z.string().max(100).optional().describe('Only items involving this team member'),
+  ...pageInput,
+});
+
+/** Events, bookings and task due dates in one time-ordered feed; the cursor is the last (start, id) shown. */
+export async function calendarFeed(db: Queryable, orgId: string, timezone: string, input: z.infer<typeof calendarFeedInput>): Promise<Page<CalendarItem>> {
+  const { from, to } = window(input);
+  const sources = input.sources?.length ? input.sources : ['event', 'booking', 'task_due'];
+  const after = input.cursor ? decodeFeedCursor(input.cursor) : undefined;
+  const { rows } = await db.query(
+    `WITH items AS (
+       SELECT 'event' AS source, id, title, starts_at, ends_at, false AS all_day, attendee_ids, customer_id, NULL::text AS status
+       FROM events WHERE org_id = $1 AND ends_at > $2 AND starts_at < $3
+       UNION ALL
+       SELECT 'booking', id, title, starts_at, ends_at, false, ARRAY_REMOVE(ARRAY[staff_member_id], NULL), customer_id, status
+       FROM bookings WHERE org_id = $1 AND ends_at > $2 AND starts_at < $3
+       UNION ALL
+       SELECT 'task_due', id, title, (due_on::timestamp AT TIME ZONE $4), ((due_on + 1)::timestamp AT TIME ZONE $4), true,
+              ARRAY_REMOVE(ARRAY[assignee_id], NULL), NULL, status
+       FROM tasks WHERE org_id = $1 AND due_on IS NOT NULL
+         AND (due_on + 1)::timestamp AT TIME ZONE $4 > $2 AND due_on::timestamp AT TIME ZONE $4 < $3
+     )
+     SELECT * FROM items
+     WHERE source = ANY ($5::text[]) AND ($6::text IS NULL OR $6 = ANY (attendee_ids))
+       AND ($7::timestamptz IS NULL OR (starts_at, id) > ($7, $8))
+     ORDER BY starts_at, id LIMIT $9`,
+    [orgId, from, to, timezone, sources, input.attendee_id ?? null, after?.startsAt ?? null, after?.id ?? '', input.limit + 1],
+  );
+  const items = rows.slice(0, input.limit).map((row) => plainRecord(row) as CalendarItem);
+  const last = items.at(-1);
+  return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.starts_at}|${last.id}`) : null };
+}
+
+function decodeFeedCursor(cursor: string): { startsAt: string; id: string } {
+  const [startsAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!startsAt || !id || Number.isNaN(Date.parse(startsAt)) || !/^[a-z]+_[0-9a-z]{26}$/.test(id)) {
+    throw new AppError('validation_failed', 'cursor is not one this API gave out', { fields: [{ field: 'cursor', message: 'not a cursor from this feed' }] });
+  }
+  return { startsAt, id };
+}

@@ -1,0 +1,129 @@
+import { z } from 'zod';
+import type { Queryable } from '../db/database';
+import { AppError } from './errors';
+import { text } from './fields';
+import { newId } from './ids';
+import { decodeCursor, encodeCursor, pageInput, type Page } from './pagination';
+import { Filters } from './query';
+import { loadRecord, plainRecord } from './records';
+import { ifMatch } from './tasks';
+
+const customerId = z.string().max(100).describe('The customer id, e.g. cus_01j…');
+
+export const customerSchema = z
+  .object({
+    id: z.string(),
+    name: z.string().describe("The customer's name (a person, or the contact at a company)"),
+    company: z.string().nullable().describe('The company, if any'),
+    email: z.string().nullable(),
+    phone: z.string().nullable(),
+    tags: z.array(z.string()).describe('Labels such as vip, lead, wholesale'),
+    notes: z.string().nullable().describe('Free-form notes about the customer'),
+    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
+    created_at: z.iso.datetime(),
+    updated_at: z.iso.datetime().describe('When the customer last changed; the key of incremental sync'),
+  })
+  .describe('A customer of the organization');
+export type Customer = z.infer<typeof customerSchema>;
+
+const fields = {
+  name: text({ max: 200 }).trim().min(1).describe("The customer's name, 1 to 200 characters"),
+  company: text({ max: 200 }).describe('The company, if any'),
+  email: z.email().max(320).describe('Email address'),
+  phone: text({ max: 50 }).describe('Phone number, as written'),
+  tags: z.array(text({ max: 50 }).trim().min(1)).max(20).describe('Labels, at most 20'),
+  notes: text({ max: 20_000 }).describe('Free-form notes'),
+};
+
+export const createCustomerInput = z.strictObject({
+  name: fields.name,
+  company: fields.company.optional(),
+  email: fields.email.optional(),
+  phone: fields.phone.optional(),
+  tags: fields.tags.default([]),
+  notes: fields.notes.optional(),
+});
+export type CreateCustomerInput = z.infer<typeof createCustomerInput>;
+
+export const updateCustomerInput = z.strictObject({
+  id: customerId,
+  name: fields.name.optional(),
+  company: fields.company.nullable().optional(),
+  email: fields.email.nullable().optional(),
+  phone: fields.phone.nullable().optional(),
+  tags: fields.tags.optional(),
+  notes: fields.notes.nullable().optional(),
+  if_match: ifMatch,
+});
+export const customerIdInput = z.strictObject({ id: customerId });
+
+export const listCustomersInput = z.strictObject({
+  search: text({ max: 200 }).optional().describe('Matches name, company or email (case-insensitive, part of a word is enough)'),
+  tags: z
+    .string()
+    .max(500)
+    .optional()
+    .transform((value) => value?.split(',').map((tag) => tag.trim()).filter(Boolean))
+    .describe('Comma-separated tags; only customers carrying all of them'),
+  updated_since: z.iso
+    .datetime({ offset: true })
+    .optional()
+    .describe(
+      'Incremental sync: only customers changed at or after this time (RFC 3339), oldest change first. Pass the updated_at of the last customer you saw; a change is never missed, though the boundary customer may come again',
+    ),
+  ...pageInput,
+});
+
+/** Writes to customers take this lock so that updated_at follows commit order: what sync relies on. */
+export async function lockCustomerChanges(tx: Queryable, orgId: string): Promise<void> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gatehouse.customers:' || $1))`, [orgId]);
+}
+
+export async function listCustomers(db: Queryable, orgId: string, input: z.infer<typeof listCustomersInput>): Promise<Page<Customer>> {
+  const search = input.search ? `%${input.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const filters = new Filters(orgId)
+    .add('(name ILIKE $? OR company ILIKE $? OR email ILIKE $?)', search)
+    .add('tags @> $?::text[]', input.tags?.length ? input.tags : undefined);
+  if (input.updated_since) {
+    // Oldest change first, by (updated_at, id): the order sync needs, and a stable one.
+    filters.add('updated_at >= $?', new Date(input.updated_since));
+    const after = decodeSyncCursor(input.cursor);
+    if (after) filters.add(`(updated_at, id) > ($?::timestamptz, ${filters.param(after.id)})`, after.updatedAt);
+    const { rows } = await db.query(
+      `SELECT * FROM customers ${filters.where} ORDER BY updated_at, id LIMIT ${filters.param(input.limit + 1)}`,
+      filters.values,
+    );
+    const items = rows.slice(0, input.limit).map((row) => plainRecord(row) as Customer);
+    const last = items.at(-1);
+    return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.updated_at}|${last.id}`) : null };
+  }
+  filters.add('id < $?', decodeCursor(input.cursor));
+  const { rows } = await db.query(`SELECT * FROM customers ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
+  const items = rows.slice(0, input.limit).map((row) => plainRecord(row) as Customer);
+  return { items, nextCursor: rows.length > input.limit ? encodeCursor(items.at(-1)!.id) : null };
+}
+
+function decodeSyncCursor(cursor: string | undefined): { updatedAt: string; id: string } | undefined {
+  if (cursor === undefined) return undefined;
+  const [updatedAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!updatedAt || !id || Number.isNaN(Date.parse(updatedAt)) || !/^cus_[0-9a-z]{26}$/.test(id)) {
+    throw new AppError('validation_failed', 'cursor is not one this API gave out', {
+      fields: [{ field: 'cursor', message: 'not a cursor from a previous page of this sync' }],
+    });
+  }
+  return { updatedAt, id };
+}
+
+export async function getCustomer(db: Queryable, orgId: string, id: string): Promise<Customer> {
+  return (await loadRecord(db, 'customers', 'customer', orgId, id)) as Customer;
+}
+
+export async function insertCustomer(tx: Queryable, orgId: string, input: CreateCustomerInput): Promise<Customer> {
+  await lockCustomerChanges(tx, orgId);
+  const { rows } = await tx.query(
+    `INSERT INTO customers (id, org_id, name, company, email, phone, tags, notes, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, clock_timestamp(), clock_timestamp()) RETURNING *`,
+    [newId('cus'), orgId, input.name, input.company ?? null, input.email ?? null, input.phone ?? null, input.tags, input.notes ?? null],
+  );
+  return plainRecord(rows[0]) as Customer;
+}

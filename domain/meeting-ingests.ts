@@ -1,0 +1,78 @@
+import { z } from 'zod';
+import type { Queryable } from '../db/database';
+import { text } from './fields';
+import { newId } from './ids';
+import { decodeCursor, pageInput, toPage, type Page } from './pagination';
+import { Filters } from './query';
+import { loadRecord, plainRecord } from './records';
+import { createTaskInput, insertTask, taskSchema, type Task } from './tasks';
+
+export const meetingIngestSchema = z
+  .object({
+    id: z.string(),
+    title: z.string().describe('What the meeting was'),
+    occurred_at: z.iso.datetime(),
+    participants: z.array(z.string()).describe('Who took part, as named in the transcript'),
+    source: z.string().nullable().describe('Where the transcript came from, e.g. zoom, teams, notes'),
+    transcript: z.string(),
+    tasks: z.array(taskSchema).describe('The tasks created from the meeting'),
+    created_at: z.iso.datetime(),
+  })
+  .describe('A meeting transcript and the tasks extracted from it');
+export type MeetingIngest = z.infer<typeof meetingIngestSchema>;
+
+export const createMeetingIngestInput = z.strictObject({
+  title: text({ max: 300 }).trim().min(1).describe('What the meeting was, e.g. "Weekly sales sync"'),
+  occurred_at: z.iso.datetime({ offset: true }).describe('When the meeting took place, RFC 3339'),
+  participants: z.array(text({ max: 200 }).trim().min(1)).max(100).default([]).describe('Who took part'),
+  source: text({ max: 100 }).optional().describe('Where the transcript came from, e.g. zoom, teams, notes'),
+  transcript: text({ min: 1, max: 500_000 }).describe('The transcript or notes, as text'),
+  tasks: z
+    .array(createTaskInput)
+    .min(1)
+    .max(100)
+    .describe('The tasks extracted from the meeting (1 to 100), each as for creating a task; all are created together or none'),
+});
+export type CreateMeetingIngestInput = z.infer<typeof createMeetingIngestInput>;
+
+export const listMeetingIngestsInput = z.strictObject({ ...pageInput });
+export const meetingIngestIdInput = z.strictObject({ id: z.string().max(100).describe('The meeting ingest id, e.g. mtg_01j…') });
+
+export async function listMeetingIngests(db: Queryable, orgId: string, input: z.infer<typeof listMeetingIngestsInput>): Promise<Page<MeetingIngest>> {
+  const filters = new Filters(orgId).add('id < $?', decodeCursor(input.cursor));
+  const { rows } = await db.query(`SELECT * FROM meeting_ingests ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
+  const page = toPage(rows.map((row) => plainRecord(row) as Omit<MeetingIngest, 'tasks'>), input.limit);
+  const tasks = await tasksOf(db, orgId, page.items.map((item) => item.id));
+  return { ...page, items: page.items.map((item) => ({ ...item, tasks: tasks.get(item.id) ?? [] })) };
+}
+
+export async function getMeetingIngest(db: Queryable, orgId: string, id: string): Promise<MeetingIngest> {
+  const ingest = await loadRecord(db, 'meeting_ingests', 'meeting ingest', orgId, id);
+  const tasks = await tasksOf(db, orgId, [id]);
+  return { ...ingest, tasks: tasks.get(id) ?? [] } as MeetingIngest;
+}
+
+async function tasksOf(db: Queryable, orgId: string, ingestIds: string[]): Promise<Map<string, Task[]>> {
+  const byIngest = new Map<string, Task[]>();
+  if (ingestIds.length === 0) return byIngest;
+  const { rows } = await db.query('SELECT * FROM tasks WHERE org_id = $1 AND meeting_ingest_id = ANY ($2::text[]) ORDER BY id', [orgId, ingestIds]);
+  for (const row of rows) {
+    const list = byIngest.get(row.meeting_ingest_id) ?? [];
+    list.push(plainRecord(row) as Task);
+    byIngest.set(row.meeting_ingest_id, list);
+  }
+  return byIngest;
+}
+
+/** The ingest and every task it carries, in the caller's transaction: all or nothing. */
+export async function insertMeetingIngest(tx: Queryable, orgId: string, input: CreateMeetingIngestInput): Promise<MeetingIngest> {
+  const { rows } = await tx.query(
+    `INSERT INTO meeting_ingests (id, org_id, title, occurred_at, participants, source, transcript)
+     VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
+    [newId('mtg'), orgId, input.title, input.occurred_at, input.participants, input.source ?? null, input.transcript],
+  );
+  const ingest = plainRecord(rows[0]);
+  const tasks: Task[] = [];
+  for (const task of input.tasks) tasks.push(await insertTask(tx, orgId, task, ingest.id as string));
+  return { ...ingest, tasks } as MeetingIngest;
+}

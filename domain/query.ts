@@ -1,0 +1,27 @@
+/** Builds a WHERE clause from the filters that are set; values go in as parameters, never into the text. */
+export class Filters {
+  private readonly clauses: string[] = [];
+  readonly values: unknown[] = [];
+
+  constructor(orgId: string) {
+    this.add('org_id = $?', orgId);
+  }
+
+  /** `$?` in the clause stands for the value; skipped when the value is undefined. */
+  add(clause: string, value: unknown): this {
+    if (value === undefined) return this;
+    this.values.push(value);
+    this.clauses.push(clause.replaceAll('$?', `$${this.values.length}`));
+    return this;
+  }
+
+  /** A parameter for use elsewhere in the statement (LIMIT, say). */
+  param(value: unknown): string {
+    this.values.push(value);
+    return `$${this.values.length}`;
+  }
+
+  get where(): string {
+    return `WHERE ${this.clauses.join(' AND ')}`;
+  }
+}
