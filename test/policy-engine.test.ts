@@ -106,6 +106,18 @@ describe('the default policy set', () => {
     }
   });
 
+  it('holds double-bookings and large meeting batches for review', () => {
+    expect(evaluatePolicy(defaults, request({ action: 'calendar.book', context: { interface: 'rest', double_booked: true } }))).toMatchObject({
+      decision: 'review',
+      policyIds: ['review-double-bookings'],
+    });
+    expect(evaluatePolicy(defaults, request({ action: 'calendar.book', context: { interface: 'rest', double_booked: false } })).decision).toBe('allow');
+    const batch = (n: number) =>
+      request({ action: 'meeting_ingests.create', resource: { type: 'MeetingIngest', id: 'new', attrs: { title: 'Sync', task_count: n } } });
+    expect(evaluatePolicy(defaults, batch(21)).decision).toBe('review');
+    expect(evaluatePolicy(defaults, batch(20)).decision).toBe('allow');
+  });
+
   it('denies writes by read-only keys, should one reach it', () => {
     const readOnly = request({ principal: { type: 'ApiKey', id: 'k', attrs: { label: 'r', access: 'read', abilities: [] } } });
     expect(evaluatePolicy(defaults, readOnly)).toMatchObject({ decision: 'deny', policyIds: ['read-only-keys-never-write'] });
