@@ -2,6 +2,8 @@ import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/errors';
 import type { GateClient } from './catalog/gate-client';
+import { catalog } from './catalog/index';
+import { apiDocs } from './rest/docs';
 import { errorBody, toAppError } from './rest/errors';
 import { restApi } from './rest/plugin';
 
@@ -50,6 +52,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return reply.status(503).send(errorBody(new AppError('unavailable', 'The database does not answer')));
     }
   });
+  await app.register(apiDocs, { catalog, apiBaseUrl: `${deps.publicUrl}/api` });
   await app.register(restApi, { prefix: '/api', db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api` });
   return app;
 }

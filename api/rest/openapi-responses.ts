@@ -1,0 +1,192 @@
+import { roles } from '../../domain/actors';
+import { errorStatus, type ErrorCode } from '../../domain/errors';
+import { pathParameters, type Operation } from '../catalog/operation';
+import type { JsonSchema } from './json-schema';
+
+/** What each refusal means to a caller; a new error code does not compile until it is explained here. */
+const meaning: Record<ErrorCode, string> = {
+  unauthorized: 'the bearer token is missing, malformed, unknown or revoked',
+  api_access_disabled: 'the organization has turned API access off',
+  read_only_key: 'the key is read-only and this is a write',
+  insufficient_ability: 'the key lacks the ability this operation needs, or a personal token called an operation that is for API keys',
+  person_required: 'only a person may do this, with a personal token; API keys never can',
+  insufficient_role: "the person's role is not one this operation allows",
+  policy_denied: "the organization's policy denied the write; nothing was written (`details` names the policies)",
+  feature_not_in_plan: "the organization's plan does not include this feature",
+  organization_mismatch: "the `slug` in the path is not the token's organization",
+  not_found: 'no such record in this organization',
+  method_not_allowed: 'the path does not take this method',
+  conflict: 'the request conflicts with the data as it is now (a review already decided, a write that clashes)',
+  payload_too_large: 'the request body is larger than the API accepts',
+  unsupported_media_type: 'the body is not sent as `Content-Type: application/json`',
+  invalid_json: 'the body is not valid JSON',
+  validation_failed: 'the input is not valid; `details.fields` names each field and what is wrong with it',
+  idempotency_key_reused: 'this `Idempotency-Key` was used before with another body',
+  rate_limited: 'too many requests; slow down and retry later',
+  internal_error: 'something failed on our side; it has been logged',
+  unavailable: 'the write was not decided in time and may still be applied; retry with the same `Idempotency-Key` to learn its outcome',
+};
+
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The envelopes every operation shares, as `components/schemas`. */
+export const envelopeSchemas: Record<string, JsonSchema> = {
+  Error: {
+    type: 'object',
+    required: ['code', 'message'],
+    properties: {
+      code: { type: 'string', enum: Object.keys(errorStatus), description: 'What went wrong, for programs to branch on' },
+      message: { type: 'string', description: 'What went wrong, for people (and agents) to read' },
+      details: { type: 'object', description: 'More about the error where useful, e.g. `fields` for validation_failed' },
+    },
+  },
+  ErrorEnvelope: {
+    type: 'object',
+    required: ['success', 'error'],
+    properties: { success: { const: false }, error: ref('Error') },
+  },
+  PageInfo: {
+    type: 'object',
+    required: ['next_cursor'],
+    properties: {
+      next_cursor: {
+        type: ['string', 'null'],
+        description: 'Pass as `cursor` to fetch the next page; null on the last page',
+      },
+    },
+  },
+  ReviewTicket: {
+    type: 'object',
+    required: ['id', 'status', 'url', 'expires_at'],
+    properties: {
+      id: { type: 'string', description: 'The review id' },
+      status: { const: 'pending' },
+      url: { type: 'string', format: 'uri', description: 'Where to read the review (GET); also in the Location header' },
+      expires_at: { type: 'string', format: 'date-time', description: 'If no person decides by then, the write never runs' },
+    },
+  },
+  PendingReviewEnvelope: {
+    type: 'object',
+    required: ['success', 'error', 'review'],
+    properties: {
+      success: { const: false },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'details'],
+        properties: {
+          code: { const: 'pending_review' },
+          message: { type: 'string', description: 'Why the write is held' },
+          details: {
+            type: 'object',
+            required: ['decision_id', 'policy_ids'],
+            properties: {
+              decision_id: { type: 'string' },
+              policy_ids: { type: 'array', items: { type: 'string' }, description: 'The policies that held the write' },
+            },
+          },
+        },
+      },
+      review: ref('ReviewTicket'),
+    },
+  },
+  PolicyDeniedEnvelope: {
+    type: 'object',
+    required: ['success', 'error'],
+    properties: {
+      success: { const: false },
+      error: {
+        type: 'object',
+        required: ['code', 'message', 'details'],
+        properties: {
+          code: { const: 'policy_denied' },
+          message: { type: 'string' },
+          details: {
+            type: 'object',
+            required: ['reason', 'decision_id', 'policy_ids'],
+            properties: {
+              reason: { type: 'string', description: 'Why the policy denied the write' },
+              decision_id: { type: 'string' },
+              policy_ids: { type: 'array', items: { type: 'string' }, description: 'The policies that decided' },
+            },
+          },
+        },
+      },
+    },
+  },
+};
+
+export const gatedWriteHeaders = {
+  'X-Gatehouse-Workflow-Id': {
+    description: 'The Temporal workflow that decided (and, on Allow, applied) the write',
+    schema: { type: 'string' },
+  },
+  'Idempotent-Replayed': {
+    description: '`true` when this answer repeats the first answer given to the same `Idempotency-Key`',
+    schema: { type: 'string', const: 'true' },
+  },
+};
+
+/** A gated write held for review; the same for every gated write. */
+export const pendingReviewResponse = {
+  description: "Held for a person's review (`pending_review`): nothing is written unless a reviewer approves before `review.expires_at`",
+  headers: {
+    Location: { description: 'The review, to follow its outcome', schema: { type: 'string', format: 'uri' } },
+    ...gatedWriteHeaders,
+  },
+  content: { 'application/json': { schema: ref('PendingReviewEnvelope') } },
+};
+
+/** Every refusal the operation can answer on one route shape, in the order of domain/errors. */
+export function possibleErrors(operation: Operation, explicitOrganization: boolean): ErrorCode[] {
+  const codes = new Set<ErrorCode>(['unauthorized', 'api_access_disabled', 'validation_failed', 'rate_limited', 'internal_error']);
+  const { apiKey, person } = operation.access;
+  if (!apiKey) codes.add('person_required');
+  if (apiKey?.ability || !person) codes.add('insufficient_ability');
+  if (person && !roles.every((role) => person.roles.includes(role))) codes.add('insufficient_role');
+  if (operation.feature) codes.add('feature_not_in_plan');
+  if (explicitOrganization) codes.add('organization_mismatch');
+  if (pathParameters(operation.path).length > 0) codes.add('not_found');
+  if (operation.method === 'POST' || operation.method === 'PATCH') {
+    for (const code of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(code);
+  }
+  if (operation.kind === 'gated_write') {
+    for (const code of ['read_only_key', 'policy_denied', 'conflict', 'idempotency_key_reused', 'unavailable'] as const) codes.add(code);
+  }
+  if (operation.kind === 'person_action') codes.add('conflict');
+  return (Object.keys(errorStatus) as ErrorCode[]).filter((code) => codes.has(code));
+}
+
+/**
+ * The error answers of one route, one per HTTP status, each naming its codes. Routes that refuse alike share
+ * one entry of `components/responses` (added to `shared`), named for its codes: `OrganizationMismatchOrNotFound`.
+ */
+export function errorResponses(
+  operation: Operation,
+  explicitOrganization: boolean,
+  shared: Record<string, unknown>,
+): Record<string, { $ref: string }> {
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of possibleErrors(operation, explicitOrganization)) {
+    byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+  }
+  const responses: Record<string, { $ref: string }> = {};
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const name = codes.map((code) => code.replace(/(^|_)([a-z])/g, (_match, _separator, letter: string) => letter.toUpperCase())).join('Or');
+    shared[name] ??= errorResponse(codes);
+    responses[String(status)] = { $ref: `#/components/responses/${name}` };
+  }
+  return responses;
+}
+
+function errorResponse(codes: ErrorCode[]): unknown {
+  const plain = codes.filter((code) => code !== 'policy_denied');
+  const narrowed = {
+    allOf: [ref('ErrorEnvelope'), { properties: { error: { properties: { code: { enum: plain } } } } }],
+  };
+  const denied = codes.includes('policy_denied');
+  return {
+    description: codes.map((code) => `- \`${code}\`: ${meaning[code]}`).join('\n'),
+    ...(denied ? { headers: gatedWriteHeaders } : {}),
+    content: { 'application/json': { schema: denied ? { oneOf: [ref('PolicyDeniedEnvelope'), narrowed] } : narrowed } },
+  };
+}
