@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { dataCommands } from './commands/data';
 import { keyCommands } from './commands/key';
 import { organizationCommands } from './commands/org';
 import { policyCommands } from './commands/policy';
@@ -10,7 +11,7 @@ const program = new Command('gatehouse')
   .option('--json', 'print machine-readable JSON')
   .showHelpAfterError();
 
-for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands()]) {
+for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), ...dataCommands()]) {
   program.addCommand(command);
 }
 

@@ -31,7 +31,8 @@ export type AuditEvent =
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number } }
   | { type: 'api_key.created' | 'api_key.revoked'; actor: ActorRef; resourceId: string; data: { label: string } }
-  | { type: 'organization.updated'; actor: ActorRef; data: Record<string, unknown> };
+  | { type: 'organization.updated'; actor: ActorRef; data: Record<string, unknown> }
+  | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> };
 
 export async function recordAudit(tx: Queryable, orgId: string, event: AuditEvent): Promise<void> {
   const gate = 'workflowId' in event ? event : undefined;

@@ -4,6 +4,7 @@ import { connectDatabase } from '../db/database';
 import { migrate } from '../db/migrate';
 import { createDemoOrganization, type DemoOrganization } from '../domain/demo';
 import { countOrganizations } from '../domain/organizations';
+import { seedOrganization } from '../domain/seed';
 import { startApi } from './api-process';
 import type { Config } from './config';
 import { embeddedPoolSize } from './database';
@@ -75,6 +76,7 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
     cleanups.push(() => db.close());
 
     const demo = (await countOrganizations(db)) === 0 ? await createDemoOrganization(db) : undefined;
+    if (demo) await seedOrganization(db, demo.organization, { size: 'small' });
 
     const worker = await startWorker(config, db, temporalAddress);
     cleanups.push(() => worker.stop());

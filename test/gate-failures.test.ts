@@ -70,6 +70,7 @@ describe('writes the database refuses', () => {
     ['a date before year 1', { title: 'x', due_on: '0000-01-01' }, 'due_on'],
     ['a NUL character', { title: 'a\u0000b' }, 'title'],
     ['a NUL in a tag', { title: 'x', tags: ['a\u0000'] }, 'tags.0'],
+    ['half a surrogate pair', { title: 'broken \ud800 text' }, 'title'],
   ])('are refused up front (422) when the value is one PostgreSQL cannot store: %s', async (_label, payload, field) => {
     const response = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload });
     expect(response.statusCode).toBe(422);
