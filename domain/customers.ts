@@ -4,7 +4,7 @@ import { AppError } from './errors';
 import { text } from './fields';
 import { newId } from './ids';
 import { decodeCursor, encodeCursor, pageInput, type Page } from './pagination';
-import { Filters } from './query';
+import { containsPattern, Filters } from './query';
 import { loadRecord, plainRecord } from './records';
 import { ifMatch } from './tasks';
 
@@ -80,7 +80,7 @@ export async function lockCustomerChanges(tx: Queryable, orgId: string): Promise
 }
 
 export async function listCustomers(db: Queryable, orgId: string, input: z.infer<typeof listCustomersInput>): Promise<Page<Customer>> {
-  const search = input.search ? `%${input.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const search = containsPattern(input.search);
   const filters = new Filters(orgId)
     .add('(name ILIKE $? OR company ILIKE $? OR email ILIKE $?)', search)
     .add('tags @> $?::text[]', input.tags?.length ? input.tags : undefined);

@@ -25,3 +25,8 @@ export class Filters {
     return `WHERE ${this.clauses.join(' AND ')}`;
   }
 }
+
+/** A search term as an ILIKE pattern matching it anywhere, its own % and _ taken literally. */
+export function containsPattern(term: string | undefined): string | undefined {
+  return term ? `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+}

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Queryable } from '../db/database';
 import { calendarDate, text } from './fields';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
-import { Filters } from './query';
+import { containsPattern, Filters } from './query';
 import { loadRecord, plainRecord } from './records';
 
 // Invoices, products and bookings arrive by import (gatehouse import / seed); the API only reads them.
@@ -103,7 +103,7 @@ export async function listPage<T>(db: Queryable, table: string, filters: Filters
 }
 
 export function listProducts(db: Queryable, orgId: string, input: z.infer<typeof listProductsInput>) {
-  const search = input.search ? `%${input.search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const search = containsPattern(input.search);
   const filters = new Filters(orgId)
     .add('active = $?', input.active === undefined ? undefined : input.active === 'true')
     .add('(name ILIKE $? OR sku ILIKE $?)', search);
