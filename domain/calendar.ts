@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
 import { AppError } from './errors';
-import { text } from './fields';
+import { createdAt, instantField, recordId, recordVersion, text, updatedAt } from './fields';
 import { newId } from './ids';
 import { decodeCursor, encodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
@@ -13,17 +13,17 @@ const instant = z.iso.datetime({ offset: true });
 
 export const eventSchema = z
   .object({
-    id: z.string(),
-    title: z.string(),
-    description: z.string().nullable(),
-    location: z.string().nullable().describe('Where: a room, an address or a meeting link'),
-    starts_at: z.iso.datetime(),
-    ends_at: z.iso.datetime(),
-    attendee_ids: z.array(z.string()).describe('Team members taking part (team member ids)'),
-    customer_id: z.string().nullable().describe('The customer the event is with, if any'),
-    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    id: recordId('event', 'cal', 'use it as {id} in /v1/calendar/events/{id} to read, update or delete the event'),
+    title: z.string().describe('What the time is for, e.g. "Quarterly review with Acme"'),
+    description: z.string().nullable().describe('Agenda or details; null when none'),
+    location: z.string().nullable().describe('Where: a room, an address or a meeting link; null when none'),
+    starts_at: instantField('Start'),
+    ends_at: instantField('End', 'always after starts_at'),
+    attendee_ids: z.array(z.string()).describe('Team members taking part (team member ids, see /v1/team-members)'),
+    customer_id: z.string().nullable().describe('The customer the event is with (a customer id, see /v1/customers/{id}), or null'),
+    version: recordVersion,
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('A calendar event: time booked for team members');
 export type CalendarEvent = z.infer<typeof eventSchema>;
@@ -142,13 +142,15 @@ export async function findOverlaps(
 export const calendarItemSchema = z
   .object({
     source: z.enum(['event', 'booking', 'task_due']).describe('Where the item comes from: a calendar event, a booking, or a task due that day'),
-    id: z.string().describe('The id of the event, booking or task'),
-    title: z.string(),
-    starts_at: z.iso.datetime(),
-    ends_at: z.iso.datetime(),
+    id: z
+      .string()
+      .describe('The id of the event, booking or task (per source): read it at /v1/calendar/events/{id}, /v1/bookings/{id} or /v1/tasks/{id}'),
+    title: z.string().describe("The event's, booking's or task's title"),
+    starts_at: instantField('Start', 'for a task due date, midnight of that day in the organization’s time zone'),
+    ends_at: instantField('End', 'for a task due date, the following midnight'),
     all_day: z.boolean().describe('True for task due dates (midnight to midnight in the organization’s time zone)'),
     attendee_ids: z.array(z.string()).describe('Team members involved (attendees, the booked staff member, the assignee)'),
-    customer_id: z.string().nullable(),
+    customer_id: z.string().nullable().describe('The customer of the event or booking (a customer id), or null; always null for tasks'),
     status: z.string().nullable().describe('The booking’s or task’s status; null for events'),
   })
   .describe('One item of the unified calendar');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
 import { AppError } from './errors';
-import { text } from './fields';
+import { createdAt, recordId, recordVersion, text } from './fields';
 import { newId } from './ids';
 import { decodeCursor, encodeCursor, pageInput, type Page } from './pagination';
 import { containsPattern, Filters } from './query';
@@ -12,16 +12,18 @@ const customerId = z.string().max(100).describe('The customer id, e.g. cus_01jâ€
 
 export const customerSchema = z
   .object({
-    id: z.string(),
+    id: recordId('customer', 'cus', 'use it as customer_id on events, as the customer_id filter of invoices and bookings, or as {id} in /v1/customers/{id}'),
     name: z.string().describe("The customer's name (a person, or the contact at a company)"),
-    company: z.string().nullable().describe('The company, if any'),
-    email: z.string().nullable(),
-    phone: z.string().nullable(),
+    company: z.string().nullable().describe('The company, if any; null otherwise'),
+    email: z.string().nullable().describe('Email address, or null when unknown'),
+    phone: z.string().nullable().describe('Phone number as it was written (no fixed format), or null when unknown'),
     tags: z.array(z.string()).describe('Labels such as vip, lead, wholesale'),
-    notes: z.string().nullable().describe('Free-form notes about the customer'),
-    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime().describe('When the customer last changed; the key of incremental sync'),
+    notes: z.string().nullable().describe('Free-form notes about the customer; null when none'),
+    version: recordVersion,
+    created_at: createdAt,
+    updated_at: z.iso
+      .datetime()
+      .describe('When the customer last changed (RFC 3339, UTC); the key of incremental sync: pass the last one you saw as updated_since'),
   })
   .describe('A customer of the organization');
 export type Customer = z.infer<typeof customerSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { text } from './fields';
+import { createdAt, instantField, recordId, text } from './fields';
 import { newId } from './ids';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
@@ -9,14 +9,14 @@ import { createTaskInput, insertTask, taskSchema, type Task } from './tasks';
 
 export const meetingIngestSchema = z
   .object({
-    id: z.string(),
+    id: recordId('meeting ingest', 'mtg', 'matches the meeting_ingest_id of the tasks it created; use it as {id} in /v1/meeting-ingests/{id}'),
     title: z.string().describe('What the meeting was'),
-    occurred_at: z.iso.datetime(),
-    participants: z.array(z.string()).describe('Who took part, as named in the transcript'),
-    source: z.string().nullable().describe('Where the transcript came from, e.g. zoom, teams, notes'),
-    transcript: z.string(),
+    occurred_at: instantField('When the meeting took place'),
+    participants: z.array(z.string()).describe('Who took part, as named in the transcript (names, not team member ids)'),
+    source: z.string().nullable().describe('Where the transcript came from, e.g. zoom, teams, notes; null when not given'),
+    transcript: z.string().describe('The transcript or notes, as submitted'),
     tasks: z.array(taskSchema).describe('The tasks created from the meeting'),
-    created_at: z.iso.datetime(),
+    created_at: createdAt,
   })
   .describe('A meeting transcript and the tasks extracted from it');
 export type MeetingIngest = z.infer<typeof meetingIngestSchema>;

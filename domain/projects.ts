@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { calendarDate, text } from './fields';
+import { calendarDate, createdAt, recordId, recordVersion, text, updatedAt } from './fields';
 import { newId } from './ids';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
@@ -13,17 +13,17 @@ const projectId = z.string().max(100).describe('The project id, e.g. prj_01j…'
 
 export const projectSchema = z
   .object({
-    id: z.string(),
+    id: recordId('project', 'prj', 'use it as project_id on tasks (and to filter tasks, expenses and work logs) or as {id} in /v1/projects/{id}'),
     name: z.string().describe('The project name'),
-    description: z.string().nullable().describe('What the project is about'),
+    description: z.string().nullable().describe('What the project is about; null when none'),
     status,
-    owner_id: z.string().nullable().describe('The team member who leads it, or null'),
+    owner_id: z.string().nullable().describe('The team member who leads it (a team member id, see /v1/team-members), or null'),
     start_on: z.iso.date().nullable().describe('First day (YYYY-MM-DD), or null'),
     due_on: z.iso.date().nullable().describe('Deadline (YYYY-MM-DD), or null'),
-    tags: z.array(z.string()),
-    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    tags: z.array(z.string()).describe('Free-form labels'),
+    version: recordVersion,
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('A project: a body of work that groups tasks');
 export type Project = z.infer<typeof projectSchema>;

@@ -3,7 +3,7 @@ import type { Database, Queryable } from '../db/database';
 import type { PersonActor } from './actors';
 import { recordAudit } from './audit';
 import { AppError } from './errors';
-import { text } from './fields';
+import { instantField, recordId, text } from './fields';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 
 export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
@@ -11,7 +11,7 @@ export type ReviewStatus = (typeof reviewStatuses)[number];
 
 export const reviewSchema = z
   .object({
-    id: z.string().describe('The review id'),
+    id: recordId('review', 'rev', 'use it as {id} in /v1/reviews/{id}; a person approves or denies it at /v1/reviews/{id}/approve or /deny'),
     status: z
       .enum(reviewStatuses)
       .describe('pending (waiting for a person), approved (the write ran or is running), denied (nothing was written), expired (nobody decided in time; nothing was written)'),
@@ -20,29 +20,38 @@ export const reviewSchema = z
     resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
     policy: z
       .object({
-        decision_id: z.string(),
+        decision_id: z.string().describe('The id of the policy decision that held the write (dec_…)'),
         reason: z.string().describe('Why the policy held the write'),
         policy_ids: z.array(z.string()).describe('The policies that held it'),
-        policy_version: z.number().int(),
+        policy_version: z.number().int().describe("The version of the organization's policy set that decided; it increases with every policy change"),
         errors: z.array(z.string()).describe('Policies that could not be evaluated for this write, with the reason'),
       })
       .describe("The policy's decision"),
     submitted_by: z
       .object({
-        api_key_id: z.string(),
-        api_key_label: z.string(),
+        api_key_id: z.string().describe('The API key that submitted the write (key_…)'),
+        api_key_label: z.string().describe("The key's label, as given when it was created"),
         interface: z.enum(['rest', 'mcp']).describe('rest or mcp'),
       })
       .describe('Which key submitted the write, and through which interface'),
-    created_at: z.iso.datetime(),
-    expires_at: z.iso.datetime().describe('After this, the review expires and the write never runs'),
-    decided_at: z.iso.datetime().nullable(),
-    decided_by: z.object({ user_id: z.string(), email: z.string() }).nullable().describe('The person who decided'),
-    comment: z.string().nullable().describe("The person's comment"),
-    applied_at: z.iso.datetime().nullable().describe('When the approved write ran'),
+    created_at: instantField('When the write was held for review'),
+    expires_at: instantField('The deadline', 'after it the review expires and the write never runs'),
+    decided_at: instantField('When a person decided, or when the expiry was recorded', 'null while pending').nullable(),
+    decided_by: z
+      .object({
+        user_id: z.string().describe('The id of the person who decided (usr_…)'),
+        email: z.string().describe("The person's sign-in email"),
+      })
+      .nullable()
+      .describe('The person who decided; null while pending and for expired reviews'),
+    comment: z.string().nullable().describe("The person's comment; null when none"),
+    applied_at: instantField('When the approved write ran', 'null until it has run').nullable(),
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
     failure: z
-      .object({ code: z.string(), message: z.string() })
+      .object({
+        code: z.string().describe('An error code as in error answers, e.g. conflict, not_found, validation_failed'),
+        message: z.string().describe('What went wrong, for a person to read'),
+      })
       .nullable()
       .describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
     workflow_id: z.string().describe('The Temporal workflow that holds the write'),

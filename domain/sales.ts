@@ -1,28 +1,26 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { calendarDate, text } from './fields';
+import { calendarDate, cents, createdAt, currencyCode, dayField, instantField, recordId, text, updatedAt } from './fields';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { containsPattern, Filters } from './query';
 import { loadRecord, plainRecord } from './records';
 
 // Invoices, products and bookings arrive by import (gatehouse import / seed); the API only reads them.
 
-const money = z.number().int().describe('An amount in the currency’s minor unit (cents)');
-const currency = z.string().length(3).describe('ISO 4217 currency code, e.g. EUR');
 const instant = z.iso.datetime({ offset: true });
 const id = (what: string, example: string) => z.strictObject({ id: z.string().max(100).describe(`The ${what} id, e.g. ${example}`) });
 
 export const productSchema = z
   .object({
-    id: z.string(),
-    name: z.string(),
-    sku: z.string().nullable().describe('Stock-keeping unit'),
-    description: z.string().nullable(),
-    unit_price_cents: money,
-    currency,
-    active: z.boolean().describe('Whether it is still sold'),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    id: recordId('product', 'prd', 'matches product_id on bookings and invoice lines; use it as {id} in /v1/products/{id}'),
+    name: z.string().describe('The product or service name as sold'),
+    sku: z.string().nullable().describe('Stock-keeping unit, or null when it has none'),
+    description: z.string().nullable().describe('What the product or service is; null when none'),
+    unit_price_cents: cents('The price of one unit'),
+    currency: currencyCode,
+    active: z.boolean().describe('Whether it is still sold; false for retired products'),
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('A product or service the organization sells');
 
@@ -36,26 +34,30 @@ export const productIdInput = id('product', 'prd_01j…');
 export const invoiceStatuses = ['draft', 'sent', 'paid', 'overdue', 'void'] as const;
 export const invoiceSchema = z
   .object({
-    id: z.string(),
-    number: z.string().describe('The invoice number as printed'),
-    customer_id: z.string(),
-    status: z.enum(invoiceStatuses).describe('draft, sent, paid, overdue or void'),
-    issued_on: z.iso.date(),
-    due_on: z.iso.date(),
-    currency,
+    id: recordId('invoice', 'inv', 'use it as {id} in /v1/invoices/{id}'),
+    number: z.string().describe('The invoice number as printed, unique in the organization'),
+    customer_id: z.string().describe('The customer billed (a customer id, see /v1/customers/{id})'),
+    status: z.enum(invoiceStatuses).describe('draft (not sent yet), sent (awaiting payment), paid, overdue (past due_on, unpaid) or void (cancelled; nothing is owed)'),
+    issued_on: dayField('The day the invoice was issued'),
+    due_on: dayField('The day payment is due; never before issued_on'),
+    currency: currencyCode,
     lines: z
       .array(
         z.object({
-          description: z.string(),
-          quantity: z.number(),
-          unit_price_cents: money,
-          product_id: z.string().nullable().optional(),
+          description: z.string().describe('What the line bills, as printed'),
+          quantity: z.number().describe('How many units; may be fractional (hours, say)'),
+          unit_price_cents: cents('The price of one unit; negative for a discount line'),
+          product_id: z
+            .string()
+            .nullable()
+            .optional()
+            .describe('The product billed (a product id, see /v1/products/{id}); null or absent for lines not tied to a product, such as discounts'),
         }),
       )
-      .describe('What was billed'),
-    total_cents: money.describe('The invoice total in cents'),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+      .describe('What was billed, one entry per invoice line, in printed order'),
+    total_cents: cents('The invoice total: the sum of quantity × unit price over the lines, rounded to the cent'),
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('An invoice sent to a customer');
 
@@ -72,17 +74,19 @@ export const invoiceIdInput = id('invoice', 'inv_01j…');
 export const bookingStatuses = ['confirmed', 'completed', 'cancelled', 'no_show'] as const;
 export const bookingSchema = z
   .object({
-    id: z.string(),
+    id: recordId('booking', 'bkg', 'use it as {id} in /v1/bookings/{id}'),
     title: z.string().describe('What was booked, e.g. "Haircut" or "Consultation"'),
-    customer_id: z.string(),
-    product_id: z.string().nullable().describe('The product or service booked, if any'),
-    staff_member_id: z.string().nullable().describe('The team member serving it, if any'),
-    status: z.enum(bookingStatuses),
-    starts_at: z.iso.datetime(),
-    ends_at: z.iso.datetime(),
-    notes: z.string().nullable(),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    customer_id: z.string().describe('The customer who booked (a customer id, see /v1/customers/{id})'),
+    product_id: z.string().nullable().describe('The product or service booked (a product id, see /v1/products/{id}), or null'),
+    staff_member_id: z.string().nullable().describe('The team member serving it (a team member id, see /v1/team-members), or null'),
+    status: z
+      .enum(bookingStatuses)
+      .describe('confirmed (booked, not yet completed), completed, cancelled or no_show (the customer did not come)'),
+    starts_at: instantField('Start'),
+    ends_at: instantField('End', 'always after starts_at'),
+    notes: z.string().nullable().describe('Notes on the booking; null when none'),
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('A customer’s booking of a service at a time');
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { calendarDate, text } from './fields';
+import { calendarDate, createdAt, recordId, recordVersion, text, updatedAt } from './fields';
 import { newId } from './ids';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
@@ -22,19 +22,22 @@ export const ifMatch = z
 
 export const taskSchema = z
   .object({
-    id: z.string().describe('The task id'),
+    id: recordId('task', 'task', 'use it as {id} in /v1/tasks/{id} to read, update or delete the task'),
     title: z.string().describe('A short summary of the work'),
     description: z.string().nullable().describe('Details, context or acceptance criteria; null when none'),
     status,
     priority,
     due_on: z.iso.date().nullable().describe('The day the task is due (YYYY-MM-DD), or null'),
     tags: z.array(z.string()).describe('Free-form labels'),
-    project_id: z.string().nullable().describe('The project the task belongs to, or null'),
-    assignee_id: z.string().nullable().describe('The team member doing the task (see /v1/team-members), or null'),
-    meeting_ingest_id: z.string().nullable().describe('The meeting the task was extracted from, or null'),
-    version: z.number().int().describe('Increases with every change; send it back as If-Match to update safely'),
-    created_at: z.iso.datetime().describe('When the task was created (RFC 3339, UTC)'),
-    updated_at: z.iso.datetime().describe('When the task last changed (RFC 3339, UTC)'),
+    project_id: z.string().nullable().describe('The project the task belongs to (a project id, see /v1/projects/{id}), or null'),
+    assignee_id: z.string().nullable().describe('The team member doing the task (a team member id, see /v1/team-members), or null'),
+    meeting_ingest_id: z
+      .string()
+      .nullable()
+      .describe('The meeting the task was extracted from (see /v1/meeting-ingests/{id}), or null for tasks created directly'),
+    version: recordVersion,
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('A task of the organization');
 

@@ -1,18 +1,23 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
+import { createdAt, recordId, updatedAt } from './fields';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
 import { plainRecord } from './records';
 
 export const teamMemberSchema = z
   .object({
-    id: z.string().describe('The team member id; use it as assignee_id, owner_id or an attendee'),
-    name: z.string(),
-    email: z.string().nullable(),
-    title: z.string().nullable().describe('Job title or role, e.g. "Account manager"'),
-    active: z.boolean(),
-    created_at: z.iso.datetime(),
-    updated_at: z.iso.datetime(),
+    id: recordId(
+      'team member',
+      'mem',
+      'use it as assignee_id (tasks), owner_id (projects), in attendee_ids (events), or as the member_id, attendee_id or assignee_id filter',
+    ),
+    name: z.string().describe('Full name'),
+    email: z.string().nullable().describe('Work email address, or null when unknown'),
+    title: z.string().nullable().describe('Job title or role, e.g. "Account manager", or null'),
+    active: z.boolean().describe('True for the current roster; false for people who left (listed only with include_inactive=true)'),
+    created_at: createdAt,
+    updated_at: updatedAt,
   })
   .describe('A member of the organization’s team');
 export type TeamMember = z.infer<typeof teamMemberSchema>;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { calendarDate } from './fields';
+import { calendarDate, cents, createdAt, currencyCode, dayField, recordId } from './fields';
 import { pageInput } from './pagination';
 import { Filters } from './query';
 import { loadRecord } from './records';
@@ -10,17 +10,17 @@ import { listPage } from './sales';
 
 export const expenseSchema = z
   .object({
-    id: z.string(),
-    description: z.string(),
-    category: z.string().describe('e.g. travel, meals, software, equipment'),
-    amount_cents: z.number().int().describe('The amount in the currency’s minor unit (cents)'),
-    currency: z.string().length(3),
-    spent_on: z.iso.date(),
-    member_id: z.string().nullable().describe('The team member who spent it'),
-    project_id: z.string().nullable().describe('The project it is booked to'),
-    created_at: z.iso.datetime(),
+    id: recordId('expense', 'exp', 'use it as {id} in /v1/expenses/{id}'),
+    description: z.string().describe('What the money was spent on, as recorded'),
+    category: z.string().describe('e.g. travel, meals, software, equipment; filter with category'),
+    amount_cents: cents('The amount spent'),
+    currency: currencyCode,
+    spent_on: dayField('The day the money was spent'),
+    member_id: z.string().nullable().describe('The team member who spent it (a team member id, see /v1/team-members), or null'),
+    project_id: z.string().nullable().describe('The project it is booked to (a project id, see /v1/projects/{id}), or null'),
+    created_at: createdAt,
   })
-  .describe('An expense');
+  .describe('An expense: money spent for the organization, with who spent it and the project it is booked to, when known');
 
 export const listExpensesInput = z.strictObject({
   member_id: z.string().max(100).optional().describe('Only expenses of this team member'),
@@ -33,14 +33,14 @@ export const listExpensesInput = z.strictObject({
 
 export const workLogSchema = z
   .object({
-    id: z.string(),
-    member_id: z.string().describe('The team member who did the work'),
-    task_id: z.string().nullable(),
-    project_id: z.string().nullable(),
-    minutes: z.number().int().describe('Time spent, in minutes'),
-    worked_on: z.iso.date(),
-    note: z.string().nullable(),
-    created_at: z.iso.datetime(),
+    id: recordId('work log', 'wlg', 'use it as {id} in /v1/work-logs/{id}'),
+    member_id: z.string().describe('The team member who did the work (a team member id, see /v1/team-members)'),
+    task_id: z.string().nullable().describe('The task worked on (a task id, see /v1/tasks/{id}), or null; task_id or project_id is always set'),
+    project_id: z.string().nullable().describe('The project worked on (a project id, see /v1/projects/{id}), or null; task_id or project_id is always set'),
+    minutes: z.number().int().describe('Time spent, in minutes (1 to 1440)'),
+    worked_on: dayField('The day the work was done'),
+    note: z.string().nullable().describe('What was done; null when none'),
+    created_at: createdAt,
   })
   .describe('Time a team member logged against a task or project');
 

@@ -58,6 +58,33 @@ function descriptionOf(field: z.ZodType): string | undefined {
   return converted.description ?? (converted.anyOf as { description?: string }[] | undefined)?.find((branch) => branch.description)?.description;
 }
 
+/**
+ * The paths of the properties under `schema` that carry no description: through nested objects, array items,
+ * the branches of a union or a nullable field, and shared components (each visited once per path, so a
+ * recursive component ends).
+ */
+function undescribedProperties(schema: any, path: string, seen: ReadonlySet<string> = new Set()): string[] {
+  if (schema === null || typeof schema !== 'object') return [];
+  if (typeof schema.$ref === 'string') {
+    if (seen.has(schema.$ref)) return [];
+    const target = schema.$ref.replace('#/components/schemas/', '');
+    return undescribedProperties(document.components.schemas![target], path, new Set([...seen, schema.$ref]));
+  }
+  const missing: string[] = [];
+  for (const [name, property] of Object.entries<any>(schema.properties ?? {})) {
+    const where = `${path}.${name}`;
+    if (typeof property.description !== 'string' || property.description.trim() === '') missing.push(where);
+    missing.push(...undescribedProperties(property, where, seen));
+  }
+  if (schema.items) missing.push(...undescribedProperties(schema.items, `${path}[]`, seen));
+  for (const item of schema.prefixItems ?? []) missing.push(...undescribedProperties(item, `${path}[]`, seen));
+  if (typeof schema.additionalProperties === 'object') missing.push(...undescribedProperties(schema.additionalProperties, `${path}.*`, seen));
+  for (const branch of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])]) {
+    missing.push(...undescribedProperties(branch, path, seen));
+  }
+  return [...new Set(missing)];
+}
+
 /** The codes a documented error answer names, policy_denied included. */
 function documentedCodes(operation: Operation, explicit: boolean, status: number): string[] {
   const response = responseOf(operation, explicit, status);
@@ -163,6 +190,15 @@ describe('the OpenAPI document', () => {
       expect(held.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PendingReviewEnvelope' });
     }
   });
+
+  it.each(catalog.map((operation) => [operation.name, operation] as const))(
+    '%s: every field of its answer has a description an agent can read',
+    (name, operation) => {
+      const success = operation.kind === 'gated_write' ? operation.successStatus : 200;
+      const data = responseOf(operation, false, success).content['application/json'].schema.properties.data;
+      expect(undescribedProperties(data, 'data'), `${name}: fields of the answer without a description`).toEqual([]);
+    },
+  );
 
   it('changes only with review: the document as served is the committed snapshot', async () => {
     await expect(`${JSON.stringify(document, null, 2)}\n`).toMatchFileSnapshot('__snapshots__/openapi.json');

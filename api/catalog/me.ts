@@ -8,47 +8,61 @@ import { defineOperation } from './operation';
 const meOutput = z.object({
   organization: z
     .object({
-      id: z.string(),
+      id: z.string().describe('The organization id (org_…)'),
       slug: z.string().describe('Used in explicit-organization paths: /v1/organizations/{slug}/…'),
-      name: z.string(),
-      timezone: z.string().describe('IANA time zone; the daily budget resets at midnight here'),
+      name: z.string().describe("The organization's display name"),
+      timezone: z
+        .string()
+        .describe('IANA time zone, e.g. Europe/Berlin; the calendar feed places task due dates (all-day items) in this zone'),
     })
     .describe("The token's organization"),
   plan: z
     .object({
-      name: z.string(),
-      features: z.array(z.string()).describe('Features the plan includes, e.g. expenses, work_logs'),
+      name: z.string().describe("The plan's name: free, pro or business"),
+      features: z
+        .array(z.string())
+        .describe('Features the plan includes, e.g. expenses, work_logs; operations that need a missing one answer 403 feature_not_in_plan'),
     })
     .describe("The organization's plan and what it includes"),
   token: z
     .discriminatedUnion('type', [
       z.object({
-        type: z.literal('api_key'),
-        id: z.string(),
-        label: z.string(),
-        access: z.enum(['read', 'read_write']),
-        abilities: z.array(z.string()),
+        type: z.literal('api_key').describe('api_key: the token is an API key (gate_k_…)'),
+        id: z.string().describe('The API key id (key_…)'),
+        label: z.string().describe("The key's label, as given when it was created"),
+        access: z.enum(['read', 'read_write']).describe('read (reads only) or read_write (may also submit gated writes)'),
+        abilities: z
+          .array(z.string())
+          .describe('What the key may reach, as <family>.read or <family>.write, e.g. tasks.read; .write needs read_write access'),
       }),
       z.object({
-        type: z.literal('personal'),
-        id: z.string(),
-        user: z.object({ id: z.string(), email: z.string(), role: z.enum(roles) }),
+        type: z.literal('personal').describe("personal: the token is a person's personal token (gate_p_…)"),
+        id: z.string().describe('The personal token id (pat_…)'),
+        user: z
+          .object({
+            id: z.string().describe('The user id (usr_…)'),
+            email: z.string().describe("The person's sign-in email"),
+            role: z.enum(roles).describe('owner, admin, reviewer or member; owners, admins and reviewers may decide reviews'),
+          })
+          .describe('The person the token acts as'),
       }),
     ])
     .describe('Who this token is: an API key with its access and abilities, or a person with a role'),
   endpoints: z
     .array(
       z.object({
-        family: z.string(),
-        description: z.string(),
-        operations: z.array(
-          z.object({
-            name: z.string(),
-            method: z.string(),
-            path: z.string().describe('Relative to the REST base'),
-            allowed: z.boolean().describe('Whether this token may call it'),
-          }),
-        ),
+        family: z.string().describe('The family name, e.g. tasks; API keys reach it with the <family>.read ability (and <family>.write for its writes)'),
+        description: z.string().describe('What the family holds'),
+        operations: z
+          .array(
+            z.object({
+              name: z.string().describe('The operation name, e.g. tasks.create (the OpenAPI operationId with _ for .)'),
+              method: z.string().describe('The HTTP method: GET, POST, PATCH or DELETE'),
+              path: z.string().describe('Relative to the REST base, e.g. /v1/tasks/{id}'),
+              allowed: z.boolean().describe('Whether this token may call it'),
+            }),
+          )
+          .describe("The family's operations"),
       }),
     )
     .describe('The endpoint families of the API and what this token may call'),
