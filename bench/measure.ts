@@ -55,27 +55,29 @@ export function plainInsert(pool: pg.Pool, orgId: string): Operation {
   };
 }
 
-export interface RoundsResult {
+export interface RoundsResult<K extends string = Kind> {
   /** Milliseconds per sample, in the order taken. */
-  samples: Record<Kind, number[]>;
+  samples: Record<K, number[]>;
   /** Answers checked (warm-up included); the run aborts on the first wrong one. */
-  checked: Record<Kind, number>;
+  checked: Record<K, number>;
 }
 
 /**
  * Runs the kinds one at a time in rounds (allow, review, deny, insert, allow, …), so that drift on a
- * shared machine hits all kinds alike; the first `warmup` rounds are run and discarded.
+ * shared machine hits all kinds alike; the first `warmup` rounds are run and discarded. The kinds run in
+ * the order of `operations`' keys.
  */
-export async function runRounds(
-  operations: Record<Kind, Operation>,
+export async function runRounds<K extends string = Kind>(
+  operations: Record<K, Operation>,
   options: { samples: number; warmup: number; onProgress?: (done: number, total: number) => void; aborted?: () => boolean },
-): Promise<RoundsResult> {
-  const samples = Object.fromEntries(kinds.map((kind) => [kind, [] as number[]])) as Record<Kind, number[]>;
-  const checked = Object.fromEntries(kinds.map((kind) => [kind, 0])) as Record<Kind, number>;
+): Promise<RoundsResult<K>> {
+  const order = Object.keys(operations) as K[];
+  const samples = Object.fromEntries(order.map((kind) => [kind, [] as number[]])) as Record<K, number[]>;
+  const checked = Object.fromEntries(order.map((kind) => [kind, 0])) as Record<K, number>;
   const rounds = options.warmup + options.samples;
   for (let round = 0; round < rounds; round++) {
     if (options.aborted?.()) throw new Error('interrupted');
-    for (const kind of kinds) {
+    for (const kind of order) {
       const started = performance.now();
       await operations[kind](round);
       const elapsed = performance.now() - started;

@@ -4,6 +4,7 @@ import os from 'node:os';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { kinds, type Kind, type RoundsResult } from './measure';
+import { readKinds, taskPagesPerWalk, type ReadKind, type SeedResult, type WriteLoadResult } from './reads';
 import { formatTable, round, summarize, type Summary } from './stats';
 
 const labels: Record<Kind, string> = {
@@ -12,6 +13,47 @@ const labels: Record<Kind, string> = {
   deny: 'gated write, Deny (403)',
   insert: 'plain INSERT (pg Pool)',
 };
+
+const readLabels: Record<ReadKind, string> = {
+  search: 'customer search (limit 50)',
+  taskPage: 'task list page (todo, limit 50)',
+};
+
+type Result = Summary & { checked: number };
+
+/** What run.ts measured on the `large` seed: reads alone, then the same reads under a gated-write load. */
+export interface ReadMeasurement {
+  samples: number;
+  warmup: number;
+  seed: SeedResult;
+  searchMatches: Record<string, number>;
+  alone: RoundsResult<ReadKind>;
+  underLoad: RoundsResult<ReadKind>;
+  load: WriteLoadResult;
+}
+
+export interface ReadReport {
+  samples: number;
+  warmup: number;
+  seed: { size: string; seconds: number; vacuumAnalyzeSeconds: number; counts: Record<string, number> };
+  /** Customers each search term matches, of the organization's customers. */
+  searchMatches: Record<string, number>;
+  alone: Record<ReadKind, Result>;
+  underLoad: Record<ReadKind, Result>;
+  /** Under write load ÷ alone. */
+  ratios: Record<ReadKind, { p50: number; p99: number }>;
+  writeLoad: {
+    concurrency: number;
+    windowSeconds: number;
+    writesInWindow: number;
+    writesPerSecond: number;
+    writesTotal: number;
+    errors: number;
+    errorSamples: string[];
+    latency: Summary | null;
+  };
+  samplesMs: { alone: Record<ReadKind, number[]>; underLoad: Record<ReadKind, number[]> };
+}
 
 export interface Report {
   date: string;
@@ -22,19 +64,69 @@ export interface Report {
   results: Record<Kind, Summary & { checked: number }>;
   ratios: { allowOverInsertP50: number; reviewOverAllowP50: number; denyOverAllowP50: number };
   samplesMs: Record<Kind, number[]>;
+  reads: ReadReport;
+}
+
+function results<K extends string>(order: readonly K[], measured: RoundsResult<K>): Record<K, Result> {
+  return Object.fromEntries(
+    order.map((kind) => {
+      const { n, p50, p99, mean, min, max } = summarize(measured.samples[kind]);
+      return [kind, { n, p50: round(p50), p99: round(p99), mean: round(mean), min: round(min), max: round(max), checked: measured.checked[kind] }];
+    }),
+  ) as Record<K, Result>;
+}
+
+function roundedSummary(values: number[]): Summary | null {
+  if (values.length === 0) return null;
+  const summary = summarize(values);
+  return Object.fromEntries(Object.entries(summary).map(([key, value]) => [key, key === 'n' ? value : round(value)])) as unknown as Summary;
+}
+
+function buildReadReport(reads: ReadMeasurement): ReadReport {
+  const alone = results(readKinds, reads.alone);
+  const underLoad = results(readKinds, reads.underLoad);
+  const exact = (measured: RoundsResult<ReadKind>, kind: ReadKind) => summarize(measured.samples[kind]);
+  const { load } = reads;
+  return {
+    samples: reads.samples,
+    warmup: reads.warmup,
+    seed: {
+      size: reads.seed.size,
+      seconds: round(reads.seed.seconds, 2),
+      vacuumAnalyzeSeconds: round(reads.seed.vacuumAnalyzeSeconds, 2),
+      counts: reads.seed.counts,
+    },
+    searchMatches: reads.searchMatches,
+    alone,
+    underLoad,
+    ratios: Object.fromEntries(
+      readKinds.map((kind) => {
+        const [before, after] = [exact(reads.alone, kind), exact(reads.underLoad, kind)];
+        return [kind, { p50: round(after.p50 / before.p50, 2), p99: round(after.p99 / before.p99, 2) }];
+      }),
+    ) as ReadReport['ratios'],
+    writeLoad: {
+      concurrency: load.concurrency,
+      windowSeconds: round(load.windowSeconds, 2),
+      writesInWindow: load.writesInWindow,
+      writesPerSecond: round(load.writesPerSecond, 1),
+      writesTotal: load.writesTotal,
+      errors: load.errors,
+      errorSamples: load.errorSamples,
+      latency: roundedSummary(load.latencyMs),
+    },
+    samplesMs: {
+      alone: Object.fromEntries(readKinds.map((kind) => [kind, reads.alone.samples[kind].map((value) => round(value))])) as Record<ReadKind, number[]>,
+      underLoad: Object.fromEntries(readKinds.map((kind) => [kind, reads.underLoad.samples[kind].map((value) => round(value))])) as Record<ReadKind, number[]>,
+    },
+  };
 }
 
 export async function buildReport(
   measured: RoundsResult,
-  options: { samples: number; warmup: number; temporalCli: string; postgresVersion: string },
+  options: { samples: number; warmup: number; temporalCli: string; postgresVersion: string; reads: ReadMeasurement },
 ): Promise<Report> {
   const summaries = Object.fromEntries(kinds.map((kind) => [kind, summarize(measured.samples[kind])])) as Record<Kind, Summary>;
-  const results = Object.fromEntries(
-    kinds.map((kind) => {
-      const { n, p50, p99, mean, min, max } = summaries[kind];
-      return [kind, { n, p50: round(p50), p99: round(p99), mean: round(mean), min: round(min), max: round(max), checked: measured.checked[kind] }];
-    }),
-  ) as Report['results'];
   const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
@@ -55,14 +147,20 @@ export async function buildReport(
       postgres: `PostgreSQL ${options.postgresVersion}, a fresh database`,
       gatehouse: 'node bin/gatehouse.js api and node bin/gatehouse.js worker as separate processes',
       requests: 'sequential, one at a time, interleaved allow, review, deny, insert; global fetch with keep-alive',
+      reads:
+        `after the writes, the organization seeded with the large demo data (seedOrganization, then VACUUM ANALYZE); ` +
+        `sequential reads, interleaved customer search (a term from a fixed list) and task list page (status todo, walking ` +
+        `${taskPagesPerWalk} pages with the cursor); then the same reads while ${options.reads.load.concurrency} loops of gated Allow writes ` +
+        `(POST /api/v1/tasks) run back to back against the same api`,
     },
-    results,
+    results: results(kinds, measured),
     ratios: {
       allowOverInsertP50: round(summaries.allow.p50 / summaries.insert.p50, 2),
       reviewOverAllowP50: round(summaries.review.p50 / summaries.allow.p50, 2),
       denyOverAllowP50: round(summaries.deny.p50 / summaries.allow.p50, 2),
     },
     samplesMs: Object.fromEntries(kinds.map((kind) => [kind, measured.samples[kind].map((value) => round(value))])) as Record<Kind, number[]>,
+    reads: buildReadReport(options.reads),
   };
 }
 
@@ -86,6 +184,43 @@ export function printableReport(report: Report): string {
       ['gated Allow p50 ÷ plain INSERT p50', `${report.ratios.allowOverInsertP50.toFixed(2)}×`],
       ['Review p50 ÷ Allow p50', `${report.ratios.reviewOverAllowP50.toFixed(2)}×`],
       ['Deny p50 ÷ Allow p50', `${report.ratios.denyOverAllowP50.toFixed(2)}×`],
+    ]),
+    '',
+    printableReads(report.reads),
+  ].join('\n');
+}
+
+function printableReads(reads: ReadReport): string {
+  const ms = (value: number) => value.toFixed(2);
+  const times = (value: number) => `${value.toFixed(2)}×`;
+  const load = reads.writeLoad;
+  const thousands = (value: number | undefined) => (value ?? 0).toLocaleString('en-US');
+  const row = (label: string, result: Result) => [label, String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
+  return [
+    `Reads on the large seed (${thousands(reads.seed.counts.customers)} customers, ${thousands(reads.seed.counts.tasks)} tasks; ` +
+      `seeded in ${reads.seed.seconds.toFixed(1)} s, VACUUM ANALYZE ${reads.seed.vacuumAnalyzeSeconds.toFixed(1)} s), ` +
+      `${reads.samples} sequential samples per kind (after ${reads.warmup} warm-up)`,
+    '',
+    formatTable([
+      ['read', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
+      ...readKinds.flatMap((kind) => [
+        row(`${readLabels[kind]}, alone`, reads.alone[kind]),
+        row(`${readLabels[kind]}, under write load`, reads.underLoad[kind]),
+      ]),
+    ]),
+    '',
+    formatTable([
+      ['under write load ÷ alone', 'p50', 'p99'],
+      ...readKinds.map((kind) => [readLabels[kind], times(reads.ratios[kind].p50), times(reads.ratios[kind].p99)]),
+    ]),
+    '',
+    formatTable([
+      ['write load', ''],
+      ['concurrent loops of gated Allow writes', String(load.concurrency)],
+      ['writes done while the reads ran', `${load.writesInWindow} in ${load.windowSeconds.toFixed(1)} s`],
+      ['write throughput', `${load.writesPerSecond.toFixed(1)}/s`],
+      ['gated Allow p50 / p99 under load', load.latency ? `${ms(load.latency.p50)} / ${ms(load.latency.p99)} ms` : 'none'],
+      ['errors (whole load, ramp and drain included)', `${load.errors} of ${load.writesTotal + load.errors}`],
     ]),
   ].join('\n');
 }

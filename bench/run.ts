@@ -1,5 +1,6 @@
-// `npm run bench`: gated-write latency (Allow, Review, Deny over REST) against plain INSERTs, on the
-// service run as in production: a PostgreSQL server, a Temporal server, and separate api and worker processes.
+// `npm run bench`: gated-write latency (Allow, Review, Deny over REST) against plain INSERTs, then reads (customer
+// search, task list page) on the `large` seed, alone and while gated writes run, on the service run as in
+// production: a PostgreSQL server, a Temporal server, and separate api and worker processes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import { freePort, startTemporalDevServer, type TemporalDevServer } from '../run
 import { createBenchDatabase, type BenchDatabase } from './database';
 import { gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
 import { createBenchOrganization } from './organization';
+import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
 import { buildReport, printableReport, writeReport } from './report';
 import { startService, waitForHealth, type Service } from './services';
 
@@ -21,6 +23,7 @@ function options() {
     options: {
       samples: { type: 'string', default: '200' },
       warmup: { type: 'string', default: '20' },
+      'read-samples': { type: 'string', default: '200' },
     },
     strict: true,
   });
@@ -29,13 +32,24 @@ function options() {
     if (!Number.isInteger(n) || n < min) throw new Error(`--${name} must be an integer of at least ${min}, not "${value}"`);
     return n;
   };
-  return { samples: count('samples', values.samples, 1), warmup: count('warmup', values.warmup, 0) };
+  return {
+    samples: count('samples', values.samples, 1),
+    warmup: count('warmup', values.warmup, 0),
+    readSamples: count('read-samples', values['read-samples'], 1),
+  };
 }
+
+/** Concurrent loops of gated Allow writes while the reads are measured a second time. */
+const writeLoadConcurrency = 4;
+/** Titles of the load's writes count from here, apart from the rounds' (a workflow id includes the body). */
+const writeLoadFirstSequence = 1_000_000;
+/** Writes each loop completes before the reads start (about a second), so they run under steady load. */
+const writeLoadRampUp = 10;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
-  const { samples, warmup } = options();
+  const { samples, warmup, readSamples } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
@@ -92,21 +106,60 @@ async function main(): Promise<void> {
     await provePolling(operations.allow, services);
     log(`api healthy and worker polling after ${((Date.now() - started) / 1000).toFixed(1)} s; measuring ${warmup} + ${samples} rounds…`);
 
-    let lastShown = 0;
-    const measured = await runRounds(operations, {
-      samples,
-      warmup,
-      aborted: () => interrupted,
-      onProgress(done, total) {
+    const progress = (what: string, check?: () => void) => {
+      let lastShown = 0;
+      return (done: number, total: number) => {
+        check?.();
         if (done === total || Date.now() - lastShown > 5000) {
           lastShown = Date.now();
-          log(`${done}/${total} rounds`);
+          log(`${what}: ${done}/${total} rounds`);
         }
-      },
-    });
+      };
+    };
+    const measured = await runRounds(operations, { samples, warmup, aborted: () => interrupted, onProgress: progress('gated writes') });
+
+    // Reads come after the writes, so the writes' figures stay those of an organization without data.
+    log('seeding the bench organization with the large demo data…');
+    const seed = await seedLarge(database.url, organization);
+    log(`seeded in ${seed.seconds.toFixed(1)} s (VACUUM ANALYZE ${seed.vacuumAnalyzeSeconds.toFixed(1)} s); checking the search terms…`);
+    const searchMatches = await countSearchMatches(pool, organization.orgId);
+    const reads: Record<ReadKind, Operation> = {
+      search: customerSearch(apiUrl, organization.token),
+      taskPage: taskListPage(apiUrl, organization.token),
+    };
+    log(`measuring reads alone, ${warmup} + ${readSamples} rounds…`);
+    const alone = await runRounds(reads, { samples: readSamples, warmup, aborted: () => interrupted, onProgress: progress('reads alone') });
+
+    log(`starting ${writeLoadConcurrency} loops of gated writes, then measuring the same reads under that load…`);
+    const load = startWriteLoad(apiUrl, organization.token, writeLoadConcurrency, writeLoadFirstSequence);
+    let underLoad;
+    let loadResult;
+    try {
+      await load.rampedUp(writeLoadRampUp, 60_000);
+      load.openWindow();
+      underLoad = await runRounds(reads, {
+        samples: readSamples,
+        warmup,
+        aborted: () => interrupted,
+        onProgress: progress('reads under write load', () => {
+          load.assertFlowing(15_000);
+          for (const service of services) service.assertRunning();
+        }),
+      });
+      load.closeWindow();
+    } finally {
+      loadResult = await load.stop();
+    }
+    log(`write load stopped: ${loadResult.writesInWindow} writes in the window, ${loadResult.errors} errors`);
 
     const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
-    const report = await buildReport(measured, { samples, warmup, temporalCli: cliPath, postgresVersion: rows[0]?.server_version ?? 'unknown' });
+    const report = await buildReport(measured, {
+      samples,
+      warmup,
+      temporalCli: cliPath,
+      postgresVersion: rows[0]?.server_version ?? 'unknown',
+      reads: { samples: readSamples, warmup, seed, searchMatches, alone, underLoad, load: loadResult },
+    });
     process.stdout.write(`\n${printableReport(report)}\n\n`);
     writeReport(report, resultsPath);
     log(`wrote ${resultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
