@@ -3,6 +3,7 @@ import type { Database } from '../db/database';
 import { AppError } from '../domain/errors';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
+import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
 import { errorBody, toAppError } from './rest/errors';
 import { restApi } from './rest/plugin';
@@ -12,6 +13,8 @@ export interface AppDependencies {
   gate: GateClient;
   /** Where callers reach this service, e.g. http://localhost:3000. */
   publicUrl: string;
+  /** Browser origins allowed to call /mcp besides the service's own. */
+  mcpAllowedOrigins?: string[];
   logLevel?: string;
   bodyLimitBytes?: number;
 }
@@ -54,5 +57,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   await app.register(apiDocs, { catalog, apiBaseUrl: `${deps.publicUrl}/api` });
   await app.register(restApi, { prefix: '/api', db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api` });
+  await app.register(mcpRoute, { db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api`, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;
 }

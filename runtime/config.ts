@@ -38,6 +38,10 @@ const environmentSchema = z.object({
   REVIEW_EXPIRY: duration
     .default(7 * 24 * 60 * 60 * 1000)
     .refine((ms) => ms <= maxReviewExpiryMs, { message: 'must be at most 30 days (30d)' }),
+  MCP_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
@@ -58,6 +62,8 @@ export interface Config {
   };
   dataDir: string;
   reviewExpiryMs: number;
+  /** Browser origins allowed to call /mcp besides the service's own (MCP_ALLOWED_ORIGINS, comma-separated). */
+  mcpAllowedOrigins: string[];
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
 }
 
@@ -87,6 +93,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     },
     dataDir: resolve(e.GATEHOUSE_DATA_DIR),
     reviewExpiryMs: e.REVIEW_EXPIRY,
+    mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
     logLevel: e.LOG_LEVEL,
   };
 }

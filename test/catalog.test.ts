@@ -12,6 +12,15 @@ describe('the operation catalog', () => {
     expect(new Set(routes).size).toBe(routes.length);
   });
 
+  it('gives every operation open to API keys a unique MCP tool name, and people-only operations none', () => {
+    const tools = catalog.filter((op) => op.tool).map((op) => op.tool!);
+    expect(new Set(tools).size).toBe(tools.length);
+    for (const op of catalog) {
+      if (op.access.apiKey) expect(op.tool, op.name).toMatch(/^[a-z][a-z0-9_]{2,63}$/);
+      else expect(op.tool, op.name).toBeUndefined();
+    }
+  });
+
   it.each(catalog.map((op) => [op.name, op] as const))('%s declares a consistent posture', (_name, op) => {
     expect(op.name).toMatch(/^[a-z_]+\.[a-z_]+$/);
     expect(op.name.startsWith(`${op.family}.`)).toBe(true);

@@ -4,6 +4,7 @@ import { gatedOperation, getOperation, listOperation } from './define';
 export const customerOperations = [
   listOperation({
     name: 'customers.list',
+    tool: 'search_customers',
     summary: 'List or search customers',
     description:
       'Lists customers, newest first; search by name, company or email, filter by tags. With updated_since: incremental sync, oldest change first, never missing a change. Paginated.',
@@ -14,6 +15,7 @@ export const customerOperations = [
   }),
   getOperation({
     name: 'customers.get',
+    tool: 'get_customer',
     summary: 'Read a customer',
     description: 'One customer by id. The ETag header carries its version, for a safe update with If-Match.',
     path: '/customers/:id',
@@ -23,6 +25,7 @@ export const customerOperations = [
   }),
   gatedOperation({
     name: 'customers.create',
+    tool: 'create_customer',
     summary: 'Add a customer',
     description: 'Adds a customer (name required) with company, email, phone, tags and notes.',
     method: 'POST',
@@ -32,6 +35,7 @@ export const customerOperations = [
   }),
   gatedOperation({
     name: 'customers.update',
+    tool: 'update_customer',
     summary: 'Update a customer',
     description: 'Changes the fields sent (null clears an optional field); If-Match refuses a stale update with 409.',
     method: 'PATCH',

@@ -9,6 +9,7 @@ import { defineOperation, type GatedWriteOperation, type OperationContext, type 
 
 interface Common {
   name: string;
+  tool: string;
   summary: string;
   description: string;
   path: string;

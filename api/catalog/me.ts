@@ -71,6 +71,7 @@ const meOutput = z.object({
 export const getMe = defineOperation({
   kind: 'read',
   name: 'me.get',
+  tool: 'whoami',
   family: 'me',
   summary: 'Who am I',
   description:

@@ -4,6 +4,7 @@ import { gatedOperation, getOperation, listOperation } from './define';
 export const meetingIngestOperations = [
   listOperation({
     name: 'meeting_ingests.list',
+    tool: 'list_meeting_ingests',
     summary: 'List meeting ingests',
     description: 'Posted meeting transcripts with the tasks each created, newest first. Paginated.',
     path: '/meeting-ingests',
@@ -13,6 +14,7 @@ export const meetingIngestOperations = [
   }),
   getOperation({
     name: 'meeting_ingests.get',
+    tool: 'get_meeting_ingest',
     summary: 'Read a meeting ingest',
     description: 'One meeting transcript with the tasks it created.',
     path: '/meeting-ingests/:id',
@@ -22,6 +24,7 @@ export const meetingIngestOperations = [
   }),
   gatedOperation({
     name: 'meeting_ingests.create',
+    tool: 'create_meeting_ingest',
     summary: 'Turn meeting notes into tasks',
     description:
       'Posts a meeting transcript with the tasks extracted from it. One gated write: the ingest and all its tasks are created together, or none; a reviewer sees the whole batch (the policy sees resource.task_count and resource.tasks).',

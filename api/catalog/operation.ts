@@ -31,8 +31,10 @@ export interface OperationAccess {
 }
 
 interface OperationBase<Input extends z.ZodObject> {
-  /** `<family>.<verb>`: the operation's name everywhere (routes, tools, policies, audit). */
+  /** `<family>.<verb>`: the operation's name everywhere (routes, policies, audit). */
   name: string;
+  /** The MCP tool's name, written for a model (`list_tasks`); people-only operations have none. */
+  tool?: string;
   family: string;
   summary: string;
   description: string;

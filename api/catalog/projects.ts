@@ -4,6 +4,7 @@ import { gatedOperation, getOperation, listOperation } from './define';
 export const projectOperations = [
   listOperation({
     name: 'projects.list',
+    tool: 'list_projects',
     summary: 'List projects',
     description: "Lists the organization's projects, newest first; filter by status and owner. Paginated.",
     path: '/projects',
@@ -13,6 +14,7 @@ export const projectOperations = [
   }),
   getOperation({
     name: 'projects.get',
+    tool: 'get_project',
     summary: 'Read a project',
     description: 'One project by id (list its tasks with GET /v1/tasks?project_id=…). The ETag header carries its version.',
     path: '/projects/:id',
@@ -22,6 +24,7 @@ export const projectOperations = [
   }),
   gatedOperation({
     name: 'projects.create',
+    tool: 'create_project',
     summary: 'Create a project',
     description: 'Creates a project (name required), optionally with an owner from the team and dates.',
     method: 'POST',
@@ -31,6 +34,7 @@ export const projectOperations = [
   }),
   gatedOperation({
     name: 'projects.update',
+    tool: 'update_project',
     summary: 'Update a project',
     description: 'Changes the fields sent (null clears an optional field); If-Match refuses a stale update with 409.',
     method: 'PATCH',
@@ -40,6 +44,7 @@ export const projectOperations = [
   }),
   gatedOperation({
     name: 'projects.delete',
+    tool: 'delete_project',
     summary: 'Delete a project',
     description: 'Deletes a project that no task refers to any more (409 otherwise). By default deletes are held for review.',
     method: 'DELETE',

@@ -34,6 +34,7 @@ import { getOperation, listOperation } from './define';
 export const recordOperations = [
   listOperation({
     name: 'invoices.list',
+    tool: 'list_invoices',
     summary: 'List invoices',
     description: 'Invoices, newest first; filter by status, customer, issue dates and due date. Paginated.',
     path: '/invoices',
@@ -43,6 +44,7 @@ export const recordOperations = [
   }),
   getOperation({
     name: 'invoices.get',
+    tool: 'get_invoice',
     summary: 'Read an invoice',
     description: 'One invoice with its lines.',
     path: '/invoices/:id',
@@ -52,6 +54,7 @@ export const recordOperations = [
   }),
   listOperation({
     name: 'products.list',
+    tool: 'list_products',
     summary: 'List products',
     description: 'Products and services, newest first; filter active or retired, search name and SKU. Paginated.',
     path: '/products',
@@ -61,6 +64,7 @@ export const recordOperations = [
   }),
   getOperation({
     name: 'products.get',
+    tool: 'get_product',
     summary: 'Read a product',
     description: 'One product or service with its price.',
     path: '/products/:id',
@@ -70,6 +74,7 @@ export const recordOperations = [
   }),
   listOperation({
     name: 'bookings.list',
+    tool: 'list_bookings',
     summary: 'List bookings',
     description: "Customers' bookings, newest first; filter by a time window, customer and status. Paginated.",
     path: '/bookings',
@@ -79,6 +84,7 @@ export const recordOperations = [
   }),
   getOperation({
     name: 'bookings.get',
+    tool: 'get_booking',
     summary: 'Read a booking',
     description: 'One booking: which customer booked what, when, with whom, and its status.',
     path: '/bookings/:id',
@@ -88,6 +94,7 @@ export const recordOperations = [
   }),
   listOperation({
     name: 'expenses.list',
+    tool: 'list_expenses',
     summary: 'List expenses',
     description: 'Expenses, newest first; filter by member, project, category and dates. Only on plans with the expenses feature.',
     path: '/expenses',
@@ -98,6 +105,7 @@ export const recordOperations = [
   }),
   getOperation({
     name: 'expenses.get',
+    tool: 'get_expense',
     summary: 'Read an expense',
     description: 'One expense. Only on plans with the expenses feature.',
     path: '/expenses/:id',
@@ -108,6 +116,7 @@ export const recordOperations = [
   }),
   listOperation({
     name: 'work_logs.list',
+    tool: 'list_work_logs',
     summary: 'List work logs',
     description: 'Time logged by team members against tasks or projects, newest first; filter by member, task, project and dates. Only on plans with the work_logs feature.',
     path: '/work-logs',
@@ -118,6 +127,7 @@ export const recordOperations = [
   }),
   getOperation({
     name: 'work_logs.get',
+    tool: 'get_work_log',
     summary: 'Read a work log',
     description: 'One work log entry. Only on plans with the work_logs feature.',
     path: '/work-logs/:id',
@@ -128,6 +138,7 @@ export const recordOperations = [
   }),
   listOperation({
     name: 'team.list',
+    tool: 'list_team_members',
     summary: 'The team roster',
     description: 'The active team members (include_inactive=true for all): whom tasks, projects and events can be assigned to.',
     path: '/team-members',

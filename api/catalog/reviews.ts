@@ -11,6 +11,7 @@ const outcomeWaitMs = 20_000;
 export const listReviewsOperation = defineOperation({
   kind: 'read',
   name: 'reviews.list',
+  tool: 'list_reviews',
   family: 'reviews',
   summary: 'List the review queue',
   description: 'Lists gated writes held for review, newest first; filter by status (pending to see the queue). Paginated.',
@@ -26,6 +27,7 @@ export const listReviewsOperation = defineOperation({
 export const getReviewOperation = defineOperation({
   kind: 'read',
   name: 'reviews.get',
+  tool: 'get_review',
   family: 'reviews',
   summary: 'Read one review',
   description: "One held write: what it would do, the policy's decision and reason, who submitted it, when it expires, and how it ended.",

@@ -4,6 +4,7 @@ import { gatedOperation, getOperation, listOperation } from './define';
 export const taskOperations = [
   listOperation({
     name: 'tasks.list',
+    tool: 'list_tasks',
     summary: 'List tasks',
     description:
       "Lists the organization's tasks, newest first; filter by status, project, assignee and a due-date range. Paginated.",
@@ -14,6 +15,7 @@ export const taskOperations = [
   }),
   getOperation({
     name: 'tasks.get',
+    tool: 'get_task',
     summary: 'Read a task',
     description: 'One task by id. The ETag header carries its version, for a safe update with If-Match.',
     path: '/tasks/:id',
@@ -23,6 +25,7 @@ export const taskOperations = [
   }),
   gatedOperation({
     name: 'tasks.create',
+    tool: 'create_task',
     summary: 'Create a task',
     description: 'Creates a task (title required), optionally in a project and assigned to a team member.',
     method: 'POST',
@@ -32,6 +35,7 @@ export const taskOperations = [
   }),
   gatedOperation({
     name: 'tasks.update',
+    tool: 'update_task',
     summary: 'Update a task',
     description:
       'Changes the fields sent (null clears an optional field). Send If-Match with the ETag of your last read to be refused (409) rather than overwrite a newer change.',
@@ -42,6 +46,7 @@ export const taskOperations = [
   }),
   gatedOperation({
     name: 'tasks.delete',
+    tool: 'delete_task',
     summary: 'Delete a task',
     description: 'Deletes a task; the answer is the task as it was. By default deletes are held for review.',
     method: 'DELETE',

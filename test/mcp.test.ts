@@ -1,0 +1,171 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { catalog } from '../api/catalog';
+import { insertFixtures, type Fixtures } from './support/fixtures';
+import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+import { connectMcp, textOf } from './support/mcp';
+
+let h: Harness;
+let org: TestOrganization;
+let other: TestOrganization;
+let fx: Fixtures;
+let baseUrl: string;
+const clients: Client[] = [];
+
+async function client(token: string): Promise<Client> {
+  const connected = await connectMcp(baseUrl, token);
+  clients.push(connected);
+  return connected;
+}
+
+beforeAll(async () => {
+  h = await startHarness();
+  await h.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = h.app.server.address() as { port: number };
+  baseUrl = `http://127.0.0.1:${address.port}`;
+  org = await h.createOrganization();
+  other = await h.createOrganization();
+  fx = await insertFixtures(h.db, org.organization.id);
+});
+afterAll(async () => {
+  for (const c of clients) await c.close().catch(() => {});
+  await h?.close();
+});
+
+describe('tools/list', () => {
+  it('a read-write key sees every tool of the catalog open to keys, and get_review_status', async () => {
+    const { tools } = await (await client(org.readWriteToken)).listTools();
+    const names = tools.map((tool) => tool.name).sort();
+    const expected = catalog.filter((op) => op.tool && op.name !== 'reviews.list' && op.name !== 'reviews.get').map((op) => op.tool!);
+    expect(names).toEqual([...expected, 'get_review_status', 'get_review', 'list_reviews'].sort());
+    const create = tools.find((tool) => tool.name === 'create_task')!;
+    expect(create.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
+    expect(create.inputSchema.properties).toHaveProperty('title');
+    for (const tool of tools) {
+      expect(Object.keys(tool.inputSchema.properties ?? {}).filter((name) => /org|slug/.test(name)), tool.name).toEqual([]);
+    }
+    expect(tools.find((tool) => tool.name === 'delete_task')!.annotations).toMatchObject({ destructiveHint: true });
+    expect(tools.find((tool) => tool.name === 'list_tasks')!.annotations).toMatchObject({ readOnlyHint: true });
+  });
+
+  it('a read-only key sees no write tools, and calling one is refused all the same', async () => {
+    const reader = await client(org.readOnlyToken);
+    const { tools } = await reader.listTools();
+    const writes = catalog.filter((op) => op.kind === 'gated_write').map((op) => op.tool);
+    expect(tools.filter((tool) => writes.includes(tool.name))).toEqual([]);
+    const attempt = await reader.callTool({ name: 'create_task', arguments: { title: 'sneaky' } }).catch((error: Error) => error);
+    expect(attempt instanceof Error ? attempt.message : textOf(attempt as never)).toMatch(/not found|create_task/i);
+    expect((await h.db.query(`SELECT 1 FROM tasks WHERE org_id = $1 AND title = 'sneaky'`, [org.organization.id])).rowCount).toBe(0);
+  });
+
+  it('a narrow key sees only the tools of its abilities', async () => {
+    const narrow = await client(await org.keyWith(['customers.read']));
+    const names = (await narrow.listTools()).tools.map((tool) => tool.name).sort();
+    expect(names).toEqual(['get_customer', 'get_review_status', 'search_customers', 'whoami']);
+  });
+});
+
+describe('tools/call', () => {
+  it('a read answers structured content matching its output schema', async () => {
+    const mcp = await client(org.readWriteToken);
+    const result = await mcp.callTool({ name: 'list_tasks', arguments: { project_id: fx.project } });
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as { items: { id: string }[]; next_cursor: string | null };
+    expect(structured.items.map((t) => t.id)).toContain(fx.task);
+    const who = await mcp.callTool({ name: 'whoami', arguments: {} });
+    expect((who.structuredContent as { organization: { slug: string } }).organization.slug).toBe(org.organization.slug);
+  });
+
+  it('Allow: the write runs through the same workflow, recorded as interface mcp', async () => {
+    const result = await (await client(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'From an agent', priority: 'high' } });
+    expect(result.isError).toBeFalsy();
+    const structured = result.structuredContent as { status: string; record: { id: string; title: string } };
+    expect(structured).toMatchObject({ status: 'applied', record: { title: 'From an agent' } });
+    const { rows } = await h.db.query(`SELECT interface FROM gate_decisions WHERE org_id = $1 AND input->>'title' = 'From an agent'`, [org.organization.id]);
+    expect(rows).toEqual([{ interface: 'mcp' }]);
+  });
+
+  it('Deny: an error result with the reason and the rule, so the agent can correct course', async () => {
+    const result = await (await client(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'deny me' } });
+    expect(result.isError).toBe(true);
+    const text = textOf(result);
+    expect(text).toContain('Denied by the organization');
+    expect(text).toContain('The title asks to be denied');
+    expect(text).toContain('forbid');
+  });
+
+  it('Review: a plain result saying the write is held, followed with get_review_status until a person approves through REST', async () => {
+    const mcp = await client(org.readWriteToken);
+    const held = await mcp.callTool({ name: 'create_task', arguments: { title: 'review from an agent' } });
+    expect(held.isError).toBeFalsy();
+    expect(textOf(held)).toMatch(/Held for review, not written yet/);
+    const review = (held.structuredContent as { review: { id: string; url: string } }).review;
+    expect(review.url).toContain(`/v1/reviews/${review.id}`);
+
+    const pending = await mcp.callTool({ name: 'get_review_status', arguments: { review_id: review.id } });
+    expect(pending.structuredContent).toMatchObject({ status: 'pending', applied: false });
+
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${review.id}/approve`, token: org.reviewerToken });
+    expect(approved.statusCode).toBe(200);
+    const done = await mcp.callTool({ name: 'get_review_status', arguments: { review_id: review.id } });
+    expect(done.structuredContent).toMatchObject({ status: 'approved', applied: true, result: { title: 'review from an agent' } });
+  });
+
+  it('validation errors name the field, as an error result', async () => {
+    const result = await (await client(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'x', due_on: 'soon' } });
+    expect(result.isError).toBe(true);
+    expect(textOf(result)).toMatch(/due_on/);
+  });
+
+  it("one organization's key never reaches another's data", async () => {
+    const outsider = await client(other.readWriteToken);
+    const read = await outsider.callTool({ name: 'get_task', arguments: { id: fx.task } });
+    expect(read.isError).toBe(true);
+    expect(textOf(read)).toContain('not_found');
+    const write = await outsider.callTool({ name: 'update_task', arguments: { id: fx.task, title: 'hijacked' } });
+    expect(write.isError).toBe(true);
+    const held = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'review private' } }));
+    const status = await outsider.callTool({ name: 'get_review_status', arguments: { review_id: held.review.id } });
+    expect(status.isError).toBe(true);
+    expect(json(await h.request({ method: 'GET', url: `/api/v1/tasks/${fx.task}`, token: org.readOnlyToken })).data.title).toBe('Draft the plan');
+  });
+});
+
+describe('transport security', () => {
+  const post = (headers: Record<string, string>, body: string) =>
+    fetch(`${baseUrl}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      body,
+    });
+  const listTools = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+
+  it('refuses a missing or bad token with 401 and WWW-Authenticate', async () => {
+    for (const headers of [{}, { authorization: 'Bearer gate_k_nonsense' }] as Record<string, string>[]) {
+      const response = await post(headers, listTools);
+      expect(response.status).toBe(401);
+      expect(response.headers.get('www-authenticate')).toMatch(/^Bearer/);
+      expect(((await response.json()) as { error: { message: string } }).error.message).toMatch(/unauthorized/);
+    }
+  });
+
+  it('refuses a personal token: MCP is for API keys', async () => {
+    expect((await post({ authorization: `Bearer ${org.reviewerToken}` }, listTools)).status).toBe(403);
+  });
+
+  it('refuses a foreign Origin, and accepts its own', async () => {
+    const foreign = await post({ authorization: `Bearer ${org.readWriteToken}`, origin: 'https://evil.example' }, listTools);
+    expect(foreign.status).toBe(403);
+  });
+
+  it('refuses an oversized body', async () => {
+    const huge = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'create_task', arguments: { title: 'x', description: 'y'.repeat(2 * 1024 * 1024) } } });
+    const response = await post({ authorization: `Bearer ${org.readWriteToken}` }, huge);
+    expect(response.status).toBe(413);
+  });
+
+  it('answers GET with 405: the server is stateless', async () => {
+    const response = await fetch(`${baseUrl}/mcp`, { headers: { authorization: `Bearer ${org.readWriteToken}` } });
+    expect(response.status).toBe(405);
+  });
+});
