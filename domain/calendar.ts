@@ -1,15 +1,15 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
 import { AppError } from './errors';
-import { createdAt, instantField, recordId, recordVersion, text, updatedAt } from './fields';
+import { createdAt, instantField, recordId, recordVersion, text, updatedAt, utcInstant } from './fields';
 import { newId } from './ids';
 import { decodeCursor, encodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
 import { loadRecord, plainRecord } from './records';
 import { ifMatch } from './tasks';
 
-const eventId = z.string().max(100).describe('The event id, e.g. cal_01j…');
-const instant = z.iso.datetime({ offset: true });
+const eventId = text({ max: 100 }).describe('The event id, e.g. cal_01j…');
+const instant = utcInstant;
 
 export const eventSchema = z
   .object({
@@ -34,8 +34,8 @@ const fields = {
   location: text({ max: 500 }).describe('A room, an address or a meeting link'),
   starts_at: instant.describe('Start, RFC 3339 with offset, e.g. 2026-11-24T09:00:00+01:00'),
   ends_at: instant.describe('End, RFC 3339 with offset; after starts_at'),
-  attendee_ids: z.array(z.string().max(100)).max(50).describe('Team member ids of those taking part'),
-  customer_id: z.string().max(100).describe('The customer the event is with (a customer id)'),
+  attendee_ids: z.array(text({ max: 100 })).max(50).describe('Team member ids of those taking part'),
+  customer_id: text({ max: 100 }).describe('The customer the event is with (a customer id)'),
 };
 
 const endsAfterStart = (value: { starts_at?: string; ends_at?: string }) =>
@@ -72,20 +72,22 @@ export const eventIdInput = z.strictObject({ id: eventId });
 export const deleteEventInput = z.strictObject({ id: eventId, if_match: ifMatch });
 
 const range = {
-  from: instant.optional().describe('Start of the window, RFC 3339 (default: now)'),
+  from: instant.optional().describe('Start of the window, RFC 3339 (default: now, or 30 days before to)'),
   to: instant.optional().describe('End of the window, RFC 3339 (default: 30 days after from; at most 366 days after it)'),
 };
 
 export const listEventsInput = z.strictObject({
   ...range,
-  attendee_id: z.string().max(100).optional().describe('Only events this team member attends'),
-  customer_id: z.string().max(100).optional().describe('Only events with this customer'),
+  attendee_id: text({ max: 100 }).optional().describe('Only events this team member attends'),
+  customer_id: text({ max: 100 }).optional().describe('Only events with this customer'),
   ...pageInput,
 });
 
 function window(input: { from?: string; to?: string }): { from: Date; to: Date } {
-  const from = input.from ? new Date(input.from) : new Date();
-  const to = input.to ? new Date(input.to) : new Date(from.getTime() + 30 * 86_400_000);
+  const span = 30 * 86_400_000;
+  const to0 = input.to ? new Date(input.to) : undefined;
+  const from = input.from ? new Date(input.from) : to0 ? new Date(to0.getTime() - span) : new Date();
+  const to = to0 ?? new Date(from.getTime() + span);
   if (to <= from) throw new AppError('validation_failed', 'to must be after from', { fields: [{ field: 'to', message: 'must be after from' }] });
   if (to.getTime() - from.getTime() > 366 * 86_400_000) {
     throw new AppError('validation_failed', 'the window is at most 366 days', { fields: [{ field: 'to', message: 'at most 366 days after from' }] });
@@ -165,7 +167,7 @@ export const calendarFeedInput = z.strictObject({
     .transform((value) => value?.split(',').map((s) => s.trim()).filter(Boolean))
     .pipe(z.array(z.enum(['event', 'booking', 'task_due'])).optional())
     .describe('Comma-separated sources to include: event, booking, task_due (default: all)'),
-  attendee_id: z.string().max(100).optional().describe('Only items involving this team member'),
+  attendee_id: text({ max: 100 }).optional().describe('Only items involving this team member'),
   ...pageInput,
 });
 
@@ -187,21 +189,25 @@ export async function calendarFeed(db: Queryable, orgId: string, timezone: strin
        FROM tasks WHERE org_id = $1 AND due_on IS NOT NULL
          AND (due_on + 1)::timestamp AT TIME ZONE $4 > $2 AND due_on::timestamp AT TIME ZONE $4 < $3
      )
-     SELECT * FROM items
+     SELECT *, (extract(epoch FROM starts_at) * 1000000)::bigint AS sort_micros FROM items
      WHERE source = ANY ($5::text[]) AND ($6::text IS NULL OR $6 = ANY (attendee_ids))
-       AND ($7::timestamptz IS NULL OR (starts_at, id) > ($7, $8))
+       AND ($7::bigint IS NULL OR (starts_at, id) > (timestamptz 'epoch' + $7 * interval '1 microsecond', $8))
      ORDER BY starts_at, id LIMIT $9`,
-    [orgId, from, to, timezone, sources, input.attendee_id ?? null, after?.startsAt ?? null, after?.id ?? '', input.limit + 1],
+    [orgId, from, to, timezone, sources, input.attendee_id ?? null, after?.micros ?? null, after?.id ?? '', input.limit + 1],
   );
-  const items = rows.slice(0, input.limit).map((row) => plainRecord(row) as CalendarItem);
-  const last = items.at(-1);
-  return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.starts_at}|${last.id}`) : null };
+  const shown = rows.slice(0, input.limit);
+  const last = shown.at(-1);
+  return {
+    items: shown.map(({ sort_micros: _, ...row }) => plainRecord(row) as CalendarItem),
+    // The cursor keeps the start to the microsecond, as stored.
+    nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.sort_micros}|${last.id}`) : null,
+  };
 }
 
-function decodeFeedCursor(cursor: string): { startsAt: string; id: string } {
-  const [startsAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!startsAt || !id || Number.isNaN(Date.parse(startsAt)) || !/^[a-z]+_[0-9a-z]{26}$/.test(id)) {
+function decodeFeedCursor(cursor: string): { micros: number; id: string } {
+  const [micros, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!micros || !/^-?\d{1,17}$/.test(micros) || !id || !/^[a-z]+_[0-9a-z]{26}$/.test(id)) {
     throw new AppError('validation_failed', 'cursor is not one this API gave out', { fields: [{ field: 'cursor', message: 'not a cursor from this feed' }] });
   }
-  return { startsAt, id };
+  return { micros: Number(micros), id };
 }

@@ -8,7 +8,7 @@ import { containsPattern, Filters } from './query';
 import { loadRecord, plainRecord } from './records';
 import { ifMatch } from './tasks';
 
-const customerId = z.string().max(100).describe('The customer id, e.g. cus_01j…');
+const customerId = text({ max: 100 }).describe('The customer id, e.g. cus_01j…');
 
 export const customerSchema = z
   .object({
@@ -87,17 +87,22 @@ export async function listCustomers(db: Queryable, orgId: string, input: z.infer
     .add('(name ILIKE $? OR company ILIKE $? OR email ILIKE $?)', search)
     .add('tags @> $?::text[]', input.tags?.length ? input.tags : undefined);
   if (input.updated_since) {
-    // Oldest change first, by (updated_at, id): the order sync needs, and a stable one.
+    // Oldest change first, by (updated_at, id): the order sync needs, and a stable one. The cursor keeps
+    // updated_at to the microsecond, as stored: many customers of one import share a millisecond.
     filters.add('updated_at >= $?', new Date(input.updated_since));
     const after = decodeSyncCursor(input.cursor);
-    if (after) filters.add(`(updated_at, id) > ($?::timestamptz, ${filters.param(after.id)})`, after.updatedAt);
+    if (after) filters.add(`(updated_at, id) > (timestamptz 'epoch' + $? * interval '1 microsecond', ${filters.param(after.id)})`, after.micros);
     const { rows } = await db.query(
-      `SELECT * FROM customers ${filters.where} ORDER BY updated_at, id LIMIT ${filters.param(input.limit + 1)}`,
+      `SELECT *, (extract(epoch FROM updated_at) * 1000000)::bigint AS sync_micros FROM customers ${filters.where}
+       ORDER BY updated_at, id LIMIT ${filters.param(input.limit + 1)}`,
       filters.values,
     );
-    const items = rows.slice(0, input.limit).map((row) => plainRecord(row) as Customer);
-    const last = items.at(-1);
-    return { items, nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.updated_at}|${last.id}`) : null };
+    const shown = rows.slice(0, input.limit);
+    const last = shown.at(-1);
+    return {
+      items: shown.map(({ sync_micros: _, ...row }) => plainRecord(row) as Customer),
+      nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.sync_micros}|${last.id}`) : null,
+    };
   }
   filters.add('id < $?', decodeCursor(input.cursor));
   const { rows } = await db.query(`SELECT * FROM customers ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
@@ -105,15 +110,15 @@ export async function listCustomers(db: Queryable, orgId: string, input: z.infer
   return { items, nextCursor: rows.length > input.limit ? encodeCursor(items.at(-1)!.id) : null };
 }
 
-function decodeSyncCursor(cursor: string | undefined): { updatedAt: string; id: string } | undefined {
+function decodeSyncCursor(cursor: string | undefined): { micros: number; id: string } | undefined {
   if (cursor === undefined) return undefined;
-  const [updatedAt, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!updatedAt || !id || Number.isNaN(Date.parse(updatedAt)) || !/^cus_[0-9a-z]{26}$/.test(id)) {
+  const [micros, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!micros || !/^\d{1,17}$/.test(micros) || !id || !/^cus_[0-9a-z]{26}$/.test(id)) {
     throw new AppError('validation_failed', 'cursor is not one this API gave out', {
       fields: [{ field: 'cursor', message: 'not a cursor from a previous page of this sync' }],
     });
   }
-  return { updatedAt, id };
+  return { micros: Number(micros), id };
 }
 
 export async function getCustomer(db: Queryable, orgId: string, id: string): Promise<Customer> {

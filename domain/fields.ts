@@ -5,9 +5,8 @@ import { z } from 'zod';
  * from failing after the policy said yes.
  */
 export function text(options: { min?: number; max: number }) {
-  return z
-    .string()
-    .min(options.min ?? 0)
+  const base = options.min === undefined ? z.string() : z.string().min(options.min);
+  return base
     .max(options.max)
     .refine((value) => !value.includes('\u0000'), { message: 'must not contain NUL characters' })
     .refine((value) => value.isWellFormed(), { message: 'must be well-formed Unicode (no lone surrogates)' });
@@ -51,3 +50,11 @@ export const currencyCode = z.string().length(3).describe('ISO 4217 currency cod
 export function cents(what: string) {
   return z.number().int().describe(`${what}, an integer in the currency's minor unit (cents: 1999 is 19.99)`);
 }
+
+/**
+ * An instant in RFC 3339 with any offset, read as the UTC instant it names: what reaches SQL is always
+ * a plain UTC timestamp (PostgreSQL refuses offsets past ±15:59, which RFC 3339 allows).
+ */
+export const utcInstant = z.iso
+  .datetime({ offset: true })
+  .transform((value) => new Date(value).toISOString());

@@ -112,8 +112,12 @@ function updateWrite<Input extends { id: string; if_match?: string }>(spec: {
       return { resourceId: input.id, resource: after, before, changes: changedFields(before, patch), context: await spec.context?.(db, orgId, after) };
     },
     async apply(tx, orgId, input, decided) {
-      await spec.lock?.(tx, orgId);
       const patch = patchOf(input);
+      // A change to nothing writes nothing: no new version, no stale ETags, no sync traffic.
+      if (Object.keys(changedFields(decided.before ?? {}, patch)).length === 0) {
+        return { resourceId: input.id, result: await loadRecord(tx, spec.table, spec.what, orgId, input.id) };
+      }
+      await spec.lock?.(tx, orgId);
       await assertOwned(tx, orgId, spec.refs?.(patch) ?? []);
       const record = await updateRecord(tx, spec.table, spec.what, orgId, input.id, patch, seenVersion(decided));
       return { resourceId: input.id, result: record };
@@ -127,6 +131,8 @@ function deleteWrite<Input extends { id: string; if_match?: string }>(spec: {
   table: string;
   what: string;
   input: z.ZodType<Input>;
+  /** Records that refer to this one: while any do, the delete is refused before the policy runs. */
+  referrers?: { table: string; column: string; what: string }[];
 }): GatedWrite<Input> {
   return {
     operation: spec.operation,
@@ -135,6 +141,15 @@ function deleteWrite<Input extends { id: string; if_match?: string }>(spec: {
     async propose(db, orgId, input) {
       const before = await loadRecord(db, spec.table, spec.what, orgId, input.id);
       assertVersion(spec.what, before, input.if_match);
+      for (const referrer of spec.referrers ?? []) {
+        const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${referrer.table} WHERE org_id = $1 AND ${referrer.column} = $2`, [orgId, input.id]);
+        if (rows[0].n > 0) {
+          throw new AppError('conflict', `${spec.what} ${input.id} is still referred to by ${rows[0].n} ${referrer.what}; move or remove them first`, {
+            referred_by: referrer.table,
+            count: rows[0].n,
+          });
+        }
+      }
       return { resourceId: input.id, resource: before, before, changes: {} };
     },
     async apply(tx, orgId, input, decided) {
@@ -168,7 +183,14 @@ async function overlapContext(db: Queryable, orgId: string, event: Record<string
 const writes = [
   createWrite({ operation: 'tasks.create', resourceType: 'Task', input: createTaskInput, refs: taskRefs, insert: insertTask }),
   updateWrite({ operation: 'tasks.update', resourceType: 'Task', table: 'tasks', what: 'task', input: updateTaskInput, refs: taskRefs }),
-  deleteWrite({ operation: 'tasks.delete', resourceType: 'Task', table: 'tasks', what: 'task', input: deleteTaskInput }),
+  deleteWrite({
+    operation: 'tasks.delete',
+    resourceType: 'Task',
+    table: 'tasks',
+    what: 'task',
+    input: deleteTaskInput,
+    referrers: [{ table: 'work_logs', column: 'task_id', what: 'work logs' }],
+  }),
 
   createWrite({
     operation: 'projects.create',
@@ -185,7 +207,18 @@ const writes = [
     input: updateProjectInput,
     refs: (p) => [{ table: 'team_members', field: 'owner_id', id: p.owner_id as string | undefined }],
   }),
-  deleteWrite({ operation: 'projects.delete', resourceType: 'Project', table: 'projects', what: 'project', input: deleteProjectInput }),
+  deleteWrite({
+    operation: 'projects.delete',
+    resourceType: 'Project',
+    table: 'projects',
+    what: 'project',
+    input: deleteProjectInput,
+    referrers: [
+      { table: 'tasks', column: 'project_id', what: 'tasks' },
+      { table: 'expenses', column: 'project_id', what: 'expenses' },
+      { table: 'work_logs', column: 'project_id', what: 'work logs' },
+    ],
+  }),
 
   createWrite({ operation: 'customers.create', resourceType: 'Customer', input: createCustomerInput, insert: insertCustomer }),
   updateWrite({

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { createdAt, instantField, recordId, text } from './fields';
+import { createdAt, instantField, recordId, text, utcInstant } from './fields';
 import { newId } from './ids';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { Filters } from './query';
@@ -23,7 +23,7 @@ export type MeetingIngest = z.infer<typeof meetingIngestSchema>;
 
 export const createMeetingIngestInput = z.strictObject({
   title: text({ max: 300 }).trim().min(1).describe('What the meeting was, e.g. "Weekly sales sync"'),
-  occurred_at: z.iso.datetime({ offset: true }).describe('When the meeting took place, RFC 3339'),
+  occurred_at: utcInstant.describe('When the meeting took place, RFC 3339'),
   participants: z.array(text({ max: 200 }).trim().min(1)).max(100).default([]).describe('Who took part'),
   source: text({ max: 100 }).optional().describe('Where the transcript came from, e.g. zoom, teams, notes'),
   transcript: text({ min: 1, max: 500_000 }).describe('The transcript or notes, as text'),
@@ -36,7 +36,7 @@ export const createMeetingIngestInput = z.strictObject({
 export type CreateMeetingIngestInput = z.infer<typeof createMeetingIngestInput>;
 
 export const listMeetingIngestsInput = z.strictObject({ ...pageInput });
-export const meetingIngestIdInput = z.strictObject({ id: z.string().max(100).describe('The meeting ingest id, e.g. mtg_01j…') });
+export const meetingIngestIdInput = z.strictObject({ id: text({ max: 100 }).describe('The meeting ingest id, e.g. mtg_01j…') });
 
 export async function listMeetingIngests(db: Queryable, orgId: string, input: z.infer<typeof listMeetingIngestsInput>): Promise<Page<MeetingIngest>> {
   const filters = new Filters(orgId).add('id < $?', decodeCursor(input.cursor));

@@ -9,7 +9,7 @@ import { ifMatch } from './tasks';
 
 export const projectStatuses = ['planned', 'active', 'on_hold', 'completed', 'cancelled'] as const;
 const status = z.enum(projectStatuses).describe('planned, active, on_hold, completed or cancelled');
-const projectId = z.string().max(100).describe('The project id, e.g. prj_01j…');
+const projectId = text({ max: 100 }).describe('The project id, e.g. prj_01j…');
 
 export const projectSchema = z
   .object({
@@ -31,7 +31,7 @@ export type Project = z.infer<typeof projectSchema>;
 const fields = {
   name: text({ max: 200 }).trim().min(1).describe('The project name, 1 to 200 characters'),
   description: text({ max: 20_000 }).describe('What the project is about'),
-  owner_id: z.string().max(100).describe('The team member who leads it (a team member id)'),
+  owner_id: text({ max: 100 }).describe('The team member who leads it (a team member id)'),
   start_on: calendarDate.describe('First day, YYYY-MM-DD'),
   due_on: calendarDate.describe('Deadline, YYYY-MM-DD'),
   tags: z.array(text({ max: 50 }).trim().min(1)).max(20).describe('Free-form labels, at most 20'),
@@ -64,7 +64,7 @@ export const deleteProjectInput = z.strictObject({ id: projectId, if_match: ifMa
 
 export const listProjectsInput = z.strictObject({
   status: status.optional().describe('Only projects with this status'),
-  owner_id: z.string().max(100).optional().describe('Only projects led by this team member'),
+  owner_id: text({ max: 100 }).optional().describe('Only projects led by this team member'),
   ...pageInput,
 });
 

@@ -66,7 +66,7 @@ export const listReviewsInput = z.strictObject({
 });
 
 export const decideReviewInput = z.strictObject({
-  id: z.string().max(100).describe('The review id'),
+  id: text({ max: 100 }).describe('The review id'),
   comment: text({ max: 2000 }).optional().describe('Why, for the record'),
 });
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { calendarDate, cents, createdAt, currencyCode, dayField, instantField, recordId, text, updatedAt } from './fields';
+import { calendarDate, cents, createdAt, currencyCode, dayField, instantField, recordId, text, updatedAt, utcInstant } from './fields';
 import { decodeCursor, pageInput, toPage, type Page } from './pagination';
 import { containsPattern, Filters } from './query';
 import { loadRecord, plainRecord } from './records';
 
 // Invoices, products and bookings arrive by import (gatehouse import / seed); the API only reads them.
 
-const instant = z.iso.datetime({ offset: true });
-const id = (what: string, example: string) => z.strictObject({ id: z.string().max(100).describe(`The ${what} id, e.g. ${example}`) });
+const instant = utcInstant;
+const id = (what: string, example: string) => z.strictObject({ id: text({ max: 100 }).describe(`The ${what} id, e.g. ${example}`) });
 
 export const productSchema = z
   .object({
@@ -63,7 +63,7 @@ export const invoiceSchema = z
 
 export const listInvoicesInput = z.strictObject({
   status: z.enum(invoiceStatuses).optional().describe('Only invoices with this status'),
-  customer_id: z.string().max(100).optional().describe('Only invoices of this customer'),
+  customer_id: text({ max: 100 }).optional().describe('Only invoices of this customer'),
   issued_after: calendarDate.optional().describe('Issued on or after this day'),
   issued_before: calendarDate.optional().describe('Issued on or before this day'),
   due_before: calendarDate.optional().describe('Due on or before this day (with status=sent: what falls due)'),
@@ -93,7 +93,7 @@ export const bookingSchema = z
 export const listBookingsInput = z.strictObject({
   from: instant.optional().describe('Only bookings ending after this time (RFC 3339)'),
   to: instant.optional().describe('Only bookings starting before this time (RFC 3339)'),
-  customer_id: z.string().max(100).optional().describe('Only bookings of this customer'),
+  customer_id: text({ max: 100 }).optional().describe('Only bookings of this customer'),
   status: z.enum(bookingStatuses).optional().describe('Only bookings with this status: confirmed, completed, cancelled or no_show'),
   ...pageInput,
 });

@@ -13,7 +13,7 @@ const status = z
   .enum(taskStatuses)
   .describe('Where the task stands: todo (not started), in_progress, blocked (waiting on something), done, cancelled');
 const priority = z.enum(taskPriorities).describe('How urgent the task is: low, normal, high or urgent');
-const taskId = z.string().max(100).describe('The task id, e.g. task_01j…');
+const taskId = text({ max: 100 }).describe('The task id, e.g. task_01j…');
 export const ifMatch = z
   .string()
   .max(100)
@@ -50,8 +50,8 @@ const taskFields = {
   priority,
   due_on: calendarDate.describe('The day the task is due, YYYY-MM-DD'),
   tags: z.array(text({ max: 50 }).trim().min(1)).max(20).describe('Free-form labels, at most 20, each up to 50 characters'),
-  project_id: z.string().max(100).describe('The project the task belongs to (a project id)'),
-  assignee_id: z.string().max(100).describe('Who does it: a team member id from /v1/team-members'),
+  project_id: text({ max: 100 }).describe('The project the task belongs to (a project id)'),
+  assignee_id: text({ max: 100 }).describe('Who does it: a team member id from /v1/team-members'),
 };
 
 export const createTaskInput = z.strictObject({
@@ -84,8 +84,8 @@ export const deleteTaskInput = z.strictObject({ id: taskId, if_match: ifMatch })
 
 export const listTasksInput = z.strictObject({
   status: status.optional().describe('Only tasks with this status'),
-  project_id: z.string().max(100).optional().describe('Only tasks of this project'),
-  assignee_id: z.string().max(100).optional().describe('Only tasks assigned to this team member'),
+  project_id: text({ max: 100 }).optional().describe('Only tasks of this project'),
+  assignee_id: text({ max: 100 }).optional().describe('Only tasks assigned to this team member'),
   due_after: calendarDate.optional().describe('Only tasks due on or after this day (YYYY-MM-DD)'),
   due_before: calendarDate.optional().describe('Only tasks due on or before this day (YYYY-MM-DD)'),
   ...pageInput,

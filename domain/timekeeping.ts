@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../db/database';
-import { calendarDate, cents, createdAt, currencyCode, dayField, recordId } from './fields';
+import { calendarDate, cents, createdAt, currencyCode, dayField, recordId, text } from './fields';
 import { pageInput } from './pagination';
 import { Filters } from './query';
 import { loadRecord } from './records';
@@ -23,9 +23,9 @@ export const expenseSchema = z
   .describe('An expense: money spent for the organization, with who spent it and the project it is booked to, when known');
 
 export const listExpensesInput = z.strictObject({
-  member_id: z.string().max(100).optional().describe('Only expenses of this team member'),
-  project_id: z.string().max(100).optional().describe('Only expenses booked to this project'),
-  category: z.string().max(100).optional().describe('Only this category, e.g. travel'),
+  member_id: text({ max: 100 }).optional().describe('Only expenses of this team member'),
+  project_id: text({ max: 100 }).optional().describe('Only expenses booked to this project'),
+  category: text({ max: 100 }).optional().describe('Only this category, e.g. travel'),
   spent_after: calendarDate.optional().describe('Spent on or after this day'),
   spent_before: calendarDate.optional().describe('Spent on or before this day'),
   ...pageInput,
@@ -45,15 +45,15 @@ export const workLogSchema = z
   .describe('Time a team member logged against a task or project');
 
 export const listWorkLogsInput = z.strictObject({
-  member_id: z.string().max(100).optional().describe('Only time logged by this team member'),
-  task_id: z.string().max(100).optional().describe('Only time logged against this task'),
-  project_id: z.string().max(100).optional().describe('Only time logged against this project'),
+  member_id: text({ max: 100 }).optional().describe('Only time logged by this team member'),
+  task_id: text({ max: 100 }).optional().describe('Only time logged against this task'),
+  project_id: text({ max: 100 }).optional().describe('Only time logged against this project'),
   worked_after: calendarDate.optional().describe('Worked on or after this day'),
   worked_before: calendarDate.optional().describe('Worked on or before this day'),
   ...pageInput,
 });
 
-export const recordIdInput = z.strictObject({ id: z.string().max(100).describe('The record id') });
+export const recordIdInput = z.strictObject({ id: text({ max: 100 }).describe('The record id') });
 
 export function listExpenses(db: Queryable, orgId: string, input: z.infer<typeof listExpensesInput>) {
   const filters = new Filters(orgId)

@@ -211,3 +211,101 @@ describe('calendar', () => {
     expect(moved.statusCode).toBe(422);
   });
 });
+
+describe('edges', () => {
+  it('an incremental sync over imported customers (many in one millisecond) ends, with every customer once', async () => {
+    const { seedOrganization } = await import('../domain/seed');
+    const seeded = await h.createOrganization();
+    await seedOrganization(h.db, seeded.organization, { size: 'small' });
+    const total = (await h.db.query('SELECT count(*)::int AS n FROM customers WHERE org_id = $1', [seeded.organization.id])).rows[0].n;
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    let pages = 0;
+    do {
+      const query: URLSearchParams = new URLSearchParams({ updated_since: '2000-01-01T00:00:00Z', limit: '7', ...(cursor ? { cursor } : {}) });
+      const page: any = json(await h.request({ method: 'GET', url: `/api/v1/customers?${query}`, token: seeded.readOnlyToken }));
+      seen.push(...page.data.map((c: { id: string }) => c.id));
+      cursor = page.page.next_cursor;
+      expect(++pages).toBeLessThan(100);
+    } while (cursor);
+    expect(seen).toHaveLength(total);
+    expect(new Set(seen).size).toBe(total);
+  });
+
+  it.each([
+    ['/tasks/%00', 'a NUL in an id'],
+    ['/customers?tags=a%00', 'a NUL in a filter'],
+    ['/expenses?category=%00', 'a NUL in a category'],
+    ['/calendar?attendee_id=%00', 'a NUL in an attendee'],
+  ])('GET %s (%s) is a 422, never a 500', async (url) => {
+    const response = await req('GET', url);
+    expect(response.statusCode).toBe(422);
+  });
+
+  it('instants with any RFC 3339 offset are read as the UTC instant they name', async () => {
+    const response = await req('GET', '/bookings?to=2030-01-01T00:00:00%2B16:00');
+    expect(response.statusCode).toBe(200);
+    const booked = await req('POST', '/calendar/events', { title: 'Far east', starts_at: '2030-01-01T09:00:00+14:00', ends_at: '2030-01-01T10:00:00+14:00' });
+    expect(booked.statusCode).toBe(201);
+    expect(json(booked).data.starts_at).toBe('2029-12-31T19:00:00.000Z');
+  });
+
+  it('a meeting ingest needs tasks.write as well, since it creates tasks', async () => {
+    const ingestOnly = await org.keyWith(['meeting_ingests.write', 'meeting_ingests.read']);
+    const response = await h.request({
+      method: 'POST',
+      url: '/api/v1/meeting-ingests',
+      token: ingestOnly,
+      payload: { title: 'x', occurred_at: new Date().toISOString(), transcript: 'x', tasks: [{ title: 'urgent thing', priority: 'urgent' }] },
+    });
+    expect(response.statusCode).toBe(403);
+    expect(json(response).error.details.required).toBe('tasks.write');
+  });
+
+  it('deleting a record others still refer to is refused before the policy runs', async () => {
+    const before = (await h.db.query('SELECT count(*)::int AS n FROM gate_decisions WHERE org_id = $1', [org.organization.id])).rows[0].n;
+    const response = await req('DELETE', `/projects/${fx.project}`);
+    expect(response.statusCode).toBe(409);
+    expect(json(response).error.details).toMatchObject({ referred_by: 'tasks' });
+    const after = (await h.db.query('SELECT count(*)::int AS n FROM gate_decisions WHERE org_id = $1', [org.organization.id])).rows[0].n;
+    expect(after).toBe(before);
+  });
+
+  it('a PATCH that changes nothing writes nothing', async () => {
+    const read = json(await req('GET', `/customers/${fx.customer}`)).data;
+    const same = await req('PATCH', `/customers/${fx.customer}`, { name: read.name });
+    expect(same.statusCode).toBe(200);
+    expect(json(same).data.version).toBe(read.version);
+    expect(json(await req('PATCH', `/customers/${fx.customer}`, {})).data.version).toBe(read.version);
+  });
+
+  it('a held update lands only on the version the policy saw: a change in between makes the approval fail, recorded', async () => {
+    const held = await h.createOrganization({
+      policy: '@id("allow") permit (principal, action, resource); @id("hold-updates") @decision("review") permit (principal, action == Action::"customers.update", resource);',
+    });
+    const hfx = await insertFixtures(h.db, held.organization.id);
+    const pending = json(await h.request({ method: 'PATCH', url: `/api/v1/customers/${hfx.customer}`, token: held.readWriteToken, payload: { notes: 'from the agent' } }));
+    await h.db.query(`UPDATE customers SET phone = '+1 555 0100', version = version + 1 WHERE id = $1`, [hfx.customer]);
+    const approved = json(await h.request({ method: 'POST', url: `/api/v1/reviews/${pending.review.id}/approve`, token: held.reviewerToken })).data;
+    expect(approved).toMatchObject({ status: 'approved', applied_at: null, failure: { code: 'conflict' } });
+    const customer = json(await h.request({ method: 'GET', url: `/api/v1/customers/${hfx.customer}`, token: held.readOnlyToken })).data;
+    expect(customer).toMatchObject({ notes: null, phone: '+1 555 0100', version: 2 });
+  });
+
+  it("no write reaches into another organization through any reference", async () => {
+    const other = await h.createOrganization();
+    const ofx = await insertFixtures(h.db, other.organization.id);
+    const attempts = [
+      req('POST', '/projects', { name: 'x', owner_id: ofx.member }),
+      req('PATCH', `/projects/${fx.project}`, { owner_id: ofx.member }),
+      req('POST', '/calendar/events', { title: 'x', starts_at: '2030-01-01T09:00:00Z', ends_at: '2030-01-01T10:00:00Z', attendee_ids: [ofx.member] }),
+      req('POST', '/calendar/events', { title: 'x', starts_at: '2030-01-01T09:00:00Z', ends_at: '2030-01-01T10:00:00Z', customer_id: ofx.customer }),
+      req('PATCH', `/tasks/${fx.task}`, { project_id: ofx.project }),
+    ];
+    for (const response of await Promise.all(attempts)) expect(response.statusCode).toBe(422);
+  });
+
+  it('the calendar window defaults to the 30 days before `to` when only `to` is given', async () => {
+    expect((await req('GET', '/calendar?to=2020-01-01T00:00:00Z')).statusCode).toBe(200);
+  });
+});

@@ -29,10 +29,12 @@ export function authorize(operation: Operation, caller: Caller): void {
     if (operation.kind === 'gated_write' && actor.access !== 'read_write') {
       throw new AppError('read_only_key', `This key is read-only; ${operation.name} needs a read-write key`);
     }
-    if (rule.ability && !actor.abilities.includes(rule.ability)) {
-      throw new AppError('insufficient_ability', `This key lacks the ability ${rule.ability}, which ${operation.name} needs`, {
-        required: rule.ability,
-      });
+    for (const ability of [rule.ability, ...(rule.alsoNeeds ?? [])]) {
+      if (ability && !actor.abilities.includes(ability)) {
+        throw new AppError('insufficient_ability', `This key lacks the ability ${ability}, which ${operation.name} needs`, {
+          required: ability,
+        });
+      }
     }
     return;
   }

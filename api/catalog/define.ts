@@ -10,6 +10,8 @@ import { defineOperation, type GatedWriteOperation, type OperationContext, type 
 interface Common {
   name: string;
   tool: string;
+  /** Abilities beyond the family's own (see OperationAccess). */
+  alsoNeeds?: Ability[];
   summary: string;
   description: string;
   path: string;
@@ -26,7 +28,7 @@ export function listOperation<Input extends z.ZodObject, Item extends z.ZodType>
     family,
     method: 'GET',
     output: z.array(spec.item),
-    access: { apiKey: { ability: `${family}.read` as Ability } },
+    access: { apiKey: { ability: `${family}.read` as Ability, alsoNeeds: spec.alsoNeeds } },
     ...spec,
   });
 }
@@ -40,7 +42,7 @@ export function getOperation<Input extends z.ZodObject>(
     list: false,
     family,
     method: 'GET',
-    access: { apiKey: { ability: `${family}.read` as Ability } },
+    access: { apiKey: { ability: `${family}.read` as Ability, alsoNeeds: spec.alsoNeeds } },
     ...spec,
   });
 }
@@ -58,7 +60,7 @@ export function gatedOperation(
   return defineOperation({
     kind: 'gated_write',
     family,
-    access: { apiKey: { ability: `${family}.write` as Ability } },
+    access: { apiKey: { ability: `${family}.write` as Ability, alsoNeeds: spec.alsoNeeds } },
     input: write.input as z.ZodObject,
     successStatus: spec.successStatus ?? (spec.method === 'POST' ? 201 : 200),
     destructive: spec.method === 'DELETE',

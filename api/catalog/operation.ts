@@ -26,7 +26,8 @@ export interface OperationContext {
  * Leaving a principal out shuts it out.
  */
 export interface OperationAccess {
-  apiKey?: { ability: Ability | null };
+  /** `alsoNeeds`: further abilities, for operations that reach another family (an ingest creates tasks). */
+  apiKey?: { ability: Ability | null; alsoNeeds?: Ability[] };
   person?: { roles: readonly Role[] };
 }
 

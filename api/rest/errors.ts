@@ -44,6 +44,10 @@ export function toAppError(error: unknown): AppError {
   if (error instanceof SyntaxError && (error as { statusCode?: number }).statusCode === 400) {
     return new AppError('invalid_json', `The request body is not valid JSON: ${error.message}`);
   }
+  // A value PostgreSQL refuses (class 22, data exception) that validation let through is still the request's fault.
+  if (typeof code === 'string' && /^22[0-9A-Z]{3}$/.test(code)) {
+    return new AppError('validation_failed', 'A value in the request is outside what can be stored or searched');
+  }
   const status = (error as { statusCode?: number }).statusCode;
   if (status === 404) return new AppError('not_found', 'No such route');
   if (status && status >= 400 && status < 500) return new AppError('validation_failed', 'The request could not be read');
