@@ -31,7 +31,7 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
         const write = gatedWrite(request.operation);
         if (!write) throw new AppError('not_found', `no gated write is named ${request.operation}`);
         const input = write.input.parse(request.input);
-        const proposal = await write.propose(db, request.orgId, input);
+        const proposal = await write.propose(db, request.orgId, input, { apiKeyId: request.apiKey.id });
         const { version, policySet } = await loadCompiledPolicySet(db, request.orgId);
         const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
         if (proposal.before) context.before = proposal.before;

@@ -3,6 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
+import { mcpKinds, mcpPairs, type McpKind, type McpPair } from './mcp';
 import { kinds, type Kind, type RoundsResult } from './measure';
 import { readKinds, taskPagesPerWalk, type ReadKind, type SeedResult, type WriteLoadResult } from './reads';
 import { formatTable, round, summarize, type Summary } from './stats';
@@ -19,7 +20,35 @@ const readLabels: Record<ReadKind, string> = {
   taskPage: 'task list page (todo, limit 50)',
 };
 
+const mcpLabels: Record<McpKind, string> = {
+  mcpRead: 'MCP list_tasks (limit 50)',
+  restRead: 'REST GET /api/v1/tasks?limit=50',
+  mcpWrite: 'MCP create_task, Allow (applied)',
+  restWrite: 'REST POST /api/v1/tasks, Allow (201)',
+};
+
+const mcpPairLabels: Record<McpPair, string> = {
+  read: 'read: list_tasks ÷ GET tasks',
+  write: 'gated write, Allow: create_task ÷ POST task',
+};
+
 type Result = Summary & { checked: number };
+
+/** What run.ts measured last: MCP tool calls through one SDK client, interleaved with their REST twins. */
+export interface McpMeasurement {
+  samples: number;
+  warmup: number;
+  measured: RoundsResult<McpKind>;
+}
+
+export interface McpReport {
+  samples: number;
+  warmup: number;
+  results: Record<McpKind, Result>;
+  /** MCP ÷ REST, per pair. */
+  ratios: Record<McpPair, { p50: number; p99: number }>;
+  samplesMs: Record<McpKind, number[]>;
+}
 
 /** What run.ts measured on the `large` seed: reads alone, then the same reads under a gated-write load. */
 export interface ReadMeasurement {
@@ -65,6 +94,7 @@ export interface Report {
   ratios: { allowOverInsertP50: number; reviewOverAllowP50: number; denyOverAllowP50: number };
   samplesMs: Record<Kind, number[]>;
   reads: ReadReport;
+  mcp: McpReport;
 }
 
 function results<K extends string>(order: readonly K[], measured: RoundsResult<K>): Record<K, Result> {
@@ -122,9 +152,25 @@ function buildReadReport(reads: ReadMeasurement): ReadReport {
   };
 }
 
+function buildMcpReport(mcp: McpMeasurement): McpReport {
+  const exact = (kind: McpKind) => summarize(mcp.measured.samples[kind]);
+  return {
+    samples: mcp.samples,
+    warmup: mcp.warmup,
+    results: results(mcpKinds, mcp.measured),
+    ratios: Object.fromEntries(
+      Object.entries(mcpPairs).map(([pair, { mcp: over, rest: under }]) => {
+        const [a, b] = [exact(over), exact(under)];
+        return [pair, { p50: round(a.p50 / b.p50, 2), p99: round(a.p99 / b.p99, 2) }];
+      }),
+    ) as McpReport['ratios'],
+    samplesMs: Object.fromEntries(mcpKinds.map((kind) => [kind, mcp.measured.samples[kind].map((value) => round(value))])) as Record<McpKind, number[]>,
+  };
+}
+
 export async function buildReport(
   measured: RoundsResult,
-  options: { samples: number; warmup: number; temporalCli: string; postgresVersion: string; reads: ReadMeasurement },
+  options: { samples: number; warmup: number; temporalCli: string; postgresVersion: string; reads: ReadMeasurement; mcp: McpMeasurement },
 ): Promise<Report> {
   const summaries = Object.fromEntries(kinds.map((kind) => [kind, summarize(measured.samples[kind])])) as Record<Kind, Summary>;
   const cpus = os.cpus();
@@ -152,6 +198,11 @@ export async function buildReport(
         `sequential reads, interleaved customer search (a term from a fixed list) and task list page (status todo, walking ` +
         `${taskPagesPerWalk} pages with the cursor); then the same reads while ${options.reads.load.concurrency} loops of gated Allow writes ` +
         `(POST /api/v1/tasks) run back to back against the same api`,
+      mcp:
+        'last, on the same seeded organization: one @modelcontextprotocol/sdk Client over StreamableHTTPClientTransport to /mcp ' +
+        '(bearer key; initialize and tools/list once, kept connected, so the client checks structured results against the output ' +
+        'schemas), interleaved in rounds with the REST twins: MCP list_tasks {limit: 50}, GET /api/v1/tasks?limit=50, MCP ' +
+        'create_task {title, status: todo} (Allow), POST /api/v1/tasks with the same body (Allow); sequential, every answer checked',
     },
     results: results(kinds, measured),
     ratios: {
@@ -161,6 +212,7 @@ export async function buildReport(
     },
     samplesMs: Object.fromEntries(kinds.map((kind) => [kind, measured.samples[kind].map((value) => round(value))])) as Record<Kind, number[]>,
     reads: buildReadReport(options.reads),
+    mcp: buildMcpReport(options.mcp),
   };
 }
 
@@ -187,6 +239,8 @@ export function printableReport(report: Report): string {
     ]),
     '',
     printableReads(report.reads),
+    '',
+    printableMcp(report.mcp),
   ].join('\n');
 }
 
@@ -221,6 +275,28 @@ function printableReads(reads: ReadReport): string {
       ['write throughput', `${load.writesPerSecond.toFixed(1)}/s`],
       ['gated Allow p50 / p99 under load', load.latency ? `${ms(load.latency.p50)} / ${ms(load.latency.p99)} ms` : 'none'],
       ['errors (whole load, ramp and drain included)', `${load.errors} of ${load.writesTotal + load.errors}`],
+    ]),
+  ].join('\n');
+}
+
+function printableMcp(mcp: McpReport): string {
+  const ms = (value: number) => value.toFixed(2);
+  const times = (value: number) => `${value.toFixed(2)}×`;
+  return [
+    `MCP tool calls beside their REST twins (one SDK client kept connected, the large seed), ` +
+      `${mcp.samples} sequential samples per kind (after ${mcp.warmup} warm-up)`,
+    '',
+    formatTable([
+      ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
+      ...mcpKinds.map((kind) => {
+        const result = mcp.results[kind];
+        return [mcpLabels[kind], String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
+      }),
+    ]),
+    '',
+    formatTable([
+      ['MCP ÷ REST', 'p50', 'p99'],
+      ...(Object.keys(mcpPairs) as McpPair[]).map((pair) => [mcpPairLabels[pair], times(mcp.ratios[pair].p50), times(mcp.ratios[pair].p99)]),
     ]),
   ].join('\n');
 }

@@ -1,6 +1,7 @@
 // `npm run bench`: gated-write latency (Allow, Review, Deny over REST) against plain INSERTs, then reads (customer
-// search, task list page) on the `large` seed, alone and while gated writes run, on the service run as in
-// production: a PostgreSQL server, a Temporal server, and separate api and worker processes.
+// search, task list page) on the `large` seed, alone and while gated writes run, then MCP tool calls (a read and
+// a gated Allow write) beside their REST twins, on the service run as in production: a PostgreSQL server, a
+// Temporal server, and separate api and worker processes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import pg from 'pg';
 import { findTemporalCli } from '../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 import { createBenchDatabase, type BenchDatabase } from './database';
+import { connectBenchMcp, mcpOperations } from './mcp';
 import { gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
 import { createBenchOrganization } from './organization';
 import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
@@ -24,6 +26,7 @@ function options() {
       samples: { type: 'string', default: '200' },
       warmup: { type: 'string', default: '20' },
       'read-samples': { type: 'string', default: '200' },
+      'mcp-samples': { type: 'string', default: '200' },
     },
     strict: true,
   });
@@ -36,6 +39,7 @@ function options() {
     samples: count('samples', values.samples, 1),
     warmup: count('warmup', values.warmup, 0),
     readSamples: count('read-samples', values['read-samples'], 1),
+    mcpSamples: count('mcp-samples', values['mcp-samples'], 1),
   };
 }
 
@@ -45,11 +49,13 @@ const writeLoadConcurrency = 4;
 const writeLoadFirstSequence = 1_000_000;
 /** Writes each loop completes before the reads start (about a second), so they run under steady load. */
 const writeLoadRampUp = 10;
+/** Titles of the MCP phase's writes (MCP and REST) count from here. */
+const mcpFirstSequence = 2_000_000;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
-  const { samples, warmup, readSamples } = options();
+  const { samples, warmup, readSamples, mcpSamples } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
@@ -152,6 +158,23 @@ async function main(): Promise<void> {
     }
     log(`write load stopped: ${loadResult.writesInWindow} writes in the window, ${loadResult.errors} errors`);
 
+    // Last, so the phases above run as before; the organization still holds the large seed.
+    log(`connecting an MCP client, then measuring MCP tool calls beside their REST twins, ${warmup} + ${mcpSamples} rounds…`);
+    const mcpClient = await connectBenchMcp(apiUrl, organization.token);
+    let mcp;
+    try {
+      mcp = await runRounds(mcpOperations(mcpClient, apiUrl, organization.token, mcpFirstSequence), {
+        samples: mcpSamples,
+        warmup,
+        aborted: () => interrupted,
+        onProgress: progress('MCP and REST', () => {
+          for (const service of services) service.assertRunning();
+        }),
+      });
+    } finally {
+      await mcpClient.close().catch(() => {});
+    }
+
     const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
     const report = await buildReport(measured, {
       samples,
@@ -159,6 +182,7 @@ async function main(): Promise<void> {
       temporalCli: cliPath,
       postgresVersion: rows[0]?.server_version ?? 'unknown',
       reads: { samples: readSamples, warmup, seed, searchMatches, alone, underLoad, load: loadResult },
+      mcp: { samples: mcpSamples, warmup, measured: mcp },
     });
     process.stdout.write(`\n${printableReport(report)}\n\n`);
     writeReport(report, resultsPath);

@@ -14,6 +14,7 @@ export const families = {
   work_logs: { read: true, write: false, description: 'Work logs, when the plan includes them' },
   team: { read: true, write: false, description: 'The active team roster' },
   meeting_ingests: { read: true, write: true, description: 'Meeting transcripts and the tasks extracted from them' },
+  memories: { read: true, write: true, description: 'Agent memories: short notes a key keeps across conversations, visible only to that key' },
   reviews: { read: true, write: false, description: 'The review queue of held writes (people decide; keys may only read)' },
 } as const;
 

@@ -195,7 +195,7 @@ export async function applyGatedWrite(
       return done.rows[0].result;
     }
 
-    const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before });
+    const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, { apiKeyId: request.apiKey.id });
     await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
       workflowId,
       applied.resourceId,

@@ -4,6 +4,7 @@ import { bookEventInput, findOverlaps, insertEvent, updateEventInput, deleteEven
 import { createCustomerInput, insertCustomer, lockCustomerChanges, updateCustomerInput } from './customers';
 import { AppError } from './errors';
 import { createMeetingIngestInput, insertMeetingIngest } from './meeting-ingests';
+import { forgetInput, insertMemory, rememberInput } from './memories';
 import { createProjectInput, deleteProjectInput, insertProject, updateProjectInput } from './projects';
 import { assertOwned, assertVersion, changedFields, deleteRecord, loadRecord, updateRecord, type OwnedTable } from './records';
 import { createTaskInput, deleteTaskInput, insertTask, updateTaskInput } from './tasks';
@@ -30,6 +31,11 @@ export interface Decided {
   before?: Record<string, unknown>;
 }
 
+/** Who writes: the acting key, taken from the request and never from the input, which a caller controls. */
+export interface Writer {
+  apiKeyId: string;
+}
+
 /**
  * A write subject to policy. `propose` reads what the policy needs; `apply` performs the write inside the
  * transaction that also records it, so it runs once per workflow however often it is retried.
@@ -39,8 +45,8 @@ export interface GatedWrite<Input = unknown> {
   /** The Cedar entity type of the resource. */
   resourceType: string;
   input: z.ZodType<Input>;
-  propose(db: Queryable, orgId: string, input: Input): Promise<Proposal>;
-  apply(tx: Queryable, orgId: string, input: Input, decided: Decided): Promise<AppliedResource>;
+  propose(db: Queryable, orgId: string, input: Input, by: Writer): Promise<Proposal>;
+  apply(tx: Queryable, orgId: string, input: Input, decided: Decided, by: Writer): Promise<AppliedResource>;
 }
 
 type Ref = { table: OwnedTable; field: string; id: string | null | undefined };
@@ -54,7 +60,7 @@ function createWrite<Input extends object>(spec: {
   /** What the policy sees as the resource; the input itself by default. */
   describe?: (input: Input) => Record<string, unknown>;
   context?: (db: Queryable, orgId: string, input: Input) => Promise<Record<string, unknown>>;
-  insert: (tx: Queryable, orgId: string, input: Input) => Promise<{ id: string }>;
+  insert: (tx: Queryable, orgId: string, input: Input, by: Writer) => Promise<{ id: string }>;
 }): GatedWrite<Input> {
   return {
     operation: spec.operation,
@@ -68,9 +74,9 @@ function createWrite<Input extends object>(spec: {
         context: await spec.context?.(db, orgId, input),
       };
     },
-    async apply(tx, orgId, input) {
+    async apply(tx, orgId, input, _decided, by) {
       await assertOwned(tx, orgId, spec.refs?.(input) ?? []);
-      const record = await spec.insert(tx, orgId, input);
+      const record = await spec.insert(tx, orgId, input, by);
       return { resourceId: record.id, result: record };
     },
   };
@@ -133,13 +139,19 @@ function deleteWrite<Input extends { id: string; if_match?: string }>(spec: {
   input: z.ZodType<Input>;
   /** Records that refer to this one: while any do, the delete is refused before the policy runs. */
   referrers?: { table: string; column: string; what: string }[];
+  /** Records that belong to the key that wrote them (agent memories): to any other key they do not exist. */
+  ownedByKey?: boolean;
 }): GatedWrite<Input> {
+  const assertKeyOwns = (record: Record<string, unknown>, id: string, by: Writer) => {
+    if (spec.ownedByKey && record.api_key_id !== by.apiKeyId) throw new AppError('not_found', `${spec.what} ${id} was not found`);
+  };
   return {
     operation: spec.operation,
     resourceType: spec.resourceType,
     input: spec.input,
-    async propose(db, orgId, input) {
+    async propose(db, orgId, input, by) {
       const before = await loadRecord(db, spec.table, spec.what, orgId, input.id);
+      assertKeyOwns(before, input.id, by);
       assertVersion(spec.what, before, input.if_match);
       for (const referrer of spec.referrers ?? []) {
         const { rows } = await db.query(`SELECT count(*)::int AS n FROM ${referrer.table} WHERE org_id = $1 AND ${referrer.column} = $2`, [orgId, input.id]);
@@ -152,8 +164,10 @@ function deleteWrite<Input extends { id: string; if_match?: string }>(spec: {
       }
       return { resourceId: input.id, resource: before, before, changes: {} };
     },
-    async apply(tx, orgId, input, decided) {
+    async apply(tx, orgId, input, decided, by) {
       const record = await deleteRecord(tx, spec.table, spec.what, orgId, input.id, seenVersion(decided));
+      // Checked on the deleted row itself: throwing rolls the delete back with the rest of the transaction.
+      assertKeyOwns(record, input.id, by);
       return { resourceId: input.id, result: record };
     },
   };
@@ -181,7 +195,14 @@ async function overlapContext(db: Queryable, orgId: string, event: Record<string
 }
 
 const writes = [
-  createWrite({ operation: 'tasks.create', resourceType: 'Task', input: createTaskInput, refs: taskRefs, insert: insertTask }),
+  createWrite({
+    operation: 'tasks.create',
+    resourceType: 'Task',
+    input: createTaskInput,
+    refs: taskRefs,
+    // insertTask's fourth argument is the meeting a task came from, not the writer.
+    insert: (tx, orgId, input) => insertTask(tx, orgId, input),
+  }),
   updateWrite({ operation: 'tasks.update', resourceType: 'Task', table: 'tasks', what: 'task', input: updateTaskInput, refs: taskRefs }),
   deleteWrite({
     operation: 'tasks.delete',
@@ -273,6 +294,9 @@ const writes = [
     }),
     insert: insertMeetingIngest,
   }),
+
+  createWrite({ operation: 'memories.remember', resourceType: 'Memory', input: rememberInput, insert: insertMemory }),
+  deleteWrite({ operation: 'memories.forget', resourceType: 'Memory', table: 'agent_memories', what: 'memory', input: forgetInput, ownedByKey: true }),
 ] satisfies GatedWrite<any>[];
 
 export const gatedWrites: Record<string, GatedWrite<any>> = Object.fromEntries(writes.map((write) => [write.operation, write]));

@@ -24,6 +24,8 @@ interface Makers {
   project(): Promise<string>;
   customer(): Promise<string>;
   event(): Promise<string>;
+  /** A memory of the organization's read-write key, the key the table calls with. */
+  memory(): Promise<string>;
   review(): Promise<string>;
 }
 
@@ -71,6 +73,12 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   'meeting_ingests.create': async ({ fx }) => ({
     body: { title: 'Table sync', occurred_at: new Date().toISOString(), transcript: 'We agreed on two things.', tasks: [{ title: 'First' }, { title: 'Second', assignee_id: fx.member }] },
   }),
+  'memories.list': async ({ make }) => {
+    await make.memory();
+    return { query: { tags: 'table', search: 'MORNING' } };
+  },
+  'memories.remember': async () => ({ body: { content: 'The customer prefers invoices in English', tags: ['billing', 'preference'] } }),
+  'memories.forget': async ({ make }) => ({ params: { id: await make.memory() } }),
   'reviews.list': async ({ make }) => {
     await make.review();
     return { query: { status: 'pending' } };
@@ -92,7 +100,7 @@ let freePlan: TestOrganization;
 
 function makers(org: TestOrganization): Makers {
   const orgId = org.organization.id;
-  const insert = async (prefix: 'task' | 'prj' | 'cus' | 'cal', sql: string, extra: unknown[] = []) => {
+  const insert = async (prefix: 'task' | 'prj' | 'cus' | 'cal' | 'mry', sql: string, extra: unknown[] = []) => {
     const id = newId(prefix);
     await h.db.query(sql, [id, orgId, ...extra]);
     return id;
@@ -102,6 +110,10 @@ function makers(org: TestOrganization): Makers {
     project: () => insert('prj', `INSERT INTO projects (id, org_id, name, status) VALUES ($1, $2, 'Standalone project', 'planned')`),
     customer: () => insert('cus', `INSERT INTO customers (id, org_id, name) VALUES ($1, $2, 'Standalone customer')`),
     event: () => insert('cal', `INSERT INTO events (id, org_id, title, starts_at, ends_at) VALUES ($1, $2, 'Standalone event', $3, $4)`, [inTwoDays(16), inTwoDays(17)]),
+    memory: () =>
+      insert('mry', `INSERT INTO agent_memories (id, org_id, api_key_id, content, tags) VALUES ($1, $2, $3, 'Likes morning meetings', '{table}')`, [
+        org.taskRequest('').apiKey.id,
+      ]),
     async review() {
       const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: sites.review.org.readWriteToken, payload: { title: 'Held for the table' } });
       return json(held).review.id;
@@ -211,6 +223,7 @@ const tableOf: Record<string, string> = {
   customers: 'customers',
   calendar: 'events',
   meeting_ingests: 'meeting_ingests',
+  memories: 'agent_memories',
 };
 
 async function snapshot(operation: Operation, site: Site, sample: Sample) {

@@ -2,6 +2,7 @@ import { calendarOperations } from './calendar';
 import { customerOperations } from './customers';
 import { getMe } from './me';
 import { meetingIngestOperations } from './meeting-ingests';
+import { memoryOperations } from './memories';
 import type { Operation } from './operation';
 import { projectOperations } from './projects';
 import { recordOperations } from './records';
@@ -17,6 +18,7 @@ export const catalog: readonly Operation[] = [
   ...calendarOperations,
   ...recordOperations,
   ...meetingIngestOperations,
+  ...memoryOperations,
   listReviewsOperation,
   getReviewOperation,
   approveReviewOperation,

@@ -1,12 +1,15 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
+import { activityRecorder, type ActivityEntry } from '../../domain/activity';
 import { authenticate } from '../../domain/authenticate';
 import { AppError } from '../../domain/errors';
 import type { GateClient } from '../catalog/gate-client';
 import { catalog } from '../catalog/index';
 import { toAppError } from '../rest/errors';
+import { outcomeOf, type ToolOutcome } from './results';
 import { buildMcpServer } from './server';
 
 export interface McpOptions {
@@ -36,6 +39,9 @@ function refuse(reply: FastifyReply, error: AppError) {
 export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promise<void> {
   const ownOrigin = new URL(options.apiBaseUrl).origin;
   const allowed = new Set([ownOrigin, ...options.allowedOrigins]);
+  // The activity record: one row per tools/call, written in the background.
+  const activity = activityRecorder(options.db, (error) => app.log.warn({ err: error }, 'activity not recorded'));
+  app.addHook('onClose', () => activity.drain());
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
@@ -56,11 +62,44 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       return refuse(reply, new AppError('api_access_disabled', `API access is turned off for the organization ${caller.organization.slug}`));
     }
 
+    const keyId = caller.actor.keyId;
+    const recordCall = (call: Pick<ActivityEntry, 'tool' | 'operation' | 'latencyMs'> & ToolOutcome) =>
+      activity.record({ orgId: caller.organization.id, apiKeyId: keyId, userId: null, interface: 'mcp', ...call });
+    const ran: string[] = [];
+
     const server = buildMcpServer(
       { db: options.db, gate: options.gate, caller, interface: 'mcp', apiBaseUrl: options.apiBaseUrl, catalog },
-      { version, log: (error) => request.log.error({ err: error }, 'mcp tool failed') },
+      {
+        version,
+        log: (error) => request.log.error({ err: error }, 'mcp tool failed'),
+        onToolCall: (call) => {
+          ran.push(call.tool);
+          recordCall({ tool: call.tool, operation: call.operation, latencyMs: call.latencyMs, ...outcomeOf(call.result) });
+        },
+      },
     );
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    const asked = toolCallsIn(request.body);
+    if (asked.size > 0) {
+      // A call the SDK refuses before any tool runs (a tool this key does not have, arguments that fail the
+      // input schema) is recorded from the answer it gets.
+      const send = transport.send.bind(transport);
+      transport.send = (message, sendOptions) => {
+        const id = 'method' in message ? undefined : (message as { id?: string | number }).id;
+        const tool = id === undefined ? undefined : asked.get(id);
+        if (id !== undefined && tool !== undefined) {
+          asked.delete(id);
+          const index = ran.indexOf(tool);
+          const refusal = index < 0 ? refusalOf(message) : undefined;
+          if (index >= 0) ran.splice(index, 1);
+          if (refusal) {
+            const operation = catalog.find((op) => op.tool === tool)?.name ?? tool;
+            recordCall({ tool, operation, latencyMs: reply.elapsedTime, ...refusal });
+          }
+        }
+        return send(message, sendOptions);
+      };
+    }
     reply.hijack();
     reply.raw.on('close', () => {
       void transport.close();
@@ -77,4 +116,28 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       .send({ jsonrpc: '2.0', error: { code: -32000, message: 'This MCP server is stateless: send requests with POST' }, id: null });
   app.get('/mcp', notInStatelessMode);
   app.delete('/mcp', notInStatelessMode);
+}
+
+/** The tools/call requests of a POST body (one message or a batch), by JSON-RPC id. */
+function toolCallsIn(body: unknown): Map<string | number, string> {
+  const calls = new Map<string | number, string>();
+  for (const message of Array.isArray(body) ? body : [body]) {
+    const m = message as { method?: unknown; id?: unknown; params?: { name?: unknown } } | null;
+    if (m?.method === 'tools/call' && (typeof m.id === 'string' || typeof m.id === 'number') && typeof m.params?.name === 'string') {
+      calls.set(m.id, m.params.name);
+    }
+  }
+  return calls;
+}
+
+/**
+ * Why the SDK refused a call that no tool ran for: a tool this key does not have, or arguments the tool's
+ * schema refuses. Undefined when the answer is no error (a task created, to run later).
+ */
+function refusalOf(message: JSONRPCMessage): ToolOutcome | undefined {
+  let text: string;
+  if ('error' in message) text = message.error.message;
+  else if ('result' in message && message.result.isError === true) text = JSON.stringify(message.result.content ?? '');
+  else return undefined;
+  return /Tool \S+ (not found|disabled)/.test(text) ? { outcome: 'not_found', status: 404 } : { outcome: 'validation_failed', status: 422 };
 }

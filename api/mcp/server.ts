@@ -9,7 +9,9 @@ import { getReview } from '../../domain/reviews';
 import { isAllowed } from '../catalog/access';
 import { submitGatedWrite } from '../catalog/gated-write';
 import type { Operation, OperationContext } from '../catalog/operation';
+import { registerPrompts } from './prompts';
 import { dataResult, errorResult, gateResult } from './results';
+import { PostgresTaskStore, answeredBy, registerGatedWriteTool, taskCapabilities } from './tasks';
 
 const instructions = `Gatehouse holds this organization's business data: tasks, projects, customers, calendar, invoices, products, bookings, expenses, work logs, the team roster and meeting notes. Start with whoami to see what this key may do.
 Every write goes through the organization's policy: it is applied at once, held for a person's review (the result says so, with a review id to follow with get_review_status), or denied with the reason (change the request or ask a person). Never retry a write that is held for review.
@@ -56,7 +58,33 @@ function annotationsOf(operation: Operation) {
   };
 }
 
-async function run(work: () => Promise<CallToolResult>, log: (error: unknown) => void): Promise<CallToolResult> {
+/** A tool call that ran, for the activity record. */
+export interface ToolCall {
+  tool: string;
+  /** The catalog operation, or the tool's name for tools that are not operations. */
+  operation: string;
+  result: CallToolResult;
+  latencyMs: number;
+}
+
+export interface RunOptions {
+  log: (error: unknown) => void;
+  /** Told of every call once its result is ready; must return at once (record it in the background). */
+  onToolCall?: (call: ToolCall) => void;
+}
+
+async function run(work: () => Promise<CallToolResult>, options: RunOptions, tool: string, operation = tool): Promise<CallToolResult> {
+  const started = performance.now();
+  const result = await settle(work, options.log);
+  try {
+    options.onToolCall?.({ tool, operation, result, latencyMs: performance.now() - started });
+  } catch (error) {
+    options.log(error);
+  }
+  return result;
+}
+
+async function settle(work: () => Promise<CallToolResult>, log: (error: unknown) => void): Promise<CallToolResult> {
   try {
     return await work();
   } catch (error) {
@@ -71,37 +99,49 @@ async function run(work: () => Promise<CallToolResult>, log: (error: unknown) =>
  * An MCP server for one request's caller: one tool per catalog operation the key may use (a read-only
  * key sees no write tools; a hidden tool cannot be called), and the organization is never an argument.
  */
-export function buildMcpServer(context: OperationContext, options: { version: string; log: (error: unknown) => void }): McpServer {
-  const server = new McpServer({ name: 'gatehouse', title: 'Gatehouse', version: options.version }, { instructions });
+export function buildMcpServer(context: OperationContext, options: RunOptions & { version: string }): McpServer {
+  // Gated writes run as MCP tasks for clients that ask; the store answers from PostgreSQL for this key only.
+  const taskStore = new PostgresTaskStore({
+    db: context.db,
+    orgId: context.caller.organization.id,
+    apiKeyId: (context.caller.actor as ApiKeyActor).keyId,
+    apiBaseUrl: context.apiBaseUrl,
+    catalog: context.catalog,
+  });
+  const server = new McpServer(
+    { name: 'gatehouse', title: 'Gatehouse', version: options.version },
+    { instructions, capabilities: taskCapabilities, taskStore },
+  );
+  registerPrompts(server);
 
   for (const operation of context.catalog) {
     if (!operation.tool || !isAllowed(operation, context.caller)) continue;
     const outputSchema = outputSchemaOf(operation);
-    server.registerTool(
-      operation.tool,
-      {
-        title: operation.summary,
-        description: operation.description,
-        inputSchema: operation.input,
-        ...(outputSchema ? { outputSchema } : {}),
-        annotations: annotationsOf(operation),
-      },
-      (input: unknown) =>
-        run(async () => {
-          if (operation.kind === 'gated_write') {
-            const submitted = await submitGatedWrite(operation, input, context);
-            const policies =
-              submitted.answer.outcome === 'denied' ? (await loadCompiledPolicySet(context.db, context.caller.organization.id)).policySet : undefined;
-            return gateResult(submitted.answer, { apiBaseUrl: context.apiBaseUrl, policies, operationSummary: operation.summary.toLowerCase() });
-          }
-          const data = await operation.handler(input as never, context);
-          if (operation.kind === 'read' && operation.list) {
-            const page = data as Page<unknown>;
-            return dataResult({ items: page.items, next_cursor: page.nextCursor });
-          }
-          return dataResult(data);
-        }, options.log),
-    );
+    const config = {
+      title: operation.summary,
+      description: operation.description,
+      inputSchema: operation.input,
+      ...(outputSchema ? { outputSchema } : {}),
+      annotations: annotationsOf(operation),
+    };
+    const call = (input: unknown) =>
+      run(async () => {
+        if (operation.kind === 'gated_write') {
+          const submitted = await submitGatedWrite(operation, input, context);
+          const policies =
+            submitted.answer.outcome === 'denied' ? (await loadCompiledPolicySet(context.db, context.caller.organization.id)).policySet : undefined;
+          const result = gateResult(submitted.answer, { apiBaseUrl: context.apiBaseUrl, policies, operationSummary: operation.summary.toLowerCase() });
+          return answeredBy(result, submitted.workflowId);
+        }
+        const data = await operation.handler(input as never, context);
+        if (operation.kind === 'read' && operation.list) {
+          const page = data as Page<unknown>;
+          return dataResult({ items: page.items, next_cursor: page.nextCursor });
+        }
+        return dataResult(data);
+      }, options, operation.tool!, operation.name);
+    if (operation.kind === 'gated_write') registerGatedWriteTool(server, operation.tool, config, call);
+    else server.registerTool(operation.tool, config, call);
   }
 
   const key = context.caller.actor as ApiKeyActor;
@@ -145,7 +185,7 @@ export function buildMcpServer(context: OperationContext, options: { version: st
           result: review.result,
           failure: review.failure,
         });
-      }, options.log),
+      }, options, 'get_review_status'),
   );
   return server;
 }

@@ -1,5 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database';
+import { activityRecorder } from '../../domain/activity';
+import type { Caller } from '../../domain/actors';
 import { authenticate } from '../../domain/authenticate';
 import { AppError } from '../../domain/errors';
 import type { Page } from '../../domain/pagination';
@@ -9,7 +11,7 @@ import type { GateClient } from '../catalog/gate-client';
 import { submitGatedWrite } from '../catalog/gated-write';
 import { catalog } from '../catalog/index';
 import { pathParameters, type Operation, type OperationContext } from '../catalog/operation';
-import { validationError } from './errors';
+import { toAppError, validationError, type ErrorBody } from './errors';
 import { gateAnswerToHttp } from './gated-answer';
 
 export interface RestOptions {
@@ -21,6 +23,33 @@ export interface RestOptions {
 
 /** Every catalog operation on both route shapes: /v1/<path> and /v1/organizations/{slug}/<path>. */
 export async function restRoutes(app: FastifyInstance, options: RestOptions): Promise<void> {
+  // The activity record: one row per authenticated call, written once the answer has gone out.
+  const activity = activityRecorder(options.db, (error) => app.log.warn({ err: error }, 'activity not recorded'));
+  app.addHook('onError', (request, _reply, error, done) => {
+    const call = calls.get(request);
+    if (call) call.outcome = toAppError(error).code;
+    done();
+  });
+  app.addHook('onResponse', (request, reply, done) => {
+    const call = calls.get(request);
+    if (call) {
+      const { actor, organization } = call.caller;
+      activity.record({
+        orgId: organization.id,
+        apiKeyId: actor.kind === 'api_key' ? actor.keyId : null,
+        userId: actor.kind === 'person' ? actor.userId : null,
+        interface: 'rest',
+        operation: call.operation,
+        tool: null,
+        status: reply.statusCode,
+        outcome: call.outcome ?? (reply.statusCode >= 400 ? 'internal_error' : 'ok'),
+        latencyMs: reply.elapsedTime,
+      });
+    }
+    done();
+  });
+  app.addHook('onClose', () => activity.drain());
+
   for (const operation of catalog) {
     const handler = (request: FastifyRequest, reply: FastifyReply) => handle(operation, request, reply, options);
     app.route({ method: operation.method, url: `/v1${operation.path}`, handler });
@@ -28,8 +57,19 @@ export async function restRoutes(app: FastifyInstance, options: RestOptions): Pr
   }
 }
 
+/** What the activity record needs of an authenticated call; requests that never authenticated have none. */
+interface RecordedCall {
+  operation: string;
+  caller: Caller;
+  /** Set for gated writes and errors; otherwise the call is ok. */
+  outcome?: string;
+}
+const calls = new WeakMap<FastifyRequest, RecordedCall>();
+
 async function handle(operation: Operation, request: FastifyRequest, reply: FastifyReply, options: RestOptions) {
   const caller = await authenticate(options.db, request.headers.authorization);
+  const call: RecordedCall = { operation: operation.name, caller };
+  calls.set(request, call);
   const params = request.params as Record<string, string>;
   if (params.org_slug !== undefined && params.org_slug !== caller.organization.slug) {
     throw new AppError('organization_mismatch', `This token belongs to another organization than "${params.org_slug}"`);
@@ -54,6 +94,8 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
       Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
     );
     const answer = gateAnswerToHttp(operation, submitted.answer, options.apiBaseUrl);
+    // pending_review, policy_denied, or the error a failed write answered.
+    call.outcome = submitted.answer.outcome === 'applied' ? 'applied' : (answer.body as ErrorBody).error.code;
     reply.headers({ ...answer.headers, ...etagHeader(submitted.answer.outcome === 'applied' ? submitted.answer.result : undefined) });
     reply.header('x-gatehouse-workflow-id', submitted.workflowId);
     if (submitted.replayed) reply.header('idempotent-replayed', 'true');

@@ -1,0 +1,100 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { gatedWrite, WrongAnswerError, type Operation } from './measure';
+
+/** The MCP tool calls and their REST twins, in the order each round runs them. */
+export const mcpKinds = ['mcpRead', 'restRead', 'mcpWrite', 'restWrite'] as const;
+export type McpKind = (typeof mcpKinds)[number];
+
+/** The pairs the report compares, MCP ÷ REST. */
+export const mcpPairs = {
+  read: { mcp: 'mcpRead', rest: 'restRead' },
+  write: { mcp: 'mcpWrite', rest: 'restWrite' },
+} as const satisfies Record<string, { mcp: McpKind; rest: McpKind }>;
+export type McpPair = keyof typeof mcpPairs;
+
+const pageLimit = 50;
+
+/**
+ * The SDK's own Client over Streamable HTTP with the bench key, as an agent connects: initialize once, then
+ * tools/list once (the client then checks every structured result against the tool's output schema).
+ */
+export async function connectBenchMcp(apiUrl: string, token: string): Promise<Client> {
+  const client = new Client({ name: 'gatehouse-bench', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(`${apiUrl}/mcp`), {
+    requestInit: { headers: { authorization: `Bearer ${token}` } },
+  });
+  await client.connect(transport);
+  try {
+    const { tools } = await client.listTools();
+    for (const name of ['list_tasks', 'create_task']) {
+      if (!tools.some((tool) => tool.name === name)) throw new Error(`the bench key's tools/list has no ${name}`);
+    }
+  } catch (error) {
+    await client.close().catch(() => {});
+    throw error;
+  }
+  return client;
+}
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, unknown>; content?: unknown };
+
+function describe(result: ToolResult): string {
+  return JSON.stringify(result).slice(0, 500);
+}
+
+/** list_tasks with limit 50: not an error, a full page of tasks. */
+function mcpListTasks(client: Client): Operation {
+  return async (sequence) => {
+    const result = (await client.callTool({ name: 'list_tasks', arguments: { limit: pageLimit } })) as ToolResult;
+    const items = result.structuredContent?.items;
+    if (result.isError || !Array.isArray(items) || items.length !== pageLimit) {
+      throw new WrongAnswerError(`MCP list_tasks #${sequence}: expected ${pageLimit} tasks, got ${describe(result)}`);
+    }
+  };
+}
+
+/** create_task with the same body as the REST twin and an Allow title: not an error, status applied, the new task. */
+function mcpCreateTask(client: Client, firstSequence: number): Operation {
+  return async (sequence) => {
+    const title = `ordinary mcp bench task ${firstSequence + sequence}`;
+    const result = (await client.callTool({ name: 'create_task', arguments: { title, status: 'todo' } })) as ToolResult;
+    const record = result.structuredContent?.record as { id?: unknown; title?: unknown } | undefined;
+    if (result.isError || result.structuredContent?.status !== 'applied' || typeof record?.id !== 'string' || record.title !== title) {
+      throw new WrongAnswerError(`MCP create_task #${sequence}: expected status applied, got ${describe(result)}`);
+    }
+  };
+}
+
+/** GET /api/v1/tasks?limit=50: 200 with a full page of tasks. */
+function restListTasks(apiUrl: string, token: string): Operation {
+  const url = `${apiUrl}/api/v1/tasks?limit=${pageLimit}`;
+  const headers = { authorization: `Bearer ${token}` };
+  return async (sequence) => {
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) });
+    const text = await response.text();
+    let body: any;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      body = undefined;
+    }
+    if (response.status !== 200 || body?.success !== true || !Array.isArray(body?.data) || body.data.length !== pageLimit) {
+      throw new WrongAnswerError(`REST GET tasks #${sequence}: expected 200 with ${pageLimit} tasks, got ${response.status}: ${text.slice(0, 500)}`);
+    }
+  };
+}
+
+/**
+ * The four kinds of a round: MCP list_tasks, REST GET tasks, MCP create_task, REST POST task (both writes
+ * Allow). Titles count from `firstSequence`, apart from the other phases'.
+ */
+export function mcpOperations(client: Client, apiUrl: string, token: string, firstSequence: number): Record<McpKind, Operation> {
+  const restPost = gatedWrite(apiUrl, token, 'allow');
+  return {
+    mcpRead: mcpListTasks(client),
+    restRead: restListTasks(apiUrl, token),
+    mcpWrite: mcpCreateTask(client, firstSequence),
+    restWrite: (sequence) => restPost(firstSequence + sequence),
+  };
+}

@@ -1,0 +1,132 @@
+import type { Queryable } from '../db/database';
+import type { Interface } from './gate';
+import { newId } from './ids';
+import { decodeCursor, toPage, type Page } from './pagination';
+
+/** One call of an operation or tool, as the activity record keeps it. */
+export interface ActivityEntry {
+  orgId: string;
+  /** The key that called (agents, scripts); null for a person's token. */
+  apiKeyId: string | null;
+  /** The person who called with a personal token; null for keys. */
+  userId: string | null;
+  interface: Interface;
+  /** The catalog operation (tasks.create), or the MCP tool when it is not a catalog operation. */
+  operation: string;
+  /** The MCP tool called; null over REST. */
+  tool: string | null;
+  /** The HTTP status (REST); for MCP tool calls 200, or the status of the error the tool answered. */
+  status: number;
+  /** ok, applied, pending_review, policy_denied, or the error code. */
+  outcome: string;
+  latencyMs: number;
+}
+
+export interface Activity {
+  id: string;
+  api_key_id: string | null;
+  user_id: string | null;
+  interface: Interface;
+  operation: string;
+  tool: string | null;
+  status: number;
+  outcome: string;
+  latency_ms: number;
+  created_at: string;
+}
+
+/**
+ * One INSERT. The id and the time are taken when this is called (the call has just ended), not when the
+ * row reaches the database: rows written in the background still sort in the order the calls ended.
+ */
+export async function recordActivity(db: Queryable, entry: ActivityEntry): Promise<void> {
+  await db.query(
+    `INSERT INTO activity_log (id, org_id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+    [
+      newId('act'),
+      entry.orgId,
+      entry.apiKeyId,
+      entry.userId,
+      entry.interface,
+      entry.operation,
+      entry.tool,
+      entry.status,
+      entry.outcome,
+      entry.latencyMs,
+      new Date(),
+    ],
+  );
+}
+
+export interface ListActivityInput {
+  api_key_id?: string;
+  interface?: Interface;
+  limit: number;
+  cursor?: string;
+}
+
+/** The organization's calls, newest first; a cursor is the last id of the previous page. */
+export async function listActivity(db: Queryable, orgId: string, input: ListActivityInput): Promise<Page<Activity>> {
+  const after = decodeCursor(input.cursor);
+  const { rows } = await db.query(
+    `SELECT id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at
+     FROM activity_log
+     WHERE org_id = $1
+       AND ($2::text IS NULL OR api_key_id = $2)
+       AND ($3::text IS NULL OR interface = $3)
+       AND ($4::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM activity_log WHERE org_id = $1 AND id = $4))
+     ORDER BY created_at DESC, id DESC
+     LIMIT $5`,
+    [orgId, input.api_key_id ?? null, input.interface ?? null, after ?? null, input.limit + 1],
+  );
+  return toPage(rows.map(activityFromRow), input.limit);
+}
+
+function activityFromRow(row: Record<string, any>): Activity {
+  return {
+    id: row.id,
+    api_key_id: row.api_key_id,
+    user_id: row.user_id,
+    interface: row.interface,
+    operation: row.operation,
+    tool: row.tool,
+    status: row.status,
+    outcome: row.outcome,
+    latency_ms: row.latency_ms,
+    created_at: (row.created_at as Date).toISOString(),
+  };
+}
+
+export interface ActivityRecorder {
+  /** Queues the row and returns at once: the caller's answer never waits for it, nor fails with it. */
+  record(entry: ActivityEntry): void;
+  /** Waits for the rows still being written, before the database closes. */
+  drain(): Promise<void>;
+}
+
+/** At most this many rows in flight; beyond it (the database is struggling) rows are dropped, not queued. */
+const maxInFlight = 1000;
+
+/** Writes activity off the request path; failures go to `onError`, never to the caller. */
+export function activityRecorder(db: Queryable, onError: (error: unknown) => void): ActivityRecorder {
+  const inFlight = new Set<Promise<void>>();
+  let dropping = false;
+  return {
+    record(entry) {
+      if (inFlight.size >= maxInFlight) {
+        if (!dropping) onError(new Error(`activity record: ${maxInFlight} rows still being written; dropping rows until it catches up`));
+        dropping = true;
+        return;
+      }
+      dropping = false;
+      const write: Promise<void> = recordActivity(db, entry)
+        .catch(onError)
+        .finally(() => inFlight.delete(write));
+      inFlight.add(write);
+    },
+    async drain() {
+      await Promise.all(inFlight);
+    },
+  };
+}

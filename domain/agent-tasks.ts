@@ -1,0 +1,59 @@
+import type { Queryable } from '../db/database';
+
+// Gated writes an agent ran as MCP tasks. A held write's task follows its review (status, result and failure,
+// kept by the write's workflow); a write answered at once keeps the answer the agent would have got.
+
+export interface AgentTaskOwner {
+  orgId: string;
+  apiKeyId: string;
+}
+
+export type AgentTaskRow = Record<string, any>;
+
+const selectTasks = `
+  SELECT t.id, t.seq, t.tool, t.review_id, t.status, t.result, t.created_at,
+         CASE WHEN r.status = 'pending' AND r.expires_at <= now() THEN 'expired' ELSE r.status END AS review_status,
+         r.expires_at, r.decided_at, r.applied_at, r.result AS review_result, r.failure, r.comment, d.reason
+  FROM mcp_tasks t
+  LEFT JOIN reviews r ON r.id = t.review_id
+  LEFT JOIN gate_decisions d ON d.id = r.decision_id
+  WHERE t.org_id = $1 AND t.api_key_id = $2`;
+
+export async function recordHeldTask(db: Queryable, owner: AgentTaskOwner, tool: string, reviewId: string): Promise<void> {
+  await db.query('INSERT INTO mcp_tasks (id, org_id, api_key_id, tool, review_id) VALUES ($1, $2, $3, $4, $1)', [reviewId, owner.orgId, owner.apiKeyId, tool]);
+}
+
+export async function recordAnsweredTask(
+  db: Queryable,
+  owner: AgentTaskOwner,
+  tool: string,
+  taskId: string,
+  answer: { failed: boolean; result: unknown },
+): Promise<void> {
+  await db.query('INSERT INTO mcp_tasks (id, org_id, api_key_id, tool, status, result) VALUES ($1, $2, $3, $4, $5, $6)', [
+    taskId,
+    owner.orgId,
+    owner.apiKeyId,
+    tool,
+    answer.failed ? 'failed' : 'completed',
+    JSON.stringify(answer.result),
+  ]);
+}
+
+/** Only the organization and key that created a task find it. */
+export async function findAgentTask(db: Queryable, owner: AgentTaskOwner, taskId: string): Promise<AgentTaskRow | undefined> {
+  if (taskId.length > 300) return undefined;
+  const { rows } = await db.query(`${selectTasks} AND t.id = $3`, [owner.orgId, owner.apiKeyId, taskId]);
+  return rows[0];
+}
+
+/** Newest first; `before` is the creation sequence of the last task shown. */
+export async function listAgentTasks(db: Queryable, owner: AgentTaskOwner, before: number | null, limit: number): Promise<AgentTaskRow[]> {
+  const { rows } = await db.query(`${selectTasks} AND ($3::bigint IS NULL OR t.seq < $3) ORDER BY t.seq DESC LIMIT $4`, [
+    owner.orgId,
+    owner.apiKeyId,
+    before,
+    limit,
+  ]);
+  return rows;
+}

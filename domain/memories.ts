@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import type { Queryable } from '../db/database';
+import { createdAt, recordId, recordVersion, text, updatedAt } from './fields';
+import { newId } from './ids';
+import { decodeCursor, pageInput, toPage, type Page } from './pagination';
+import { containsPattern, Filters } from './query';
+import { plainRecord } from './records';
+import { ifMatch } from './tasks';
+
+// What agents remember: notes that belong to the API key that wrote them, not only to the organization,
+// so that one agent's memory never leaks into another's conversations.
+
+const memoryId = text({ max: 100 }).describe('The memory id, e.g. mry_01j…, as recall returned it');
+const tag = text({ max: 50 }).trim().min(1);
+
+export const memorySchema = z
+  .object({
+    id: recordId('memory', 'mry', 'pass it to forget (DELETE /v1/memories/{id}) when the note no longer holds'),
+    api_key_id: z.string().describe('The API key that remembered it (key_…); only that key recalls or forgets it'),
+    content: z.string().describe('The note itself, as it was remembered'),
+    tags: z.array(z.string()).describe('Labels to recall it by, e.g. preference, customer, decision'),
+    version: recordVersion,
+    created_at: createdAt,
+    updated_at: updatedAt,
+  })
+  .describe('A note this API key keeps across conversations; other keys of the organization never see it');
+
+export type Memory = z.infer<typeof memorySchema>;
+
+export const rememberInput = z.strictObject({
+  content: text({ max: 4_000 })
+    .trim()
+    .min(1)
+    .describe('The note to keep, 1 to 4,000 characters: a fact, preference or decision worth knowing in a later conversation'),
+  tags: z
+    .array(tag)
+    .max(20)
+    .default([])
+    .describe('Labels to recall the note by (e.g. preference, customer, decision), at most 20, each up to 50 characters'),
+});
+export type RememberInput = z.infer<typeof rememberInput>;
+
+export const forgetInput = z.strictObject({ id: memoryId, if_match: ifMatch });
+
+export const recallInput = z.strictObject({
+  tags: z
+    .string()
+    .max(500)
+    .optional()
+    .transform((value) => value?.split(',').map((label) => label.trim()).filter(Boolean))
+    .describe('Comma-separated tags; only memories carrying all of them'),
+  search: text({ max: 200 }).optional().describe('Matches the content (case-insensitive, part of a word is enough)'),
+  ...pageInput,
+});
+export type RecallInput = z.infer<typeof recallInput>;
+
+/** The key's own memories, newest first; the cursor is the last id shown, since ids sort by creation time. */
+export async function recallMemories(db: Queryable, orgId: string, apiKeyId: string, input: RecallInput): Promise<Page<Memory>> {
+  const filters = new Filters(orgId)
+    .add('api_key_id = $?', apiKeyId)
+    .add('content ILIKE $?', containsPattern(input.search))
+    .add('tags @> $?::text[]', input.tags?.length ? input.tags : undefined)
+    .add('id < $?', decodeCursor(input.cursor));
+  const { rows } = await db.query(
+    `SELECT * FROM agent_memories ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`,
+    filters.values,
+  );
+  return toPage(rows.map(memoryFromRow), input.limit);
+}
+
+export async function insertMemory(tx: Queryable, orgId: string, input: RememberInput, by: { apiKeyId: string }): Promise<Memory> {
+  const { rows } = await tx.query(
+    `INSERT INTO agent_memories (id, org_id, api_key_id, content, tags) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
+    [newId('mry'), orgId, by.apiKeyId, input.content, input.tags],
+  );
+  return memoryFromRow(rows[0]);
+}
+
+export function memoryFromRow(row: Record<string, unknown>): Memory {
+  return plainRecord(row) as Memory;
+}
