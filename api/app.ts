@@ -1,6 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/errors';
+import { createRequestLimits } from '../domain/limits';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
 import { mcpRoute } from './mcp/route';
@@ -17,6 +18,10 @@ export interface AppDependencies {
   mcpAllowedOrigins?: string[];
   logLevel?: string;
   bodyLimitBytes?: number;
+  /** Where "now" comes from for the request limits (the minute, the organization's day); tests move it. */
+  clock?: () => Date;
+  /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
+  rateLimits?: boolean;
 }
 
 /** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
@@ -55,8 +60,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return reply.status(503).send(errorBody(new AppError('unavailable', 'The database does not answer')));
     }
   });
+  const limits = createRequestLimits({ db: deps.db, clock: deps.clock, enabled: deps.rateLimits ?? true });
+  app.addHook('onClose', () => limits.close());
   await app.register(apiDocs, { catalog, apiBaseUrl: `${deps.publicUrl}/api` });
-  await app.register(restApi, { prefix: '/api', db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api` });
-  await app.register(mcpRoute, { db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api`, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
+  await app.register(restApi, { prefix: '/api', db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api`, limits });
+  await app.register(mcpRoute, { db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api`, allowedOrigins: deps.mcpAllowedOrigins ?? [], limits });
   return app;
 }

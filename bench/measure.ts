@@ -65,18 +65,26 @@ export interface RoundsResult<K extends string = Kind> {
 /**
  * Runs the kinds one at a time in rounds (allow, review, deny, insert, allow, …), so that drift on a
  * shared machine hits all kinds alike; the first `warmup` rounds are run and discarded. The kinds run in
- * the order of `operations`' keys.
+ * the order of `operations`' keys, or in that order and its reverse by turns (`alternate`), so that no kind
+ * always runs right after another.
  */
 export async function runRounds<K extends string = Kind>(
   operations: Record<K, Operation>,
-  options: { samples: number; warmup: number; onProgress?: (done: number, total: number) => void; aborted?: () => boolean },
+  options: {
+    samples: number;
+    warmup: number;
+    alternate?: boolean;
+    onProgress?: (done: number, total: number) => void;
+    aborted?: () => boolean;
+  },
 ): Promise<RoundsResult<K>> {
-  const order = Object.keys(operations) as K[];
-  const samples = Object.fromEntries(order.map((kind) => [kind, [] as number[]])) as Record<K, number[]>;
-  const checked = Object.fromEntries(order.map((kind) => [kind, 0])) as Record<K, number>;
+  const keys = Object.keys(operations) as K[];
+  const samples = Object.fromEntries(keys.map((kind) => [kind, [] as number[]])) as Record<K, number[]>;
+  const checked = Object.fromEntries(keys.map((kind) => [kind, 0])) as Record<K, number>;
   const rounds = options.warmup + options.samples;
   for (let round = 0; round < rounds; round++) {
     if (options.aborted?.()) throw new Error('interrupted');
+    const order = options.alternate && round % 2 === 1 ? [...keys].reverse() : keys;
     for (const kind of order) {
       const started = performance.now();
       await operations[kind](round);

@@ -4,6 +4,7 @@ import os from 'node:os';
 import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { mcpKinds, mcpPairs, type McpKind, type McpPair } from './mcp';
+import { limitKinds, type LimitKind } from './limits';
 import { kinds, type Kind, type RoundsResult } from './measure';
 import { readKinds, taskPagesPerWalk, type ReadKind, type SeedResult, type WriteLoadResult } from './reads';
 import { formatTable, round, summarize, type Summary } from './stats';
@@ -32,7 +33,30 @@ const mcpPairLabels: Record<McpPair, string> = {
   write: 'gated write, Allow: create_task ÷ POST task',
 };
 
+const limitLabels: Record<LimitKind, string> = {
+  limitsOn: 'GET /api/v1/tasks?limit=50, limits on',
+  limitsOff: 'GET /api/v1/tasks?limit=50, RATE_LIMITS=off',
+};
+
 type Result = Summary & { checked: number };
+
+/** What run.ts measured last: the same read on an api counting every request and on one with RATE_LIMITS=off. */
+export interface LimitMeasurement {
+  samples: number;
+  warmup: number;
+  measured: RoundsResult<LimitKind>;
+}
+
+export interface LimitReport {
+  samples: number;
+  warmup: number;
+  results: Record<LimitKind, Result>;
+  /** Limits on ÷ off. */
+  ratios: { p50: number; p99: number };
+  /** Limits on − off, in ms. */
+  addedMs: { p50: number; p99: number };
+  samplesMs: Record<LimitKind, number[]>;
+}
 
 /** What run.ts measured last: MCP tool calls through one SDK client, interleaved with their REST twins. */
 export interface McpMeasurement {
@@ -95,6 +119,7 @@ export interface Report {
   samplesMs: Record<Kind, number[]>;
   reads: ReadReport;
   mcp: McpReport;
+  limits: LimitReport;
 }
 
 function results<K extends string>(order: readonly K[], measured: RoundsResult<K>): Record<K, Result> {
@@ -168,9 +193,29 @@ function buildMcpReport(mcp: McpMeasurement): McpReport {
   };
 }
 
+function buildLimitReport(limits: LimitMeasurement): LimitReport {
+  const [on, off] = [summarize(limits.measured.samples.limitsOn), summarize(limits.measured.samples.limitsOff)];
+  return {
+    samples: limits.samples,
+    warmup: limits.warmup,
+    results: results(limitKinds, limits.measured),
+    ratios: { p50: round(on.p50 / off.p50, 2), p99: round(on.p99 / off.p99, 2) },
+    addedMs: { p50: round(on.p50 - off.p50), p99: round(on.p99 - off.p99) },
+    samplesMs: Object.fromEntries(limitKinds.map((kind) => [kind, limits.measured.samples[kind].map((value) => round(value))])) as Record<LimitKind, number[]>,
+  };
+}
+
 export async function buildReport(
   measured: RoundsResult,
-  options: { samples: number; warmup: number; temporalCli: string; postgresVersion: string; reads: ReadMeasurement; mcp: McpMeasurement },
+  options: {
+    samples: number;
+    warmup: number;
+    temporalCli: string;
+    postgresVersion: string;
+    reads: ReadMeasurement;
+    mcp: McpMeasurement;
+    limits: LimitMeasurement;
+  },
 ): Promise<Report> {
   const summaries = Object.fromEntries(kinds.map((kind) => [kind, summarize(measured.samples[kind])])) as Record<Kind, Summary>;
   const cpus = os.cpus();
@@ -203,6 +248,10 @@ export async function buildReport(
         '(bearer key; initialize and tools/list once, kept connected, so the client checks structured results against the output ' +
         'schemas), interleaved in rounds with the REST twins: MCP list_tasks {limit: 50}, GET /api/v1/tasks?limit=50, MCP ' +
         'create_task {title, status: todo} (Allow), POST /api/v1/tasks with the same body (Allow); sequential, every answer checked',
+      limits:
+        'last: GET /api/v1/tasks?limit=50 on the api (limits on: every request counted in PostgreSQL, on a plan whose limits it never ' +
+        'reaches) and on a second gatehouse api process with RATE_LIMITS=off, same database and key; rounds alternate which goes first; ' +
+        'every answer checked, the rate-limit headers present with limits on and absent with them off',
     },
     results: results(kinds, measured),
     ratios: {
@@ -213,6 +262,7 @@ export async function buildReport(
     samplesMs: Object.fromEntries(kinds.map((kind) => [kind, measured.samples[kind].map((value) => round(value))])) as Record<Kind, number[]>,
     reads: buildReadReport(options.reads),
     mcp: buildMcpReport(options.mcp),
+    limits: buildLimitReport(options.limits),
   };
 }
 
@@ -241,6 +291,30 @@ export function printableReport(report: Report): string {
     printableReads(report.reads),
     '',
     printableMcp(report.mcp),
+    '',
+    printableLimits(report.limits),
+  ].join('\n');
+}
+
+function printableLimits(limits: LimitReport): string {
+  const ms = (value: number) => value.toFixed(2);
+  return [
+    `The cost of the request limits: the same read on an api counting every request and on one with RATE_LIMITS=off, ` +
+      `${limits.samples} sequential samples per kind (after ${limits.warmup} warm-up)`,
+    '',
+    formatTable([
+      ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
+      ...limitKinds.map((kind) => {
+        const result = limits.results[kind];
+        return [limitLabels[kind], String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
+      }),
+    ]),
+    '',
+    formatTable([
+      ['limits on vs off', 'p50', 'p99'],
+      ['on ÷ off', `${limits.ratios.p50.toFixed(2)}×`, `${limits.ratios.p99.toFixed(2)}×`],
+      ['on − off', `${ms(limits.addedMs.p50)} ms`, `${ms(limits.addedMs.p99)} ms`],
+    ]),
   ].join('\n');
 }
 

@@ -1,7 +1,8 @@
 // `npm run bench`: gated-write latency (Allow, Review, Deny over REST) against plain INSERTs, then reads (customer
 // search, task list page) on the `large` seed, alone and while gated writes run, then MCP tool calls (a read and
-// a gated Allow write) beside their REST twins, on the service run as in production: a PostgreSQL server, a
-// Temporal server, and separate api and worker processes.
+// a gated Allow write) beside their REST twins, then the cost of the plan's request limits (the same read on an api
+// that counts every request and on one started with RATE_LIMITS=off), on the service run as in production: a
+// PostgreSQL server, a Temporal server, and separate api and worker processes.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +12,7 @@ import pg from 'pg';
 import { findTemporalCli } from '../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 import { createBenchDatabase, type BenchDatabase } from './database';
+import { limitOperations } from './limits';
 import { connectBenchMcp, mcpOperations } from './mcp';
 import { gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
 import { createBenchOrganization } from './organization';
@@ -27,6 +29,7 @@ function options() {
       warmup: { type: 'string', default: '20' },
       'read-samples': { type: 'string', default: '200' },
       'mcp-samples': { type: 'string', default: '200' },
+      'limit-samples': { type: 'string', default: '1000' },
     },
     strict: true,
   });
@@ -40,6 +43,7 @@ function options() {
     warmup: count('warmup', values.warmup, 0),
     readSamples: count('read-samples', values['read-samples'], 1),
     mcpSamples: count('mcp-samples', values['mcp-samples'], 1),
+    limitSamples: count('limit-samples', values['limit-samples'], 1),
   };
 }
 
@@ -55,7 +59,7 @@ const mcpFirstSequence = 2_000_000;
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
-  const { samples, warmup, readSamples, mcpSamples } = options();
+  const { samples, warmup, readSamples, mcpSamples, limitSamples } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
@@ -101,6 +105,10 @@ async function main(): Promise<void> {
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitForHealth(apiUrl, services, 60_000);
     services.push(startService('worker', env));
+    // A second api on the same database and Temporal, counting nothing: the baseline of the limits' cost.
+    const limitsOffPort = await freePort();
+    const limitsOffUrl = `http://127.0.0.1:${limitsOffPort}`;
+    services.push(startService('api', { ...env, PORT: String(limitsOffPort), RATE_LIMITS: 'off' }, 'api (RATE_LIMITS=off)'));
 
     pool = new pg.Pool({ connectionString: database.url, max: 1 });
     const operations: Record<Kind, Operation> = {
@@ -175,6 +183,19 @@ async function main(): Promise<void> {
       await mcpClient.close().catch(() => {});
     }
 
+    // The same read, alternately on the api that counts (limits on, as always) and on the one that does not.
+    await waitForHealth(limitsOffUrl, services, 60_000);
+    log(`measuring GET /api/v1/tasks?limit=50 with limits on and off, ${warmup} + ${limitSamples} rounds…`);
+    const limits = await runRounds(limitOperations(apiUrl, limitsOffUrl, organization.token), {
+      samples: limitSamples,
+      warmup,
+      alternate: true,
+      aborted: () => interrupted,
+      onProgress: progress('limits on and off', () => {
+        for (const service of services) service.assertRunning();
+      }),
+    });
+
     const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
     const report = await buildReport(measured, {
       samples,
@@ -183,6 +204,7 @@ async function main(): Promise<void> {
       postgresVersion: rows[0]?.server_version ?? 'unknown',
       reads: { samples: readSamples, warmup, seed, searchMatches, alone, underLoad, load: loadResult },
       mcp: { samples: mcpSamples, warmup, measured: mcp },
+      limits: { samples: limitSamples, warmup, measured: limits },
     });
     process.stdout.write(`\n${printableReport(report)}\n\n`);
     writeReport(report, resultsPath);

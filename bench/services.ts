@@ -16,7 +16,7 @@ export interface Service {
   stop(): Promise<void>;
 }
 
-export function startService(command: 'api' | 'worker', env: Record<string, string>): Service {
+export function startService(command: 'api' | 'worker', env: Record<string, string>, name: string = command): Service {
   const child: ChildProcess = spawn(process.execPath, [cliEntry, command], {
     cwd: projectRoot,
     env: { ...process.env, ...env },
@@ -40,10 +40,10 @@ export function startService(command: 'api' | 'worker', env: Record<string, stri
     });
   });
   return {
-    name: command,
+    name,
     output: () => output.trim(),
     assertRunning() {
-      if (exit !== undefined) throw new Error(`gatehouse ${command} exited (${exit})${output ? `:\n${output.trim()}` : ''}`);
+      if (exit !== undefined) throw new Error(`gatehouse ${name} exited (${exit})${output ? `:\n${output.trim()}` : ''}`);
     },
     async stop() {
       if (exit !== undefined) return;

@@ -111,15 +111,18 @@ const maxInFlight = 1000;
 /** Writes activity off the request path; failures go to `onError`, never to the caller. */
 export function activityRecorder(db: Queryable, onError: (error: unknown) => void): ActivityRecorder {
   const inFlight = new Set<Promise<void>>();
-  let dropping = false;
+  let dropped = 0;
   return {
     record(entry) {
       if (inFlight.size >= maxInFlight) {
-        if (!dropping) onError(new Error(`activity record: ${maxInFlight} rows still being written; dropping rows until it catches up`));
-        dropping = true;
+        if (dropped === 0) onError(new Error(`activity record: ${maxInFlight} rows still being written; dropping rows until it catches up`));
+        dropped++;
         return;
       }
-      dropping = false;
+      if (dropped > 0) {
+        onError(new Error(`activity record: ${dropped} rows were dropped while the database caught up`));
+        dropped = 0;
+      }
       const write: Promise<void> = recordActivity(db, entry)
         .catch(onError)
         .finally(() => inFlight.delete(write));

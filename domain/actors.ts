@@ -1,5 +1,6 @@
 import type { Ability, Access } from './abilities';
 import type { Organization } from './organizations';
+import type { Plan } from './plans';
 
 export type Role = 'owner' | 'admin' | 'reviewer' | 'member';
 export const roles: readonly Role[] = ['owner', 'admin', 'reviewer', 'member'];
@@ -28,5 +29,7 @@ export type Actor = ApiKeyActor | PersonActor;
 /** What every authenticated request knows: whose organization, and who is asking. */
 export interface Caller {
   organization: Organization;
+  /** The organization's plan as it is now, read in the same query as the token. */
+  plan: Plan;
   actor: Actor;
 }

@@ -42,7 +42,8 @@ export async function recordAnsweredTask(
 
 /** Only the organization and key that created a task find it. */
 export async function findAgentTask(db: Queryable, owner: AgentTaskOwner, taskId: string): Promise<AgentTaskRow | undefined> {
-  if (taskId.length > 300) return undefined;
+  // Ids this server gives out are visible ASCII; anything else is simply not a task (never a database error).
+  if (!/^[\x21-\x7e]{1,300}$/.test(taskId)) return undefined;
   const { rows } = await db.query(`${selectTasks} AND t.id = $3`, [owner.orgId, owner.apiKeyId, taskId]);
   return rows[0];
 }

@@ -3,6 +3,7 @@ import type { Ability, Access } from './abilities';
 import type { Caller, Role } from './actors';
 import { AppError } from './errors';
 import { organizationColumns, organizationFromRow } from './organizations';
+import { planColumns, planFromRow } from './plans';
 import { parseToken, tokenMatches } from './tokens';
 
 const refused = () => new AppError('unauthorized', 'The bearer token is missing, malformed, unknown or revoked');
@@ -19,7 +20,10 @@ function noteUse(db: Queryable, table: 'api_keys' | 'personal_tokens', id: strin
   db.query(`UPDATE ${table} SET last_used_at = now() WHERE id = $1`, [id]).catch(() => lastTouched.delete(id));
 }
 
-/** Resolves `Authorization: Bearer …` to an organization and an actor, or refuses with 401. */
+/**
+ * Resolves `Authorization: Bearer …` to an organization, its plan and an actor, or refuses with 401. One query,
+ * nothing cached: a revoked token, a plan change or API access turned off counts from the next request.
+ */
 export async function authenticate(db: Queryable, authorization: string | undefined): Promise<Caller> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   const parsed = match ? parseToken(match[1]!) : undefined;
@@ -28,8 +32,8 @@ export async function authenticate(db: Queryable, authorization: string | undefi
 
   if (parsed.kind === 'api_key') {
     const { rows } = await db.query(
-      `SELECT k.id AS key_id, k.label, k.access, k.abilities, k.token_digest, k.revoked_at, ${organizationColumns}
-       FROM api_keys k JOIN organizations o ON o.id = k.org_id WHERE k.id = $1`,
+      `SELECT k.id AS key_id, k.label, k.access, k.abilities, k.token_digest, k.revoked_at, ${organizationColumns}, ${planColumns}
+       FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.name = o.plan WHERE k.id = $1`,
       [parsed.id],
     );
     const row = rows[0];
@@ -37,6 +41,7 @@ export async function authenticate(db: Queryable, authorization: string | undefi
     noteUse(db, 'api_keys', parsed.id);
     return {
       organization: organizationFromRow(row),
+      plan: planFromRow(row),
       actor: {
         kind: 'api_key',
         keyId: row.key_id,
@@ -48,8 +53,9 @@ export async function authenticate(db: Queryable, authorization: string | undefi
   }
 
   const { rows } = await db.query(
-    `SELECT t.id AS token_id, t.token_digest, t.revoked_at, u.id AS user_id, u.email, u.role, ${organizationColumns}
-     FROM personal_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.id = t.org_id WHERE t.id = $1`,
+    `SELECT t.id AS token_id, t.token_digest, t.revoked_at, u.id AS user_id, u.email, u.role, ${organizationColumns}, ${planColumns}
+     FROM personal_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.id = t.org_id
+     JOIN plans p ON p.name = o.plan WHERE t.id = $1`,
     [parsed.id],
   );
   const row = rows[0];
@@ -57,6 +63,7 @@ export async function authenticate(db: Queryable, authorization: string | undefi
   noteUse(db, 'personal_tokens', parsed.id);
   return {
     organization: organizationFromRow(row),
+    plan: planFromRow(row),
     actor: { kind: 'person', userId: row.user_id, tokenId: row.token_id, email: row.email, role: row.role as Role },
   };
 }

@@ -18,6 +18,7 @@ export const errorStatus = {
   validation_failed: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
+  review_queue_full: 429,
   internal_error: 500,
   unavailable: 503,
 } as const;

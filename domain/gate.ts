@@ -4,6 +4,7 @@ import { recordAudit } from './audit';
 import { AppError } from './errors';
 import { gatedWrite } from './gated-writes';
 import { newId } from './ids';
+import { lockReviewQueue } from './limits';
 
 export type Interface = 'rest' | 'mcp';
 
@@ -19,7 +20,8 @@ export interface GatedWriteRequest {
 
 export interface RecordedDecision {
   decisionId: string;
-  decision: 'allow' | 'review' | 'deny';
+  /** The policy's decision; `refused` when it was Review but the organization's review queue was full. */
+  decision: 'allow' | 'review' | 'deny' | 'refused';
   reason: string;
   policyIds: string[];
   policyVersion: number;
@@ -71,10 +73,22 @@ export interface DecisionToRecord {
 
 /**
  * Records a policy decision (and the review it opens) once per workflow: a retried activity finds the
- * first record and returns it, so a write is never decided twice.
+ * first record and returns it, so a write is never decided twice. A write to be held while the organization's
+ * review queue is at its plan's cap is refused instead, and recorded so.
  */
 export async function recordDecision(db: Database, d: DecisionToRecord): Promise<RecordedDecision> {
   return db.transaction(async (tx) => {
+    let decision: RecordedDecision['decision'] = d.decision;
+    let reason = d.reason;
+    if (d.decision === 'review') {
+      const queue = await lockReviewQueue(tx, d.request.orgId);
+      if (queue.pending >= queue.cap) {
+        decision = 'refused';
+        reason =
+          `The review queue is full: ${queue.pending} writes already wait for a person, the ${queue.plan} plan's cap is ${queue.cap}. ` +
+          `This write would have been held for review (${d.reason}); it was refused, not queued. Submit it again (with a new Idempotency-Key, if you send one) once reviewers have worked the queue.`;
+      }
+    }
     const decisionId = newId('dec');
     const inserted = await tx.query(
       `INSERT INTO gate_decisions
@@ -88,8 +102,8 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
         d.request.operation,
         d.request.interface,
         d.request.apiKey.id,
-        d.decision,
-        d.reason,
+        decision,
+        reason,
         d.policyIds,
         d.policyVersion,
         JSON.stringify(d.request.input),
@@ -101,7 +115,7 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
     if (!inserted.rowCount) return existingDecision(tx, d.workflowId, d.request);
 
     let review: RecordedDecision['review'];
-    if (d.decision === 'review') {
+    if (decision === 'review') {
       const reviewId = newId('rev');
       await tx.query(`INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
         reviewId,
@@ -119,13 +133,13 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
       reviewId: review?.id,
       data: {
         operation: d.request.operation,
-        decision: d.decision,
-        reason: d.reason,
+        decision,
+        reason,
         policyIds: d.policyIds,
         interface: d.request.interface,
       },
     });
-    return { decisionId, decision: d.decision, reason: d.reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review };
+    return { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review };
   });
 }
 
@@ -177,7 +191,9 @@ export async function applyGatedWrite(
     );
     const decided = decisions[0];
     if (!decided?.same_request) throw new AppError('conflict', `workflow ${workflowId} has no decision for this write`);
-    if (decided.decision === 'deny') throw new AppError('conflict', `workflow ${workflowId} was denied; its write never runs`);
+    if (decided.decision !== 'allow' && decided.decision !== 'review') {
+      throw new AppError('conflict', `workflow ${workflowId} was ${decided.decision === 'deny' ? 'denied' : 'refused'}; its write never runs`);
+    }
     if (decided.decision === 'review') {
       const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId ?? '', workflowId]);
       if (rows[0]?.status !== 'approved') {

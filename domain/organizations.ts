@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../db/database';
 import { AppError } from './errors';
 import { newId } from './ids';
-import { planNames } from './plans';
+import { findPlan, listPlans } from './plans';
 import { defaultPolicySource, savePolicySet } from './policies';
 import { cliActor, recordAudit } from './audit';
 
@@ -45,6 +45,7 @@ export async function createOrganization(
   }
   checkSettings(input);
   return db.transaction(async (tx) => {
+    await checkPlan(tx, input.plan);
     const taken = await tx.query('SELECT 1 FROM organizations WHERE slug = $1', [input.slug]);
     if (taken.rowCount) throw new AppError('conflict', `an organization with slug "${input.slug}" exists already`);
     const { rows } = await tx.query(
@@ -61,6 +62,7 @@ export async function createOrganization(
 export async function updateOrganization(db: Database, slug: string, settings: OrganizationSettings): Promise<Organization> {
   checkSettings(settings);
   return db.transaction(async (tx) => {
+    await checkPlan(tx, settings.plan);
     const { rows } = await tx.query(
       `UPDATE organizations AS o SET
          name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
@@ -91,10 +93,14 @@ export async function countOrganizations(db: Queryable): Promise<number> {
   return rows[0].n as number;
 }
 
+/** Plans are rows of the `plans` table; the foreign key would refuse another name, this says which exist. */
+async function checkPlan(db: Queryable, plan: string | undefined): Promise<void> {
+  if (plan === undefined || (await findPlan(db, plan))) return;
+  const names = (await listPlans(db)).map((known) => known.name);
+  throw new AppError('validation_failed', `plan must be one of ${names.join(', ')}`);
+}
+
 function checkSettings(settings: OrganizationSettings): void {
-  if (settings.plan !== undefined && !planNames.includes(settings.plan)) {
-    throw new AppError('validation_failed', `plan must be one of ${planNames.join(', ')}`);
-  }
   if (settings.timezone !== undefined && !isTimeZone(settings.timezone)) {
     throw new AppError('validation_failed', `"${settings.timezone}" is not an IANA time zone such as Europe/Berlin`);
   }

@@ -190,3 +190,12 @@ function reviewFromRow(row: Record<string, any>): Review {
     workflow_id: row.workflow_id,
   };
 }
+
+/**
+ * Memories belong to the key that wrote them: another key reading the queue learns that one is held, not
+ * what it says. People who review see everything.
+ */
+export function asSeenByKey(review: Review, apiKeyId: string): Review {
+  if (!review.operation.startsWith('memories.') || review.submitted_by.api_key_id === apiKeyId) return review;
+  return { ...review, proposed: { redacted: true }, resource: { redacted: true }, result: null };
+}

@@ -15,7 +15,15 @@ export interface RunningApi {
 export async function startApi(config: Config, db: Database, temporalAddress: string): Promise<RunningApi> {
   const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
   const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
-  const app = await buildApp({ db, gate, publicUrl: config.publicUrl, mcpAllowedOrigins: config.mcpAllowedOrigins, logLevel: config.logLevel });
+  const app = await buildApp({
+    db,
+    gate,
+    publicUrl: config.publicUrl,
+    mcpAllowedOrigins: config.mcpAllowedOrigins,
+    logLevel: config.logLevel,
+    rateLimits: config.rateLimits,
+  });
+  if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {

@@ -43,6 +43,8 @@ const environmentSchema = z.object({
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
+  RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
 });
 
 export interface Config {
@@ -65,6 +67,8 @@ export interface Config {
   /** Browser origins allowed to call /mcp besides the service's own (MCP_ALLOWED_ORIGINS, comma-separated). */
   mcpAllowedOrigins: string[];
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
+  /** The plans' request limits (RATE_LIMITS=on, the default); off only for the benchmark's comparison. */
+  rateLimits: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -95,5 +99,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     reviewExpiryMs: e.REVIEW_EXPIRY,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
     logLevel: e.LOG_LEVEL,
+    rateLimits: e.RATE_LIMITS === 'on',
   };
 }

@@ -70,7 +70,18 @@ describe('keys and abilities', () => {
       name: acme.organization.name,
       timezone: 'UTC',
     });
-    expect(me.plan).toEqual({ name: 'business', features: ['expenses', 'work_logs'] });
+    expect(me.plan).toEqual({
+      name: 'business',
+      description: expect.any(String),
+      features: ['expenses', 'work_logs'],
+      daily_budget: 250_000,
+      rest_per_minute: 1200,
+      mcp_per_minute: 2400,
+      pending_review_cap: 1000,
+    });
+    expect(me.usage).toMatchObject({ date: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), resets_at: expect.any(String) });
+    expect(me.usage.used).toBeGreaterThanOrEqual(1);
+    expect(me.usage.used + me.usage.left).toBe(250_000);
     expect(me.token).toMatchObject({ type: 'api_key', label: 'test reader', access: 'read' });
     expect(me.token.abilities).toContain('tasks.read');
     expect(me.token.abilities).not.toContain('tasks.write');

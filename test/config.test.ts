@@ -22,6 +22,13 @@ describe('configuration', () => {
     expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(/REVIEW_EXPIRY/);
   });
 
+  it('RATE_LIMITS is on unless turned off (for the benchmark), and takes nothing else', () => {
+    expect(loadConfig({}).rateLimits).toBe(true);
+    expect(loadConfig({ RATE_LIMITS: 'on' }).rateLimits).toBe(true);
+    expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBe(false);
+    expect(() => loadConfig({ RATE_LIMITS: 'no' })).toThrowError(/RATE_LIMITS/);
+  });
+
   it('refuses a port that is not one', () => {
     expect(() => loadConfig({ PORT: 'eighty' })).toThrowError(/PORT/);
   });

@@ -287,3 +287,46 @@ describe('held writes through REST and the task agree', () => {
     expect(review).toMatchObject({ id: task.taskId, status: 'pending', submitted_by: { interface: 'mcp' } });
   });
 });
+
+describe('review findings', () => {
+  it('closing the api ends a tasks/result that waits on a review, rather than hanging until someone decides', async () => {
+    const app = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent' });
+    const url = await listen(app);
+    const mcp = await connectMcp(url, org.readWriteToken);
+    const { task } = await callAsTask(mcp, 'create_task', { title: 'review while the api stops' });
+    const waiting = result(mcp, task.taskId).catch((error: Error) => error);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const started = Date.now();
+    await app.close();
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(await waiting).toBeInstanceOf(Error);
+    await mcp.close().catch(() => {});
+  });
+
+  it('a task id with a NUL, or get_review_status with one, is not found: never a database error', async () => {
+    const mcp = await client(org.readWriteToken);
+    await expect(mcp.experimental.tasks.getTask('bad\u0000id')).rejects.toThrow(/not found/i);
+    const status = await mcp.callTool({ name: 'get_review_status', arguments: { review_id: 'rev\u0000x' } });
+    expect(status.isError).toBe(true);
+    expect(textOf(status)).toMatch(/validation/i);
+  });
+
+  it("another key with reviews.read learns that a memory is held, not what it says", async () => {
+    const holding = await h.createOrganization({
+      policy: '@id("allow") permit (principal, action, resource); @id("hold-memories") @decision("review") permit (principal, action == Action::"memories.remember", resource);',
+    });
+    const writer = await client(holding.readWriteToken);
+    const held = await writer.callTool({ name: 'remember', arguments: { content: 'the safe code is 1234' } });
+    const reviewId = (held.structuredContent as { review: { id: string } }).review.id;
+    const sibling = await holding.keyWith(['reviews.read']);
+    const viaRest = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: sibling })).data;
+    expect(JSON.stringify(viaRest)).not.toContain('1234');
+    expect(viaRest.proposed).toEqual({ redacted: true });
+    const listed = json(await h.request({ method: 'GET', url: '/api/v1/reviews', token: sibling })).data;
+    expect(JSON.stringify(listed)).not.toContain('1234');
+    const person = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: holding.reviewerToken })).data;
+    expect(person.proposed.content).toBe('the safe code is 1234');
+    const own = await writer.callTool({ name: 'get_review_status', arguments: { review_id: reviewId } });
+    expect(own.isError).toBeFalsy();
+  });
+});

@@ -200,6 +200,19 @@ describe('the OpenAPI document', () => {
     },
   );
 
+  it.each(cases)('%s: every answer to an authenticated request documents the rate-limit headers; 429 adds Retry-After', (_name, operation, explicit) => {
+    const limitHeaders = ['X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset'];
+    for (const [status, answer] of Object.entries(routeOf(operation, explicit).responses)) {
+      const headers = Object.keys(responseOf(operation, explicit, status).headers ?? {});
+      // Refused before the request is counted: no token, or a body that could not be read.
+      if (['400', '401', '413', '415', '500'].includes(status)) expect(headers, status).not.toContain('X-RateLimit-Limit');
+      else expect(headers, `${status} ${JSON.stringify(answer)}`).toEqual(expect.arrayContaining(limitHeaders));
+    }
+    expect(Object.keys(responseOf(operation, explicit, 429).headers)).toContain('Retry-After');
+    expect(documentedCodes(operation, explicit, 429)).toContain('rate_limited');
+    if (operation.kind === 'gated_write') expect(documentedCodes(operation, explicit, 429)).toContain('review_queue_full');
+  });
+
   it('changes only with review: the document as served is the committed snapshot', async () => {
     await expect(`${JSON.stringify(document, null, 2)}\n`).toMatchFileSnapshot('__snapshots__/openapi.json');
   });

@@ -37,6 +37,16 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
       answer = { outcome: 'denied', decisionId: decision.decisionId, reason: decision.reason, policyIds: decision.policyIds };
       return await finish({ answer });
     }
+    if (decision.decision === 'refused') {
+      // Review was due but the organization's review queue is at its cap: nothing is held, nothing written.
+      answer = {
+        outcome: 'failed',
+        code: 'review_queue_full',
+        message: decision.reason,
+        details: { decision_id: decision.decisionId, policy_ids: decision.policyIds },
+      };
+      return await finish({ answer });
+    }
     if (decision.decision === 'allow') {
       const result = await quick.applyGatedWrite(request);
       answer = { outcome: 'applied', decisionId: decision.decisionId, reason: decision.reason, policyIds: decision.policyIds, result };

@@ -1,6 +1,6 @@
 import type { Caller } from '../../domain/actors';
 import { AppError } from '../../domain/errors';
-import { planByName } from '../../domain/plans';
+import { includesFeature } from '../../domain/plans';
 import type { Operation } from './operation';
 
 /**
@@ -11,10 +11,10 @@ export function authorize(operation: Operation, caller: Caller): void {
   if (!caller.organization.apiAccess) {
     throw new AppError('api_access_disabled', `API access is turned off for the organization ${caller.organization.slug}`);
   }
-  if (operation.feature && !planByName(caller.organization.plan).features.includes(operation.feature)) {
-    throw new AppError('feature_not_in_plan', `${operation.name} needs the ${operation.feature} feature, which the ${caller.organization.plan} plan does not include`, {
+  if (operation.feature && !includesFeature(caller.plan, operation.feature)) {
+    throw new AppError('feature_not_in_plan', `${operation.name} needs the ${operation.feature} feature, which the ${caller.plan.name} plan does not include`, {
       feature: operation.feature,
-      plan: caller.organization.plan,
+      plan: caller.plan.name,
     });
   }
   const { actor } = caller;

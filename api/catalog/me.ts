@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { families } from '../../domain/abilities';
 import { roles } from '../../domain/actors';
-import { planByName } from '../../domain/plans';
+import { dayField, instantField } from '../../domain/fields';
 import { isAllowed } from './access';
 import { defineOperation } from './operation';
 
@@ -18,12 +18,41 @@ const meOutput = z.object({
     .describe("The token's organization"),
   plan: z
     .object({
-      name: z.string().describe("The plan's name: free, pro or business"),
+      name: z.string().describe("The plan's name, e.g. free, pro or business"),
+      description: z.string().describe('What the plan is for'),
       features: z
         .array(z.string())
         .describe('Features the plan includes, e.g. expenses, work_logs; operations that need a missing one answer 403 feature_not_in_plan'),
+      daily_budget: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe("Requests a day for the whole organization, REST and MCP together; past it, requests answer 429 rate_limited until midnight in the organization's time zone"),
+      rest_per_minute: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe('REST requests a minute per token (each API key and personal token counts on its own), per UTC minute; past it, 429 rate_limited'),
+      mcp_per_minute: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe('MCP requests (each POST to /mcp) a minute per API key, counted apart from REST, per UTC minute; past it, 429 rate_limited'),
+      pending_review_cap: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe('Writes that may wait for review at once; past it, a write the policy would hold is refused with 429 review_queue_full'),
     })
-    .describe("The organization's plan and what it includes"),
+    .describe("The organization's plan: its features and its limits"),
+  usage: z
+    .object({
+      date: dayField("The organization's local date: the day the budget counts"),
+      used: z.number().int().nonnegative().describe('Requests counted today, REST and MCP together, this one included'),
+      left: z.number().int().nonnegative().describe("Requests left in today's budget"),
+      resets_at: instantField("When the budget starts again: the next midnight in the organization's time zone"),
+    })
+    .describe("Today's use of the organization's daily budget"),
   token: z
     .discriminatedUnion('type', [
       z.object({
@@ -75,16 +104,16 @@ export const getMe = defineOperation({
   family: 'me',
   summary: 'Who am I',
   description:
-    "Discovery: the token's organization, its plan's capabilities, the token's access level and abilities, and the endpoint families of the API.",
+    "Discovery: the token's organization, its plan's features and limits, today's use of the daily request budget, the token's access level and abilities, and the endpoint families of the API.",
   method: 'GET',
   path: '/me',
   list: false,
   input: z.strictObject({}),
   output: meOutput,
   access: { apiKey: { ability: null }, person: { roles } },
-  async handler(_input, { caller, catalog }) {
-    const { organization, actor } = caller;
-    const plan = planByName(organization.plan);
+  async handler(_input, { caller, catalog, limits }) {
+    const { organization, actor, plan } = caller;
+    const usage = await limits.dailyUsage(caller);
     const byFamily = new Map<string, { name: string; method: string; path: string; allowed: boolean }[]>();
     for (const operation of catalog) {
       if (operation.family === 'me') continue;
@@ -94,7 +123,16 @@ export const getMe = defineOperation({
     }
     return {
       organization: { id: organization.id, slug: organization.slug, name: organization.name, timezone: organization.timezone },
-      plan: { name: plan.name, features: plan.features },
+      plan: {
+        name: plan.name,
+        description: plan.description,
+        features: plan.features,
+        daily_budget: plan.dailyBudget,
+        rest_per_minute: plan.restPerMinute,
+        mcp_per_minute: plan.mcpPerMinute,
+        pending_review_cap: plan.pendingReviewCap,
+      },
+      usage: { date: usage.date, used: usage.used, left: usage.left, resets_at: usage.resetsAt.toISOString() },
       token:
         actor.kind === 'api_key'
           ? { type: 'api_key', id: actor.keyId, label: actor.label, access: actor.access, abilities: actor.abilities }

@@ -3,6 +3,7 @@ import type { Database } from '../../db/database';
 import type { Ability } from '../../domain/abilities';
 import type { Caller, Role } from '../../domain/actors';
 import type { Interface } from '../../domain/gate';
+import type { RequestLimits } from '../../domain/limits';
 import type { Page } from '../../domain/pagination';
 import type { Feature } from '../../domain/plans';
 import type { GateClient } from './gate-client';
@@ -19,6 +20,8 @@ export interface OperationContext {
   apiBaseUrl: string;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
+  /** The plan's request limits, for answers that tell the usage (discovery); the transports do the counting. */
+  limits: RequestLimits;
 }
 
 /**

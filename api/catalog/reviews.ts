@@ -1,9 +1,11 @@
 import { z } from 'zod';
-import { reviewerRoles, type PersonActor } from '../../domain/actors';
-import { decideReview, decideReviewInput, getReview, listReviews, listReviewsInput, reviewSchema } from '../../domain/reviews';
+import { reviewerRoles, type Caller, type PersonActor } from '../../domain/actors';
+import { asSeenByKey, decideReview, decideReviewInput, getReview, listReviews, listReviewsInput, reviewSchema, type Review } from '../../domain/reviews';
 import { defineOperation, type OperationContext } from './operation';
 
 const readAccess = { apiKey: { ability: 'reviews.read' as const }, person: { roles: reviewerRoles } };
+
+const seenBy = (review: Review, caller: Caller) => (caller.actor.kind === 'api_key' ? asSeenByKey(review, caller.actor.keyId) : review);
 
 /** How long an approve or deny waits for the held write's workflow to finish before answering. */
 const outcomeWaitMs = 20_000;
@@ -21,7 +23,10 @@ export const listReviewsOperation = defineOperation({
   input: listReviewsInput,
   output: z.array(reviewSchema),
   access: readAccess,
-  handler: (input, { db, caller }) => listReviews(db, caller.organization.id, input),
+  handler: async (input, { db, caller }) => {
+    const page = await listReviews(db, caller.organization.id, input);
+    return { ...page, items: page.items.map((review) => seenBy(review, caller)) };
+  },
 });
 
 export const getReviewOperation = defineOperation({
@@ -37,7 +42,7 @@ export const getReviewOperation = defineOperation({
   input: z.strictObject({ id: z.string().max(100).describe('The review id') }),
   output: reviewSchema,
   access: readAccess,
-  handler: (input, { db, caller }) => getReview(db, caller.organization.id, input.id),
+  handler: async (input, { db, caller }) => seenBy(await getReview(db, caller.organization.id, input.id), caller),
 });
 
 async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof decideReviewInput>, context: OperationContext) {

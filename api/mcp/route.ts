@@ -6,9 +6,11 @@ import type { Database } from '../../db/database';
 import { activityRecorder, type ActivityEntry } from '../../domain/activity';
 import { authenticate } from '../../domain/authenticate';
 import { AppError } from '../../domain/errors';
+import { rateLimitedError, type RequestLimits } from '../../domain/limits';
 import type { GateClient } from '../catalog/gate-client';
 import { catalog } from '../catalog/index';
 import { toAppError } from '../rest/errors';
+import { rateLimitHeaders } from '../rest/rate-limit-headers';
 import { outcomeOf, type ToolOutcome } from './results';
 import { buildMcpServer } from './server';
 
@@ -18,6 +20,7 @@ export interface McpOptions {
   apiBaseUrl: string;
   /** Browser origins allowed to call /mcp besides the service's own; requests without Origin (non-browser clients) pass. */
   allowedOrigins: string[];
+  limits: RequestLimits;
 }
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -27,7 +30,7 @@ function refuse(reply: FastifyReply, error: AppError) {
   if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="gatehouse", error="invalid_token"');
   return reply.status(error.status).send({
     jsonrpc: '2.0',
-    error: { code: error.status === 401 ? -32001 : -32000, message: `${error.code}: ${error.message}`, data: { code: error.code } },
+    error: { code: error.status === 401 ? -32001 : -32000, message: `${error.code}: ${error.message}`, data: { code: error.code, ...error.details } },
     id: null,
   });
 }
@@ -42,6 +45,12 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
   // The activity record: one row per tools/call, written in the background.
   const activity = activityRecorder(options.db, (error) => app.log.warn({ err: error }, 'activity not recorded'));
   app.addHook('onClose', () => activity.drain());
+  // Exchanges still open (a tasks/result waiting on a review, say) are closed when the app closes: the task
+  // lives in the database, and the client asks again, of this process or another.
+  const open = new Set<{ close(): Promise<void> }>();
+  app.addHook('preClose', async () => {
+    await Promise.all([...open].map((exchange) => exchange.close().catch(() => {})));
+  });
 
   app.setErrorHandler((error, request, reply) => {
     const appError = toAppError(error);
@@ -55,6 +64,32 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       return refuse(reply, new AppError('insufficient_ability', `Origin ${origin} may not call this MCP server`));
     }
     const caller = await authenticate(options.db, request.headers.authorization);
+    // Every authenticated POST counts against the MCP ceiling and the daily budget, refused ones too.
+    const verdict = await options.limits.count(caller, 'mcp');
+    if (verdict) {
+      // On the raw response: after reply.hijack() the MCP transport writes the answer, and keeps these.
+      for (const [name, value] of Object.entries(rateLimitHeaders(verdict))) reply.raw.setHeader(name, value);
+      if (!verdict.admitted) {
+        const { actor } = caller;
+        if (actor.kind === 'api_key') {
+          for (const tool of toolCallsIn(request.body).values()) {
+            const operation = catalog.find((op) => op.tool === tool)?.name ?? tool;
+            activity.record({
+              orgId: caller.organization.id,
+              apiKeyId: actor.keyId,
+              userId: null,
+              interface: 'mcp',
+              tool,
+              operation,
+              latencyMs: reply.elapsedTime,
+              outcome: 'rate_limited',
+              status: 429,
+            });
+          }
+        }
+        return refuse(reply, rateLimitedError(caller, 'mcp', verdict));
+      }
+    }
     if (caller.actor.kind !== 'api_key') {
       return refuse(reply, new AppError('person_required', 'The MCP server takes API keys; personal tokens are for people using the REST API'));
     }
@@ -68,7 +103,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     const ran: string[] = [];
 
     const server = buildMcpServer(
-      { db: options.db, gate: options.gate, caller, interface: 'mcp', apiBaseUrl: options.apiBaseUrl, catalog },
+      { db: options.db, gate: options.gate, caller, interface: 'mcp', apiBaseUrl: options.apiBaseUrl, catalog, limits: options.limits },
       {
         version,
         log: (error) => request.log.error({ err: error }, 'mcp tool failed'),
@@ -101,10 +136,16 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       };
     }
     reply.hijack();
-    reply.raw.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
+    const exchange = {
+      async close() {
+        open.delete(exchange);
+        await transport.close();
+        await server.close();
+        if (!reply.raw.writableEnded) reply.raw.destroy();
+      },
+    };
+    open.add(exchange);
+    reply.raw.on('close', () => void exchange.close());
     await server.connect(transport);
     await transport.handleRequest(request.raw, reply.raw, request.body);
   });

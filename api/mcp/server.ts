@@ -3,9 +3,10 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { ApiKeyActor } from '../../domain/actors';
 import { AppError } from '../../domain/errors';
+import { text } from '../../domain/fields';
 import type { Page } from '../../domain/pagination';
 import { loadCompiledPolicySet } from '../../domain/policies';
-import { getReview } from '../../domain/reviews';
+import { asSeenByKey, getReview } from '../../domain/reviews';
 import { isAllowed } from '../catalog/access';
 import { submitGatedWrite } from '../catalog/gated-write';
 import type { Operation, OperationContext } from '../catalog/operation';
@@ -151,7 +152,7 @@ export function buildMcpServer(context: OperationContext, options: RunOptions & 
       title: 'Follow a held write',
       description:
         'The state of a write held for review: pending (a person has not decided yet), approved (with the record written, or why it could not be), denied, or expired. Use the review id a held write returned.',
-      inputSchema: z.strictObject({ review_id: z.string().max(100).describe('The review id from the held write') }),
+      inputSchema: z.strictObject({ review_id: text({ max: 100 }).describe('The review id from the held write') }),
       outputSchema: z.object({
         id: z.string().describe('The review id'),
         status: z.enum(['pending', 'approved', 'denied', 'expired']).describe('Where the review stands'),
@@ -168,7 +169,7 @@ export function buildMcpServer(context: OperationContext, options: RunOptions & 
     },
     ({ review_id }) =>
       run(async () => {
-        const review = await getReview(context.db, context.caller.organization.id, review_id);
+        const review = asSeenByKey(await getReview(context.db, context.caller.organization.id, review_id), key.keyId);
         // A key follows its own held writes; reading others' takes reviews.read.
         if (review.submitted_by.api_key_id !== key.keyId && !key.abilities.includes('reviews.read')) {
           throw new AppError('not_found', `review ${review_id} was not found`);

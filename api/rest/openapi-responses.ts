@@ -22,12 +22,49 @@ const meaning: Record<ErrorCode, string> = {
   invalid_json: 'the body is not valid JSON',
   validation_failed: 'the input is not valid; `details.fields` names each field and what is wrong with it',
   idempotency_key_reused: 'this `Idempotency-Key` was used before with another body',
-  rate_limited: 'too many requests; slow down and retry later',
+  rate_limited:
+    "the token's per-minute ceiling or the organization's daily budget is reached; `details.limit` says which (`per_minute` or `daily`), `Retry-After` and `details.retry_after_seconds` when to retry",
+  review_queue_full:
+    "the policy would hold this write for review, but the organization's review queue is at its plan's cap; nothing was queued or written. Retry once reviewers have worked the queue (with a new `Idempotency-Key`: this answer is kept for the old one)",
   internal_error: 'something failed on our side; it has been logged',
   unavailable: 'the write was not decided in time and may still be applied; retry with the same `Idempotency-Key` to learn its outcome',
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+
+/** The rate-limit headers, as `components/headers`. */
+export const rateLimitHeaderComponents = {
+  RateLimitLimit: {
+    description:
+      "The ceiling of the limit nearest exhaustion for this request: the token's per-minute ceiling for this interface, or the organization's daily budget (REST and MCP together)",
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RateLimitRemaining: {
+    description: 'Requests left under that limit, this one counted',
+    schema: { type: 'integer', minimum: 0 },
+  },
+  RateLimitReset: {
+    description:
+      "Seconds until that limit starts again (the next UTC minute, or midnight in the organization's time zone)",
+    schema: { type: 'integer', minimum: 1 },
+  },
+  RetryAfter: {
+    description: 'With `rate_limited`: seconds to wait before the next request can be admitted',
+    schema: { type: 'integer', minimum: 1 },
+  },
+};
+
+const headerRef = (name: keyof typeof rateLimitHeaderComponents) => ({ $ref: `#/components/headers/${name}` });
+
+/** On every answer to an authenticated request, refusals included. */
+export const rateLimitHeaders = {
+  'X-RateLimit-Limit': headerRef('RateLimitLimit'),
+  'X-RateLimit-Remaining': headerRef('RateLimitRemaining'),
+  'X-RateLimit-Reset': headerRef('RateLimitReset'),
+};
+
+/** Refusals given before a request is counted (no valid token, a body that cannot be read), which carry no rate-limit headers. */
+const answeredUncounted: ReadonlySet<ErrorCode> = new Set(['unauthorized', 'invalid_json', 'payload_too_large', 'unsupported_media_type', 'internal_error']);
 
 /** The envelopes every operation shares, as `components/schemas`. */
 export const envelopeSchemas: Record<string, JsonSchema> = {
@@ -132,6 +169,7 @@ export const pendingReviewResponse = {
   headers: {
     Location: { description: 'The review, to follow its outcome', schema: { type: 'string', format: 'uri' } },
     ...gatedWriteHeaders,
+    ...rateLimitHeaders,
   },
   content: { 'application/json': { schema: ref('PendingReviewEnvelope') } },
 };
@@ -150,7 +188,7 @@ export function possibleErrors(operation: Operation, explicitOrganization: boole
     for (const code of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(code);
   }
   if (operation.kind === 'gated_write') {
-    for (const code of ['read_only_key', 'policy_denied', 'conflict', 'idempotency_key_reused', 'unavailable'] as const) codes.add(code);
+    for (const code of ['read_only_key', 'policy_denied', 'conflict', 'idempotency_key_reused', 'review_queue_full', 'unavailable'] as const) codes.add(code);
   }
   if (operation.kind === 'person_action') codes.add('conflict');
   return (Object.keys(errorStatus) as ErrorCode[]).filter((code) => codes.has(code));
@@ -184,9 +222,15 @@ function errorResponse(codes: ErrorCode[]): unknown {
     allOf: [ref('ErrorEnvelope'), { properties: { error: { properties: { code: { enum: plain } } } } }],
   };
   const denied = codes.includes('policy_denied');
+  const counted = codes.some((code) => !answeredUncounted.has(code));
+  const headers = {
+    ...(denied ? gatedWriteHeaders : {}),
+    ...(counted ? rateLimitHeaders : {}),
+    ...(codes.includes('rate_limited') ? { 'Retry-After': headerRef('RetryAfter') } : {}),
+  };
   return {
     description: codes.map((code) => `- \`${code}\`: ${meaning[code]}`).join('\n'),
-    ...(denied ? { headers: gatedWriteHeaders } : {}),
+    ...(Object.keys(headers).length > 0 ? { headers } : {}),
     content: { 'application/json': { schema: denied ? { oneOf: [ref('PolicyDeniedEnvelope'), narrowed] } : narrowed } },
   };
 }

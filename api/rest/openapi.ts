@@ -2,7 +2,14 @@ import { families } from '../../domain/abilities';
 import { roles } from '../../domain/actors';
 import { pathParameters, type Operation } from '../catalog/operation';
 import { JsonSchemaConverter, type JsonSchema, type UnrepresentableListener } from './json-schema';
-import { envelopeSchemas, errorResponses, gatedWriteHeaders, pendingReviewResponse } from './openapi-responses';
+import {
+  envelopeSchemas,
+  errorResponses,
+  gatedWriteHeaders,
+  pendingReviewResponse,
+  rateLimitHeaderComponents,
+  rateLimitHeaders,
+} from './openapi-responses';
 
 export interface OpenApiOptions {
   /** The REST base the document's paths hang from, ending in /api (absolute, or `/api` for this origin). */
@@ -37,7 +44,8 @@ const description = `Business data for AI agents, automation and scripts. Every 
 - **Tokens:** send \`Authorization: Bearer <token>\`, an API key (\`gate_k_…\`) or a personal token (\`gate_p_…\`). \`GET /v1/me\` tells what a token may do.
 - **Two route shapes:** every operation is served on \`/v1/…\` (the token's organization) and on \`/v1/organizations/{slug}/…\` (named explicitly; another organization's slug answers 404 \`organization_mismatch\`).
 - **Answers:** \`{"success": true, "data": …}\`; lists add \`"page": {"next_cursor": …}\`. Errors: \`{"success": false, "error": {"code", "message", "details"?}}\`.
-- **Gated writes:** the policy allows (the record), holds for a person's review (202 \`pending_review\` with the review and a \`Location\` header) or denies (403 \`policy_denied\`). Send an \`Idempotency-Key\` to make retries safe.`;
+- **Gated writes:** the policy allows (the record), holds for a person's review (202 \`pending_review\` with the review and a \`Location\` header) or denies (403 \`policy_denied\`). Send an \`Idempotency-Key\` to make retries safe.
+- **Limits:** each token has a per-minute ceiling and the organization a daily budget (REST and MCP together, reset at midnight in its time zone), set by its plan; \`GET /v1/me\` tells both. Every answer to an authenticated request carries \`X-RateLimit-Limit\`, \`X-RateLimit-Remaining\` and \`X-RateLimit-Reset\` (seconds) for the limit nearest exhaustion; past a limit the answer is 429 \`rate_limited\` with \`Retry-After\`.`;
 
 const bearerAuth = {
   type: 'http',
@@ -113,6 +121,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
     components: {
       securitySchemes: { bearerAuth },
       parameters: { OrganizationSlug: organizationSlug, IdempotencyKey: idempotencyKey },
+      headers: rateLimitHeaderComponents,
       responses: shared.responses,
       requestBodies: shared.requestBodies,
       schemas: { ...envelopeSchemas, ...schemas.components },
@@ -178,6 +187,7 @@ function describeOperation(operation: Operation, schemas: JsonSchemaConverter, s
   const headers = {
     ...(operation.kind === 'gated_write' ? gatedWriteHeaders : {}),
     ...(versioned ? { ETag: etag } : {}),
+    ...rateLimitHeaders,
   };
   shared.responses[id] = {
     description:

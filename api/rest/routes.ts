@@ -4,6 +4,7 @@ import { activityRecorder } from '../../domain/activity';
 import type { Caller } from '../../domain/actors';
 import { authenticate } from '../../domain/authenticate';
 import { AppError } from '../../domain/errors';
+import { rateLimitedError, type RequestLimits } from '../../domain/limits';
 import type { Page } from '../../domain/pagination';
 import { etagOf } from '../../domain/records';
 import { authorize } from '../catalog/access';
@@ -13,39 +14,54 @@ import { catalog } from '../catalog/index';
 import { pathParameters, type Operation, type OperationContext } from '../catalog/operation';
 import { toAppError, validationError, type ErrorBody } from './errors';
 import { gateAnswerToHttp } from './gated-answer';
+import { rateLimitHeaders } from './rate-limit-headers';
 
 export interface RestOptions {
   db: Database;
   gate: GateClient;
   /** Absolute URL of the REST base, ending in /api. */
   apiBaseUrl: string;
+  limits: RequestLimits;
 }
 
 /** Every catalog operation on both route shapes: /v1/<path> and /v1/organizations/{slug}/<path>. */
 export async function restRoutes(app: FastifyInstance, options: RestOptions): Promise<void> {
   // The activity record: one row per authenticated call, written once the answer has gone out.
   const activity = activityRecorder(options.db, (error) => app.log.warn({ err: error }, 'activity not recorded'));
+  const requestStarts = new WeakMap<FastifyRequest, number>();
+  app.addHook('onRequest', (request, _reply, done) => {
+    requestStarts.set(request, performance.now());
+    done();
+  });
   app.addHook('onError', (request, _reply, error, done) => {
     const call = calls.get(request);
     if (call) call.outcome = toAppError(error).code;
     done();
   });
-  app.addHook('onResponse', (request, reply, done) => {
+  const record = (request: FastifyRequest, status: number, latencyMs: number, aborted: boolean) => {
     const call = calls.get(request);
-    if (call) {
-      const { actor, organization } = call.caller;
-      activity.record({
-        orgId: organization.id,
-        apiKeyId: actor.kind === 'api_key' ? actor.keyId : null,
-        userId: actor.kind === 'person' ? actor.userId : null,
-        interface: 'rest',
-        operation: call.operation,
-        tool: null,
-        status: reply.statusCode,
-        outcome: call.outcome ?? (reply.statusCode >= 400 ? 'internal_error' : 'ok'),
-        latencyMs: reply.elapsedTime,
-      });
-    }
+    if (!call) return;
+    calls.delete(request);
+    const { actor, organization } = call.caller;
+    activity.record({
+      orgId: organization.id,
+      apiKeyId: actor.kind === 'api_key' ? actor.keyId : null,
+      userId: actor.kind === 'person' ? actor.userId : null,
+      interface: 'rest',
+      operation: call.operation,
+      tool: null,
+      status,
+      outcome: aborted ? 'client_aborted' : (call.outcome ?? (status >= 400 ? 'internal_error' : 'ok')),
+      latencyMs,
+    });
+  };
+  app.addHook('onResponse', (request, reply, done) => {
+    record(request, reply.statusCode, reply.elapsedTime, false);
+    done();
+  });
+  // A client that hangs up gets no answer, but what it asked for may still have happened: keep the record.
+  app.addHook('onRequestAbort', (request, done) => {
+    record(request, 499, performance.now() - (requestStarts.get(request) ?? performance.now()), true);
     done();
   });
   app.addHook('onClose', () => activity.drain());
@@ -70,6 +86,12 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
   const caller = await authenticate(options.db, request.headers.authorization);
   const call: RecordedCall = { operation: operation.name, caller };
   calls.set(request, call);
+  // Every authenticated request counts, whatever it is answered; the headers go on every answer, refusals included.
+  const verdict = await options.limits.count(caller, 'rest');
+  if (verdict) {
+    reply.headers(rateLimitHeaders(verdict));
+    if (!verdict.admitted) throw rateLimitedError(caller, 'rest', verdict);
+  }
   const params = request.params as Record<string, string>;
   if (params.org_slug !== undefined && params.org_slug !== caller.organization.slug) {
     throw new AppError('organization_mismatch', `This token belongs to another organization than "${params.org_slug}"`);
@@ -83,6 +105,7 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
     interface: 'rest',
     apiBaseUrl: options.apiBaseUrl,
     catalog,
+    limits: options.limits,
   };
 
   if (operation.kind === 'gated_write') {

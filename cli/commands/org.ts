@@ -1,4 +1,4 @@
-import { Command, InvalidArgumentError, Option } from 'commander';
+import { Command, InvalidArgumentError } from 'commander';
 import {
   createOrganization,
   findOrganization,
@@ -6,7 +6,6 @@ import {
   updateOrganization,
   type Organization,
 } from '../../domain/organizations';
-import { planNames } from '../../domain/plans';
 import { emit, table, withDatabase } from '../output';
 
 const onOff = (value: string) => {
@@ -32,7 +31,7 @@ export function organizationCommands(): Command {
     .description('Create an organization (it starts with the default policy set)')
     .requiredOption('--slug <slug>', 'short name used in paths, a-z 0-9 -')
     .requiredOption('--name <name>', 'display name')
-    .addOption(new Option('--plan <plan>', 'plan').choices(planNames).default('free'))
+    .option('--plan <plan>', 'plan: free, pro, business, or another row of the plans table', 'free')
     .option('--timezone <tz>', 'IANA time zone, e.g. Europe/Berlin', 'UTC')
     .option('--api-access <on|off>', 'whether API keys may be used', onOff, true)
     .action(
@@ -47,7 +46,7 @@ export function organizationCommands(): Command {
     .description("Change an organization's name, plan, time zone or API access; takes effect at once")
     .requiredOption('--org <slug>', 'the organization')
     .option('--name <name>', 'display name')
-    .addOption(new Option('--plan <plan>', 'plan').choices(planNames))
+    .option('--plan <plan>', "plan: free, pro, business, or another row of the plans table; its limits apply from the organization's next request")
     .option('--timezone <tz>', 'IANA time zone')
     .option('--api-access <on|off>', 'whether API keys may be used', onOff)
     .action(

@@ -55,6 +55,8 @@ export interface HarnessOptions {
   reviewRecheckMs?: number;
   /** How long the api waits for a gated write's first answer. */
   answerTimeoutMs?: number;
+  /** The app's clock for request limits (the minute, the organization's day); real time by default. */
+  clock?: () => Date;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -92,7 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 
   const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
-  const app = await buildApp({ db, gate, publicUrl, logLevel: 'silent' });
+  const app = await buildApp({ db, gate, publicUrl, logLevel: 'silent', clock: options.clock });
 
   const harness: Harness = {
     db,

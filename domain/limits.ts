@@ -1,0 +1,197 @@
+import type { Queryable } from '../db/database';
+import type { Caller } from './actors';
+import { AppError } from './errors';
+import type { Interface } from './gate';
+
+// The plan's limits, counted in PostgreSQL so that every api process shares one count and concurrent requests
+// are counted exactly: each request adds one to its counters and learns the new counts in the same statement.
+
+export type LimitName = 'per_minute' | 'daily';
+
+export interface LimitState {
+  name: LimitName;
+  /** The ceiling of this window. */
+  limit: number;
+  /** Requests counted in this window so far, this one and refused ones included. */
+  used: number;
+  remaining: number;
+  resetsAt: Date;
+}
+
+export interface RequestVerdict {
+  admitted: boolean;
+  /** The token's requests over this interface in the current UTC minute. */
+  perMinute: LimitState;
+  /** The organization's requests, REST and MCP together, in its current local day. */
+  daily: LimitState;
+  /** What the rate-limit headers tell: the limit that refused the request, else the one nearest exhaustion. */
+  binding: LimitState;
+  /** Whole seconds until `binding` resets, at least 1. */
+  resetSeconds: number;
+}
+
+export interface DailyUsage {
+  /** The organization's local date, YYYY-MM-DD. */
+  date: string;
+  limit: number;
+  used: number;
+  left: number;
+  /** The next midnight in the organization's time zone. */
+  resetsAt: Date;
+}
+
+export interface RequestLimits {
+  readonly enabled: boolean;
+  /** Counts one request of the caller over an interface; undefined when limits are off. */
+  count(caller: Caller, via: Interface): Promise<RequestVerdict | undefined>;
+  /** The organization's budget today, as counted so far (this request included when it was counted). */
+  dailyUsage(caller: Caller): Promise<DailyUsage>;
+  /** Waits for a sweep of old counters that is under way. */
+  close(): Promise<void>;
+}
+
+export interface RequestLimitsOptions {
+  db: Queryable;
+  /** Where "now" comes from: the minute and the local day are taken from it (tests move it). */
+  clock?: () => Date;
+  /** False only for the benchmark's comparison run: nothing is counted and nothing refused. */
+  enabled?: boolean;
+}
+
+/** Expired counters are deleted at most this often per process; they are never read again, so this is housekeeping. */
+const sweepEveryMs = 60_000;
+
+// The local day and its end are computed by PostgreSQL from the organization's IANA zone, so a day of 23 or 25
+// hours (a daylight-saving change) ends at its real midnight.
+const localDate = (now: string, zone: string) => `to_char(${now}::timestamptz AT TIME ZONE ${zone}::text, 'YYYY-MM-DD')`;
+const nextLocalMidnight = (now: string, zone: string) =>
+  `(date_trunc('day', ${now}::timestamptz AT TIME ZONE ${zone}::text) + interval '1 day') AT TIME ZONE ${zone}::text`;
+
+/**
+ * One statement, both counters: the token's minute (first, so concurrent statements lock rows in the same order)
+ * and the organization's day. Each upsert returns the count after this request, so of 200 concurrent requests
+ * against a ceiling of 60 exactly 60 see a count within it.
+ */
+const countStatement = `
+  INSERT INTO usage_counters AS c (scope, period, count, expires_at) VALUES
+    ($2, to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $1::timestamptz, 'UTC') + interval '1 minute'),
+    ($3, ${localDate('$1', '$4')}, 1, ${nextLocalMidnight('$1', '$4')})
+  ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
+  RETURNING c.scope, c.count, c.expires_at`;
+
+const usageStatement = `
+  SELECT ${localDate('$1', '$2')} AS period, ${nextLocalMidnight('$1', '$2')} AS resets_at,
+         COALESCE((SELECT count FROM usage_counters WHERE scope = $3 AND period = ${localDate('$1', '$2')}), 0) AS used`;
+
+/**
+ * Counters past their window are never read again. Neither the request's clock nor the database's may still be
+ * inside the window (tests move the clock; api hosts' clocks drift), hence the earlier of the two and a margin.
+ */
+const sweepStatement = `DELETE FROM usage_counters WHERE expires_at < LEAST($1::timestamptz, now()) - interval '5 minutes'`;
+
+const tokenIdOf = (caller: Caller) => (caller.actor.kind === 'api_key' ? caller.actor.keyId : caller.actor.tokenId);
+
+export function createRequestLimits({ db, clock = () => new Date(), enabled = true }: RequestLimitsOptions): RequestLimits {
+  let lastSweep = 0;
+  let sweeping: Promise<void> | undefined;
+
+  const sweepNow = (now: Date) => {
+    if (sweeping || Date.now() - lastSweep < sweepEveryMs) return;
+    lastSweep = Date.now();
+    sweeping = db
+      .query(sweepStatement, [now])
+      .then(() => undefined, () => undefined)
+      .finally(() => {
+        sweeping = undefined;
+      });
+  };
+
+  return {
+    enabled,
+
+    async count(caller, via) {
+      if (!enabled) return undefined;
+      const now = clock();
+      const minuteScope = `${via}:${tokenIdOf(caller)}`;
+      const dayScope = `day:${caller.organization.id}`;
+      const { rows } = await db.query(countStatement, [now, minuteScope, dayScope, caller.organization.timezone]);
+      sweepNow(now);
+      const row = (scope: string) => {
+        const found = rows.find((r) => r.scope === scope);
+        if (!found) throw new Error(`the usage counter ${scope} was not returned`);
+        return { used: found.count as number, resetsAt: found.expires_at as Date };
+      };
+      const perMinuteLimit = via === 'rest' ? caller.plan.restPerMinute : caller.plan.mcpPerMinute;
+      return verdict(now, state('per_minute', perMinuteLimit, row(minuteScope)), state('daily', caller.plan.dailyBudget, row(dayScope)));
+    },
+
+    async dailyUsage(caller) {
+      const { rows } = await db.query(usageStatement, [clock(), caller.organization.timezone, `day:${caller.organization.id}`]);
+      const { period, resets_at, used } = rows[0];
+      const limit = caller.plan.dailyBudget;
+      return { date: period, limit, used, left: Math.max(0, limit - used), resetsAt: resets_at };
+    },
+
+    async close() {
+      await sweeping;
+    },
+  };
+}
+
+function state(name: LimitName, limit: number, counted: { used: number; resetsAt: Date }): LimitState {
+  return { name, limit, used: counted.used, remaining: Math.max(0, limit - counted.used), resetsAt: counted.resetsAt };
+}
+
+function verdict(now: Date, perMinute: LimitState, daily: LimitState): RequestVerdict {
+  const exceeded = [perMinute, daily].filter((limit) => limit.used > limit.limit);
+  // Refused: the limit to wait for is the one that resets last. Admitted: the one with the fewest requests left.
+  const binding = exceeded.length
+    ? exceeded.reduce((a, b) => (b.resetsAt > a.resetsAt ? b : a))
+    : daily.remaining <= perMinute.remaining
+      ? daily
+      : perMinute;
+  const resetSeconds = Math.max(1, Math.ceil((binding.resetsAt.getTime() - now.getTime()) / 1000));
+  return { admitted: exceeded.length === 0, perMinute, daily, binding, resetSeconds };
+}
+
+/** The refusal of a request over a limit: which limit, its ceiling, and when to retry, in words and in `details`. */
+export function rateLimitedError(caller: Caller, via: Interface, refused: RequestVerdict): AppError {
+  const { binding, resetSeconds } = refused;
+  const resetsAt = binding.resetsAt.toISOString();
+  const plan = caller.plan.name;
+  const message =
+    binding.name === 'per_minute'
+      ? `This token has used its ${binding.limit} ${via === 'rest' ? 'REST' : 'MCP'} requests for this minute (the ${plan} plan's ceiling); retry in ${resetSeconds} s, at ${resetsAt}`
+      : `The organization has used its daily budget of ${binding.limit} requests (REST and MCP together, ${plan} plan); it resets at midnight in ${caller.organization.timezone}, ${resetsAt}, in ${resetSeconds} s`;
+  return new AppError('rate_limited', message, {
+    limit: binding.name,
+    ceiling: binding.limit,
+    interface: via,
+    plan,
+    retry_after_seconds: resetSeconds,
+    resets_at: resetsAt,
+  });
+}
+
+/** How full an organization's review queue is, as seen by the transaction that holds the queue's lock. */
+export interface ReviewQueue {
+  pending: number;
+  cap: number;
+  plan: string;
+}
+
+/**
+ * Takes the organization's review-queue lock for the rest of the transaction, then counts its pending reviews:
+ * two writes held at once cannot both take the last place. Call it inside the transaction that opens the review.
+ */
+export async function lockReviewQueue(tx: Queryable, orgId: string): Promise<ReviewQueue> {
+  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('gatehouse.review_queue:' || $1::text, 0))`, [orgId]);
+  // A statement of its own, after the lock: its snapshot sees every review committed before the lock was ours.
+  const { rows } = await tx.query(
+    `SELECT p.name AS plan, p.pending_review_cap AS cap,
+            (SELECT count(*)::int FROM reviews r WHERE r.org_id = o.id AND r.status = 'pending' AND r.expires_at > now()) AS pending
+     FROM organizations o JOIN plans p ON p.name = o.plan WHERE o.id = $1`,
+    [orgId],
+  );
+  return { pending: rows[0].pending, cap: rows[0].cap, plan: rows[0].plan };
+}
