@@ -70,14 +70,27 @@ const nextLocalMidnight = (now: string, zone: string) =>
 /**
  * One statement, both counters: the token's minute (first, so concurrent statements lock rows in the same order)
  * and the organization's day. Each upsert returns the count after this request, so of 200 concurrent requests
- * against a ceiling of 60 exactly 60 see a count within it.
+ * against a ceiling of 60 exactly 60 see a count within it. A request refused by its token's minute ceiling
+ * does not spend the organization's day: one runaway token cannot lock out its organization. A day row's end
+ * follows the organization's zone as it is now (the zone may have changed since the row was made).
  */
 const countStatement = `
-  INSERT INTO usage_counters AS c (scope, period, count, expires_at) VALUES
-    ($2, to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $1::timestamptz, 'UTC') + interval '1 minute'),
-    ($3, ${localDate('$1', '$4')}, 1, ${nextLocalMidnight('$1', '$4')})
-  ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
-  RETURNING c.scope, c.count, c.expires_at`;
+  WITH minute AS (
+    INSERT INTO usage_counters AS c (scope, period, count, expires_at)
+    VALUES ($2, to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $1::timestamptz, 'UTC') + interval '1 minute')
+    ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
+    RETURNING c.scope, c.count, c.expires_at
+  ), day AS (
+    INSERT INTO usage_counters AS c (scope, period, count, expires_at)
+    SELECT $3, ${localDate('$1', '$4')}, 1, ${nextLocalMidnight('$1', '$4')} FROM minute WHERE minute.count <= $5
+    ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1, expires_at = GREATEST(c.expires_at, EXCLUDED.expires_at)
+    RETURNING c.scope, c.count, c.expires_at
+  )
+  SELECT scope, count, expires_at FROM minute
+  UNION ALL SELECT scope, count, expires_at FROM day
+  UNION ALL
+  SELECT $3, COALESCE((SELECT count FROM usage_counters WHERE scope = $3 AND period = ${localDate('$1', '$4')}), 0), ${nextLocalMidnight('$1', '$4')}
+  WHERE NOT EXISTS (SELECT 1 FROM day)`;
 
 const usageStatement = `
   SELECT ${localDate('$1', '$2')} AS period, ${nextLocalMidnight('$1', '$2')} AS resets_at,
@@ -114,15 +127,15 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
       const now = clock();
       const minuteScope = `${via}:${tokenIdOf(caller)}`;
       const dayScope = `day:${caller.organization.id}`;
-      const { rows } = await db.query(countStatement, [now, minuteScope, dayScope, caller.organization.timezone]);
+      const perMinuteCeiling = via === 'rest' ? caller.plan.restPerMinute : caller.plan.mcpPerMinute;
+      const { rows } = await db.query(countStatement, [now, minuteScope, dayScope, caller.organization.timezone, perMinuteCeiling]);
       sweepNow(now);
       const row = (scope: string) => {
         const found = rows.find((r) => r.scope === scope);
         if (!found) throw new Error(`the usage counter ${scope} was not returned`);
         return { used: found.count as number, resetsAt: found.expires_at as Date };
       };
-      const perMinuteLimit = via === 'rest' ? caller.plan.restPerMinute : caller.plan.mcpPerMinute;
-      return verdict(now, state('per_minute', perMinuteLimit, row(minuteScope)), state('daily', caller.plan.dailyBudget, row(dayScope)));
+      return verdict(now, state('per_minute', perMinuteCeiling, row(minuteScope)), state('daily', caller.plan.dailyBudget, row(dayScope)));
     },
 
     async dailyUsage(caller) {

@@ -46,6 +46,7 @@ export async function createOrganization(
   checkSettings(input);
   return db.transaction(async (tx) => {
     await checkPlan(tx, input.plan);
+    await checkZoneInDatabase(tx, input.timezone);
     const taken = await tx.query('SELECT 1 FROM organizations WHERE slug = $1', [input.slug]);
     if (taken.rowCount) throw new AppError('conflict', `an organization with slug "${input.slug}" exists already`);
     const { rows } = await tx.query(
@@ -63,6 +64,7 @@ export async function updateOrganization(db: Database, slug: string, settings: O
   checkSettings(settings);
   return db.transaction(async (tx) => {
     await checkPlan(tx, settings.plan);
+    await checkZoneInDatabase(tx, settings.timezone);
     const { rows } = await tx.query(
       `UPDATE organizations AS o SET
          name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
@@ -107,6 +109,13 @@ function checkSettings(settings: OrganizationSettings): void {
   if (settings.name !== undefined && settings.name.trim() === '') {
     throw new AppError('validation_failed', 'name must not be empty');
   }
+}
+
+/** PostgreSQL computes the daily budget's day in this zone, and knows fewer zones than Node does. */
+async function checkZoneInDatabase(tx: Queryable, zone: string | undefined): Promise<void> {
+  if (zone === undefined) return;
+  const { rowCount } = await tx.query('SELECT 1 FROM pg_timezone_names WHERE name = $1', [zone]);
+  if (!rowCount) throw new AppError('validation_failed', `"${zone}" is not a time zone the database knows; use a current IANA name such as America/Los_Angeles`);
 }
 
 function isTimeZone(zone: string): boolean {

@@ -186,6 +186,32 @@ describe('the daily budget', () => {
     expect(json(mcp).error.data).toMatchObject({ code: 'rate_limited', limit: 'daily' });
   });
 
+  it("a token refused by its minute ceiling does not spend the organization's day", async () => {
+    at('2031-01-16T10:30:00Z');
+    const org = await organizationOn({ daily: 20, rest: 5, mcp: 5 });
+    const answers = [];
+    for (let i = 0; i < 20; i++) answers.push((await getTasks(org.readWriteToken)).statusCode);
+    expect(answers.filter((status) => status === 200)).toHaveLength(5);
+    const other = await getTasks(org.readOnlyToken);
+    expect(other.statusCode).toBe(200);
+    expect(limitHeaders(other).limit).toBe(5);
+  });
+
+  it('a change of time zone moves the end of the day with it', async () => {
+    at('2031-01-16T14:00:00Z');
+    const org = await organizationOn({ daily: 100, rest: 100, mcp: 100 }, 'Asia/Tokyo');
+    expect((await getTasks(org.readOnlyToken)).statusCode).toBe(200);
+    await updateOrganization(h.db, org.organization.slug, { timezone: 'America/Los_Angeles' });
+    expect((await getTasks(org.readOnlyToken)).statusCode).toBe(200);
+    const { rows } = await h.db.query(`SELECT expires_at FROM usage_counters WHERE scope = $1`, [`day:${org.organization.id}`]);
+    expect(rows.map((row) => (row.expires_at as Date).toISOString())).toEqual(['2031-01-17T08:00:00.000Z']);
+  });
+
+  it('a zone Node knows but PostgreSQL does not is refused when it is set, not on every request after', async () => {
+    const org = await organizationOn({});
+    await expect(updateOrganization(h.db, org.organization.slug, { timezone: 'US/Pacific-New' })).rejects.toMatchObject({ code: 'validation_failed' });
+  });
+
   it('resets at midnight in each organization’s own time zone', async () => {
     // 14:59 UTC: 23:59 in Tokyo, 06:59 in Los Angeles.
     at('2031-01-15T14:59:00Z');

@@ -164,6 +164,13 @@ describe('transport security', () => {
     expect(response.status).toBe(413);
   });
 
+  it('refuses a JSON-RPC batch: one message per request, so every call passes the limits on its own', async () => {
+    const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'list_tasks', arguments: {} } });
+    const response = await post({ authorization: `Bearer ${org.readWriteToken}` }, JSON.stringify([call(1), call(2), call(3)]));
+    expect(response.status).toBe(400);
+    expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
+  });
+
   it('answers GET with 405: the server is stateless', async () => {
     const response = await fetch(`${baseUrl}/mcp`, { headers: { authorization: `Bearer ${org.readWriteToken}` } });
     expect(response.status).toBe(405);

@@ -65,6 +65,15 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     }
     const caller = await authenticate(options.db, request.headers.authorization);
     // Every authenticated POST counts against the MCP ceiling and the daily budget, refused ones too.
+    // One message per request: MCP dropped JSON-RPC batches (2025-06-18), and a batch would pass many calls
+    // through the limits as one.
+    if (Array.isArray(request.body) && request.body.length !== 1) {
+      return reply.status(400).send({
+        jsonrpc: '2.0',
+        error: { code: -32600, message: 'Send one JSON-RPC message per request: batches are not supported' },
+        id: null,
+      });
+    }
     const verdict = await options.limits.count(caller, 'mcp');
     if (verdict) {
       // On the raw response: after reply.hijack() the MCP transport writes the answer, and keeps these.
