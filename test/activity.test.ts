@@ -1,33 +1,20 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listActivity, type Activity } from '../domain/activity';
 import { parseToken } from '../domain/tokens';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
-import { connectMcp } from './support/mcp';
 
 let h: Harness;
 let org: TestOrganization;
 let other: TestOrganization;
-let baseUrl: string;
-const clients: Client[] = [];
 
-async function client(token: string): Promise<Client> {
-  const connected = await connectMcp(baseUrl, token);
-  clients.push(connected);
-  return connected;
-}
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`;
+  await h.listen();
   org = await h.createOrganization();
   other = await h.createOrganization();
 });
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 const missingTask = `task_${'0'.repeat(26)}`;
 const keyIdOf = (token: string) => parseToken(token)!.id;
@@ -103,7 +90,7 @@ describe('REST calls', () => {
 describe('MCP tool calls', () => {
   it('a read is recorded once with the tool and its operation', async () => {
     const { token, keyId } = await freshKey(['tasks.read'], 'read');
-    const result = await (await client(token)).callTool({ name: 'list_tasks', arguments: {} });
+    const result = await (await h.mcp(token)).callTool({ name: 'list_tasks', arguments: {} });
     expect(result.isError).toBeFalsy();
 
     const rows = await rowsOf(org.organization.id, keyId, 1);
@@ -122,7 +109,7 @@ describe('MCP tool calls', () => {
 
   it('gated writes are recorded with the gate outcome: applied, policy_denied, pending_review', async () => {
     const { token, keyId } = await freshKey(['tasks.read', 'tasks.write']);
-    const mcp = await client(token);
+    const mcp = await h.mcp(token);
     expect((await mcp.callTool({ name: 'create_task', arguments: { title: 'Allowed from MCP' } })).isError).toBeFalsy();
     expect((await mcp.callTool({ name: 'create_task', arguments: { title: 'deny from MCP' } })).isError).toBe(true);
     expect((await mcp.callTool({ name: 'create_task', arguments: { title: 'review from MCP' } })).isError).toBeFalsy();
@@ -139,7 +126,7 @@ describe('MCP tool calls', () => {
 
   it('errors are recorded with their code, including calls the SDK refuses before a tool runs', async () => {
     const { token, keyId } = await freshKey(['tasks.read'], 'read');
-    const mcp = await client(token);
+    const mcp = await h.mcp(token);
     expect((await mcp.callTool({ name: 'get_task', arguments: { id: missingTask } })).isError).toBe(true);
     await mcp.callTool({ name: 'create_task', arguments: { title: 'not my tool' } }).catch(() => undefined);
     await mcp.callTool({ name: 'list_tasks', arguments: { limit: 'many' } }).catch(() => undefined);
@@ -159,13 +146,13 @@ describe('MCP tool calls', () => {
 describe('the activity list', () => {
   it("holds only the organization's own calls, and filters and pages", async () => {
     await h.request({ method: 'GET', url: '/api/v1/tasks', token: other.readWriteToken });
-    await (await client(other.readWriteToken)).callTool({ name: 'list_tasks', arguments: {} });
+    await (await h.mcp(other.readWriteToken)).callTool({ name: 'list_tasks', arguments: {} });
     const otherKey = keyIdOf(other.readWriteToken);
     await rowsOf(other.organization.id, otherKey, 2);
 
     const { token, keyId } = await freshKey(['tasks.read'], 'read');
     for (let i = 0; i < 3; i++) await h.request({ method: 'GET', url: '/api/v1/tasks', token });
-    await (await client(token)).callTool({ name: 'list_tasks', arguments: {} });
+    await (await h.mcp(token)).callTool({ name: 'list_tasks', arguments: {} });
     await rowsOf(org.organization.id, keyId, 4);
 
     const ours = (await listActivity(h.db, org.organization.id, { limit: 200 })).items;

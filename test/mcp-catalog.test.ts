@@ -1,7 +1,5 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
-import { connectMcp } from './support/mcp';
 
 // What agents see, pinned: every change to a tool's name, title, description, schemas or annotations (and to
 // the prompts) changes a committed snapshot, so it shows in review. After an intended change, update them with
@@ -9,34 +7,22 @@ import { connectMcp } from './support/mcp';
 
 let h: Harness;
 let org: TestOrganization;
-let baseUrl: string;
-const clients: Client[] = [];
 
-async function client(token: string): Promise<Client> {
-  const connected = await connectMcp(baseUrl, token);
-  clients.push(connected);
-  return connected;
-}
 
 const asFile = (value: unknown) => `${JSON.stringify(value, null, 2)}\n`;
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = h.app.server.address() as { port: number };
-  baseUrl = `http://127.0.0.1:${address.port}`;
+  await h.listen();
   // On the business plan, as the harness makes it: every feature, so every tool.
   org = await h.createOrganization();
 });
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 describe('the MCP catalog agents see', () => {
   it('a read-write key: every tool with its title, description, schemas and annotations', async () => {
-    const { tools } = await (await client(org.readWriteToken)).listTools();
+    const { tools } = await (await h.mcp(org.readWriteToken)).listTools();
     // Every field as served, the main ones first: a field added later (execution, icons, _meta) shows too.
     const pinned = [...tools].sort(byName).map(({ name, title, description, inputSchema, outputSchema, annotations, ...rest }) => ({
       name,
@@ -51,12 +37,12 @@ describe('the MCP catalog agents see', () => {
   });
 
   it('a read-only key: the tool names', async () => {
-    const { tools } = await (await client(org.readOnlyToken)).listTools();
+    const { tools } = await (await h.mcp(org.readOnlyToken)).listTools();
     await expect(asFile(tools.map((tool) => tool.name).sort())).toMatchFileSnapshot('__snapshots__/mcp-tools-read-only.json');
   });
 
   it('the prompts, with their arguments', async () => {
-    const { prompts } = await (await client(org.readWriteToken)).listPrompts();
+    const { prompts } = await (await h.mcp(org.readWriteToken)).listPrompts();
     await expect(asFile([...prompts].sort(byName))).toMatchFileSnapshot('__snapshots__/mcp-prompts.json');
   });
 });

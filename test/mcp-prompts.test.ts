@@ -1,19 +1,10 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { meetingNotesPromptName } from '../api/mcp/prompts';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
-import { connectMcp } from './support/mcp';
 
 let h: Harness;
 let org: TestOrganization;
-let baseUrl: string;
-const clients: Client[] = [];
 
-async function client(token: string): Promise<Client> {
-  const connected = await connectMcp(baseUrl, token);
-  clients.push(connected);
-  return connected;
-}
 
 const transcript = `Ana: Let's wrap up. Ben, can you send the revised quote to Acme by Friday?
 Ben: Yes, I'll do it. It's urgent, they sign next week.
@@ -21,19 +12,14 @@ Ana: And I'll book the venue for the offsite before the end of the month.`;
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = h.app.server.address() as { port: number };
-  baseUrl = `http://127.0.0.1:${address.port}`;
+  await h.listen();
   org = await h.createOrganization();
 });
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 describe('prompt: meeting notes to tasks', () => {
   it('is listed with its arguments: the transcript required, the title and date optional, each described', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     expect(mcp.getServerCapabilities()?.prompts).toBeDefined();
     const { prompts } = await mcp.listPrompts();
     const prompt = prompts.find((p) => p.name === meetingNotesPromptName);
@@ -48,7 +34,7 @@ describe('prompt: meeting notes to tasks', () => {
   });
 
   it('guides the agent from the transcript to one gated create_meeting_ingest call, with the transcript in it', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     const result = await mcp.getPrompt({
       name: meetingNotesPromptName,
       arguments: { transcript, meeting_title: 'Weekly sales sync', meeting_date: '2025-03-14' },
@@ -65,7 +51,7 @@ describe('prompt: meeting notes to tasks', () => {
   });
 
   it('names only fields the create_meeting_ingest tool takes', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     const text = ((await mcp.getPrompt({ name: meetingNotesPromptName, arguments: { transcript } })).messages[0]!.content as { text: string }).text;
     const tool = (await mcp.listTools()).tools.find((t) => t.name === 'create_meeting_ingest')!;
     const properties = tool.inputSchema.properties as Record<string, { items?: { properties?: Record<string, unknown> } }>;
@@ -82,7 +68,7 @@ describe('prompt: meeting notes to tasks', () => {
   });
 
   it('refuses a call without a transcript', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     await expect(mcp.getPrompt({ name: meetingNotesPromptName, arguments: { meeting_title: 'No notes' } })).rejects.toThrow(/transcript/);
   });
 });

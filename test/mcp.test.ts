@@ -1,40 +1,28 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalog } from '../api/catalog';
 import { insertFixtures, type Fixtures } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
-import { connectMcp, textOf } from './support/mcp';
+import { textOf } from './support/mcp';
 
 let h: Harness;
 let org: TestOrganization;
 let other: TestOrganization;
 let fx: Fixtures;
 let baseUrl: string;
-const clients: Client[] = [];
 
-async function client(token: string): Promise<Client> {
-  const connected = await connectMcp(baseUrl, token);
-  clients.push(connected);
-  return connected;
-}
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  const address = h.app.server.address() as { port: number };
-  baseUrl = `http://127.0.0.1:${address.port}`;
+  baseUrl = await h.listen();
   org = await h.createOrganization();
   other = await h.createOrganization();
   fx = await insertFixtures(h.db, org.organization.id);
 });
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 describe('tools/list', () => {
   it('a read-write key sees every tool of the catalog open to keys, and get_review_status', async () => {
-    const { tools } = await (await client(org.readWriteToken)).listTools();
+    const { tools } = await (await h.mcp(org.readWriteToken)).listTools();
     const names = tools.map((tool) => tool.name).sort();
     const expected = catalog.filter((op) => op.tool && op.name !== 'reviews.list' && op.name !== 'reviews.get').map((op) => op.tool!);
     expect(names).toEqual([...expected, 'get_review_status', 'get_review', 'list_reviews'].sort());
@@ -49,7 +37,7 @@ describe('tools/list', () => {
   });
 
   it('a read-only key sees no write tools, and calling one is refused all the same', async () => {
-    const reader = await client(org.readOnlyToken);
+    const reader = await h.mcp(org.readOnlyToken);
     const { tools } = await reader.listTools();
     const writes = catalog.filter((op) => op.kind === 'gated_write').map((op) => op.tool);
     expect(tools.filter((tool) => writes.includes(tool.name))).toEqual([]);
@@ -59,7 +47,7 @@ describe('tools/list', () => {
   });
 
   it('a narrow key sees only the tools of its abilities', async () => {
-    const narrow = await client(await org.keyWith(['customers.read']));
+    const narrow = await h.mcp(await org.keyWith(['customers.read']));
     const names = (await narrow.listTools()).tools.map((tool) => tool.name).sort();
     expect(names).toEqual(['get_customer', 'get_review_status', 'search_customers', 'whoami']);
   });
@@ -67,7 +55,7 @@ describe('tools/list', () => {
 
 describe('tools/call', () => {
   it('a read answers structured content matching its output schema', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     const result = await mcp.callTool({ name: 'list_tasks', arguments: { project_id: fx.project } });
     expect(result.isError).toBeFalsy();
     const structured = result.structuredContent as { items: { id: string }[]; next_cursor: string | null };
@@ -77,7 +65,7 @@ describe('tools/call', () => {
   });
 
   it('Allow: the write runs through the same workflow, recorded as interface mcp', async () => {
-    const result = await (await client(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'From an agent', priority: 'high' } });
+    const result = await (await h.mcp(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'From an agent', priority: 'high' } });
     expect(result.isError).toBeFalsy();
     const structured = result.structuredContent as { status: string; record: { id: string; title: string } };
     expect(structured).toMatchObject({ status: 'applied', record: { title: 'From an agent' } });
@@ -86,7 +74,7 @@ describe('tools/call', () => {
   });
 
   it('Deny: an error result with the reason and the rule, so the agent can correct course', async () => {
-    const result = await (await client(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'deny me' } });
+    const result = await (await h.mcp(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'deny me' } });
     expect(result.isError).toBe(true);
     const text = textOf(result);
     expect(text).toContain('Denied by the organization');
@@ -95,7 +83,7 @@ describe('tools/call', () => {
   });
 
   it('Review: a plain result saying the write is held, followed with get_review_status until a person approves through REST', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     const held = await mcp.callTool({ name: 'create_task', arguments: { title: 'review from an agent' } });
     expect(held.isError).toBeFalsy();
     expect(textOf(held)).toMatch(/Held for review, not written yet/);
@@ -112,13 +100,13 @@ describe('tools/call', () => {
   });
 
   it('validation errors name the field, as an error result', async () => {
-    const result = await (await client(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'x', due_on: 'soon' } });
+    const result = await (await h.mcp(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'x', due_on: 'soon' } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toMatch(/due_on/);
   });
 
   it("one organization's key never reaches another's data", async () => {
-    const outsider = await client(other.readWriteToken);
+    const outsider = await h.mcp(other.readWriteToken);
     const read = await outsider.callTool({ name: 'get_task', arguments: { id: fx.task } });
     expect(read.isError).toBe(true);
     expect(textOf(read)).toContain('not_found');

@@ -1,7 +1,6 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
-import { connectMcp, textOf } from './support/mcp';
+import { textOf } from './support/mcp';
 
 // What agents remember: notes scoped to the organization and to the key that wrote them, through REST and
 // MCP alike, and gated like every other write.
@@ -26,14 +25,7 @@ let h: Harness;
 let org: TestOrganization;
 let other: TestOrganization;
 let siblingToken: string;
-let baseUrl: string;
-const clients: Client[] = [];
 
-async function client(token: string): Promise<Client> {
-  const connected = await connectMcp(baseUrl, token);
-  clients.push(connected);
-  return connected;
-}
 
 const remember = (token: string, payload: Record<string, unknown>) => h.request({ method: 'POST', url: '/api/v1/memories', token, payload });
 const forget = (token: string, id: string) => h.request({ method: 'DELETE', url: `/api/v1/memories/${id}`, token });
@@ -47,16 +39,12 @@ const stored = async (id: string) => (await h.db.query('SELECT 1 FROM agent_memo
 
 beforeAll(async () => {
   h = await startHarness();
-  await h.app.listen({ port: 0, host: '127.0.0.1' });
-  baseUrl = `http://127.0.0.1:${(h.app.server.address() as { port: number }).port}`;
+  await h.listen();
   org = await h.createOrganization();
   other = await h.createOrganization();
   siblingToken = await org.keyWith(['memories.read', 'memories.write']);
 });
-afterAll(async () => {
-  for (const c of clients) await c.close().catch(() => {});
-  await h?.close();
-});
+afterAll(() => h?.close());
 
 describe('through REST', () => {
   it('remember, recall by tag and by search, then forget', async () => {
@@ -129,7 +117,7 @@ describe('through REST', () => {
 
 describe('through MCP', () => {
   it('remember, recall by tag and by search, then forget, as interface mcp', async () => {
-    const mcp = await client(org.readWriteToken);
+    const mcp = await h.mcp(org.readWriteToken);
     const remembered = await mcp.callTool({ name: 'remember', arguments: { content: 'Grace wants the weekly report on Mondays', tags: ['report'] } });
     expect(remembered.isError, textOf(remembered)).toBeFalsy();
     const { status, record } = remembered.structuredContent as { status: string; record: Memory };
@@ -155,11 +143,11 @@ describe('through MCP', () => {
   });
 
   it('the tools say what they do: recall reads, forget destroys', async () => {
-    const { tools } = await (await client(org.readWriteToken)).listTools();
+    const { tools } = await (await h.mcp(org.readWriteToken)).listTools();
     expect(tools.find((tool) => tool.name === 'recall')!.annotations).toMatchObject({ readOnlyHint: true });
     expect(tools.find((tool) => tool.name === 'remember')!.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false });
     expect(tools.find((tool) => tool.name === 'forget')!.annotations).toMatchObject({ destructiveHint: true });
-    const readOnly = (await (await client(org.readOnlyToken)).listTools()).tools.map((tool) => tool.name);
+    const readOnly = (await (await h.mcp(org.readOnlyToken)).listTools()).tools.map((tool) => tool.name);
     expect(readOnly).toContain('recall');
     expect(readOnly).not.toContain('remember');
     expect(readOnly).not.toContain('forget');
@@ -168,7 +156,7 @@ describe('through MCP', () => {
   it('another key, of the same organization or another, neither recalls nor forgets it', async () => {
     const memory: Memory = json(await remember(org.readWriteToken, { content: 'Kept from other agents', tags: ['secret'] })).data;
     for (const token of [siblingToken, other.readWriteToken]) {
-      const mcp = await client(token);
+      const mcp = await h.mcp(token);
       const recalled = await mcp.callTool({ name: 'recall', arguments: { tags: 'secret' } });
       expect((recalled.structuredContent as { items: Memory[] }).items).toEqual([]);
       const attempt = await mcp.callTool({ name: 'forget', arguments: { id: memory.id } });
@@ -186,7 +174,7 @@ describe('memory writes are gated', () => {
     expect(denied.statusCode).toBe(403);
     expect(json(denied).error).toMatchObject({ code: 'policy_denied', details: { reason: 'Agents keep no memories here', policy_ids: ['no-memories'] } });
 
-    const result = await (await client(strict.readWriteToken)).callTool({ name: 'remember', arguments: { content: 'Remember me too' } });
+    const result = await (await h.mcp(strict.readWriteToken)).callTool({ name: 'remember', arguments: { content: 'Remember me too' } });
     expect(result.isError).toBe(true);
     expect(textOf(result)).toContain('Agents keep no memories here');
     expect((await h.db.query('SELECT 1 FROM agent_memories WHERE org_id = $1', [strict.organization.id])).rowCount).toBe(0);

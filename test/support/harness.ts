@@ -1,3 +1,4 @@
+import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
@@ -13,6 +14,7 @@ import { createOrganization, type Organization, type OrganizationSettings } from
 import { createPersonalToken, createUser } from '../../domain/people';
 import { setPolicySet } from '../../domain/policies';
 import { createWorker } from '../../worker';
+import { connectMcp } from './mcp';
 
 let runtimeInstalled = false;
 let sequence = 0;
@@ -46,6 +48,10 @@ export interface Harness {
   restartWorker(): Promise<void>;
   stopWorker(): Promise<void>;
   startWorker(): Promise<void>;
+  /** Serves the app on a free local port (the first time) and answers its base URL. */
+  listen(): Promise<string>;
+  /** The SDK's MCP client, connected with this token to the served app; closed with the harness. */
+  mcp(token: string): Promise<McpClient>;
   close(): Promise<void>;
 }
 
@@ -94,6 +100,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   };
 
   const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
+  let baseUrl: string | undefined;
+  const mcpClients: McpClient[] = [];
   const app = await buildApp({ db, gate, publicUrl, logLevel: 'silent', clock: options.clock });
 
   const harness: Harness = {
@@ -140,7 +148,20 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     },
     stopWorker,
     startWorker,
+    async listen() {
+      if (!baseUrl) {
+        await app.listen({ port: 0, host: '127.0.0.1' });
+        baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+      }
+      return baseUrl;
+    },
+    async mcp(token) {
+      const client = await connectMcp(await harness.listen(), token);
+      mcpClients.push(client);
+      return client;
+    },
     async close() {
+      for (const client of mcpClients) await client.close().catch(() => {});
       await app.close();
       await stopWorker();
       await workerConnection.close();
