@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { gatedWrite, WrongAnswerError, type Operation } from './measure';
+import { gatedWrite, restTaskPage, pageSize, WrongAnswerError, type Operation } from './measure';
 
 /** The MCP tool calls and their REST twins, in the order each round runs them. */
 export const mcpKinds = ['mcpRead', 'restRead', 'mcpWrite', 'restWrite'] as const;
@@ -13,7 +13,6 @@ export const mcpPairs = {
 } as const satisfies Record<string, { mcp: McpKind; rest: McpKind }>;
 export type McpPair = keyof typeof mcpPairs;
 
-const pageLimit = 50;
 
 /**
  * The SDK's own Client over Streamable HTTP with the bench key, as an agent connects: initialize once, then
@@ -46,10 +45,10 @@ function describe(result: ToolResult): string {
 /** list_tasks with limit 50: not an error, a full page of tasks. */
 function mcpListTasks(client: Client): Operation {
   return async (sequence) => {
-    const result = (await client.callTool({ name: 'list_tasks', arguments: { limit: pageLimit } })) as ToolResult;
+    const result = (await client.callTool({ name: 'list_tasks', arguments: { limit: pageSize } })) as ToolResult;
     const items = result.structuredContent?.items;
-    if (result.isError || !Array.isArray(items) || items.length !== pageLimit) {
-      throw new WrongAnswerError(`MCP list_tasks #${sequence}: expected ${pageLimit} tasks, got ${describe(result)}`);
+    if (result.isError || !Array.isArray(items) || items.length !== pageSize) {
+      throw new WrongAnswerError(`MCP list_tasks #${sequence}: expected ${pageSize} tasks, got ${describe(result)}`);
     }
   };
 }
@@ -66,24 +65,6 @@ function mcpCreateTask(client: Client, firstSequence: number): Operation {
   };
 }
 
-/** GET /api/v1/tasks?limit=50: 200 with a full page of tasks. */
-function restListTasks(apiUrl: string, token: string): Operation {
-  const url = `${apiUrl}/api/v1/tasks?limit=${pageLimit}`;
-  const headers = { authorization: `Bearer ${token}` };
-  return async (sequence) => {
-    const response = await fetch(url, { headers, signal: AbortSignal.timeout(60_000) });
-    const text = await response.text();
-    let body: any;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
-    if (response.status !== 200 || body?.success !== true || !Array.isArray(body?.data) || body.data.length !== pageLimit) {
-      throw new WrongAnswerError(`REST GET tasks #${sequence}: expected 200 with ${pageLimit} tasks, got ${response.status}: ${text.slice(0, 500)}`);
-    }
-  };
-}
 
 /**
  * The four kinds of a round: MCP list_tasks, REST GET tasks, MCP create_task, REST POST task (both writes
@@ -93,7 +74,7 @@ export function mcpOperations(client: Client, apiUrl: string, token: string, fir
   const restPost = gatedWrite(apiUrl, token, 'allow');
   return {
     mcpRead: mcpListTasks(client),
-    restRead: restListTasks(apiUrl, token),
+    restRead: restTaskPage(apiUrl, token, 'REST GET tasks'),
     mcpWrite: mcpCreateTask(client, firstSequence),
     restWrite: (sequence) => restPost(firstSequence + sequence),
   };

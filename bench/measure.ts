@@ -10,6 +10,38 @@ export type Operation = (sequence: number) => Promise<void>;
 
 export class WrongAnswerError extends Error {}
 
+/** One HTTP exchange of the benchmark: the answer, its text (for error messages) and its JSON body, if any. */
+export async function exchange(url: string, init: RequestInit): Promise<{ response: Response; text: string; body: any }> {
+  const response = await fetch(url, { ...init, signal: AbortSignal.timeout(60_000) });
+  const text = await response.text();
+  let body: any;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    body = undefined;
+  }
+  return { response, text, body };
+}
+
+export const pageSize = 50;
+
+/**
+ * GET /api/v1/tasks?limit=50, checked to be a full page: the REST read the benchmark times. `check` may add a
+ * condition on the answer and returns what is wrong, if anything.
+ */
+export function restTaskPage(apiUrl: string, token: string, label: string, check?: (response: Response) => string | undefined): Operation {
+  const url = `${apiUrl}/api/v1/tasks?limit=${pageSize}`;
+  const headers = { authorization: `Bearer ${token}` };
+  return async (sequence) => {
+    const { response, text, body } = await exchange(url, { headers });
+    if (response.status !== 200 || body?.success !== true || !Array.isArray(body?.data) || body.data.length !== pageSize) {
+      throw new WrongAnswerError(`${label} #${sequence}: expected 200 with ${pageSize} tasks, got ${response.status}: ${text.slice(0, 500)}`);
+    }
+    const wrong = check?.(response);
+    if (wrong) throw new WrongAnswerError(`${label} #${sequence}: ${wrong}`);
+  };
+}
+
 const expected = {
   allow: { status: 201, check: (body: any) => body?.success === true && typeof body?.data?.id === 'string' },
   review: { status: 202, check: (body: any) => body?.error?.code === 'pending_review' },
@@ -23,19 +55,7 @@ export function gatedWrite(apiUrl: string, token: string, kind: Exclude<Kind, 'i
   const { status, check } = expected[kind];
   return async (sequence) => {
     const title = `${kind === 'allow' ? 'ordinary' : kind} bench task ${sequence}`;
-    const response = await fetch(url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ title, status: 'todo' }),
-      signal: AbortSignal.timeout(60_000),
-    });
-    const text = await response.text();
-    let body: unknown;
-    try {
-      body = JSON.parse(text);
-    } catch {
-      body = undefined;
-    }
+    const { response, text, body } = await exchange(url, { method: 'POST', headers, body: JSON.stringify({ title, status: 'todo' }) });
     if (response.status !== status || !check(body)) {
       throw new WrongAnswerError(`${kind} #${sequence}: expected ${status}, got ${response.status}: ${text.slice(0, 500)}`);
     }

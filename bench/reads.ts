@@ -3,7 +3,7 @@ import type pg from 'pg';
 import { connectDatabase } from '../db/database';
 import type { ImportCounts } from '../domain/import';
 import { seedOrganization } from '../domain/seed';
-import { gatedWrite, WrongAnswerError, type Operation } from './measure';
+import { exchange, gatedWrite, pageSize, WrongAnswerError, type Operation } from './measure';
 import type { BenchOrganization } from './organization';
 
 export const readKinds = ['search', 'taskPage'] as const;
@@ -21,7 +21,6 @@ export const searchTerms = [
 
 /** Task list pages walked with the cursor before starting again from the first page. */
 export const taskPagesPerWalk = 3;
-const pageLimit = 50;
 
 export interface SeedResult {
   size: 'large';
@@ -64,14 +63,7 @@ export async function countSearchMatches(pool: pg.Pool, orgId: string): Promise<
 }
 
 async function getJson(url: string, token: string, label: string): Promise<any> {
-  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(60_000) });
-  const text = await response.text();
-  let body: any;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    body = undefined;
-  }
+  const { response, text, body } = await exchange(url, { headers: { authorization: `Bearer ${token}` } });
   if (response.status !== 200 || body?.success !== true || !Array.isArray(body?.data)) {
     throw new WrongAnswerError(`${label}: expected 200 with data, got ${response.status}: ${text.slice(0, 500)}`);
   }
@@ -82,11 +74,11 @@ async function getJson(url: string, token: string, label: string): Promise<any> 
 export function customerSearch(apiUrl: string, token: string): Operation {
   return async (sequence) => {
     const term = searchTerms[sequence % searchTerms.length]!;
-    const url = `${apiUrl}/api/v1/customers?search=${encodeURIComponent(term)}&limit=${pageLimit}`;
+    const url = `${apiUrl}/api/v1/customers?search=${encodeURIComponent(term)}&limit=${pageSize}`;
     const label = `customer search "${term}" #${sequence}`;
     const body = await getJson(url, token, label);
     const items = body.data as Array<{ name: string; company: string | null; email: string | null }>;
-    if (items.length === 0 || items.length > pageLimit) throw new WrongAnswerError(`${label}: ${items.length} customers`);
+    if (items.length === 0 || items.length > pageSize) throw new WrongAnswerError(`${label}: ${items.length} customers`);
     const needle = term.toLowerCase();
     const stray = items.find((item) => ![item.name, item.company, item.email].some((value) => value?.toLowerCase().includes(needle)));
     if (stray) throw new WrongAnswerError(`${label}: ${JSON.stringify(stray).slice(0, 300)} does not match`);
@@ -103,11 +95,11 @@ export function taskListPage(apiUrl: string, token: string): Operation {
   return async (sequence) => {
     const page = sequence % taskPagesPerWalk;
     if (page === 0) cursor = undefined;
-    const url = `${apiUrl}/api/v1/tasks?status=todo&limit=${pageLimit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+    const url = `${apiUrl}/api/v1/tasks?status=todo&limit=${pageSize}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
     const label = `task list page ${page + 1} #${sequence}`;
     const body = await getJson(url, token, label);
     const items = body.data as Array<{ id: string; status: string }>;
-    if (items.length !== pageLimit) throw new WrongAnswerError(`${label}: ${items.length} tasks, not ${pageLimit}`);
+    if (items.length !== pageSize) throw new WrongAnswerError(`${label}: ${items.length} tasks, not ${pageSize}`);
     if (items.some((item, index) => item.status !== 'todo' || (index > 0 && item.id >= items[index - 1]!.id))) {
       throw new WrongAnswerError(`${label}: a task not todo, or out of order`);
     }
