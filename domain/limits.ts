@@ -26,6 +26,8 @@ export interface RequestVerdict {
   daily: LimitState;
   /** What the rate-limit headers tell: the limit that refused the request, else the one nearest exhaustion. */
   binding: LimitState;
+  /** The organization's day as this request left it: what discovery reports, with no second look. */
+  today: DailyUsage;
   /** Whole seconds until `binding` resets, at least 1. */
   resetSeconds: number;
 }
@@ -79,17 +81,17 @@ const countStatement = `
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
     VALUES ($2, to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $1::timestamptz, 'UTC') + interval '1 minute')
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
-    RETURNING c.scope, c.count, c.expires_at
+    RETURNING c.scope, c.period, c.count, c.expires_at
   ), day AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
     SELECT $3, ${localDate('$1', '$4')}, 1, ${nextLocalMidnight('$1', '$4')} FROM minute WHERE minute.count <= $5
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1, expires_at = GREATEST(c.expires_at, EXCLUDED.expires_at)
-    RETURNING c.scope, c.count, c.expires_at
+    RETURNING c.scope, c.period, c.count, c.expires_at
   )
-  SELECT scope, count, expires_at FROM minute
-  UNION ALL SELECT scope, count, expires_at FROM day
+  SELECT scope, period, count, expires_at FROM minute
+  UNION ALL SELECT scope, period, count, expires_at FROM day
   UNION ALL
-  SELECT $3, COALESCE((SELECT count FROM usage_counters WHERE scope = $3 AND period = ${localDate('$1', '$4')}), 0), ${nextLocalMidnight('$1', '$4')}
+  SELECT $3, ${localDate('$1', '$4')}, COALESCE((SELECT count FROM usage_counters WHERE scope = $3 AND period = ${localDate('$1', '$4')}), 0), ${nextLocalMidnight('$1', '$4')}
   WHERE NOT EXISTS (SELECT 1 FROM day)`;
 
 const usageStatement = `
@@ -133,9 +135,12 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
       const row = (scope: string) => {
         const found = rows.find((r) => r.scope === scope);
         if (!found) throw new Error(`the usage counter ${scope} was not returned`);
-        return { used: found.count as number, resetsAt: found.expires_at as Date };
+        return { used: found.count as number, resetsAt: found.expires_at as Date, period: found.period as string };
       };
-      return verdict(now, state('per_minute', perMinuteCeiling, row(minuteScope)), state('daily', caller.plan.dailyBudget, row(dayScope)));
+      const day = row(dayScope);
+      const limit = caller.plan.dailyBudget;
+      const today: DailyUsage = { date: day.period, limit, used: day.used, left: Math.max(0, limit - day.used), resetsAt: day.resetsAt };
+      return verdict(now, state('per_minute', perMinuteCeiling, row(minuteScope)), state('daily', limit, day), today);
     },
 
     async dailyUsage(caller) {
@@ -155,7 +160,7 @@ function state(name: LimitName, limit: number, counted: { used: number; resetsAt
   return { name, limit, used: counted.used, remaining: Math.max(0, limit - counted.used), resetsAt: counted.resetsAt };
 }
 
-function verdict(now: Date, perMinute: LimitState, daily: LimitState): RequestVerdict {
+function verdict(now: Date, perMinute: LimitState, daily: LimitState, today: DailyUsage): RequestVerdict {
   const exceeded = [perMinute, daily].filter((limit) => limit.used > limit.limit);
   // Refused: the limit to wait for is the one that resets last. Admitted: the one with the fewest requests left.
   const binding = exceeded.length
@@ -164,7 +169,7 @@ function verdict(now: Date, perMinute: LimitState, daily: LimitState): RequestVe
       ? daily
       : perMinute;
   const resetSeconds = Math.max(1, Math.ceil((binding.resetsAt.getTime() - now.getTime()) / 1000));
-  return { admitted: exceeded.length === 0, perMinute, daily, binding, resetSeconds };
+  return { admitted: exceeded.length === 0, perMinute, daily, binding, today, resetSeconds };
 }
 
 /** The refusal of a request over a limit: which limit, its ceiling, and when to retry, in words and in `details`. */

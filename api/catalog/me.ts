@@ -111,9 +111,9 @@ export const getMe = defineOperation({
   input: z.strictObject({}),
   output: meOutput,
   access: { apiKey: { ability: null }, person: { roles } },
-  async handler(_input, { caller, catalog, limits }) {
+  async handler(_input, { caller, catalog, limits, usage: counted }) {
     const { organization, actor, plan } = caller;
-    const usage = await limits.dailyUsage(caller);
+    const usage = counted ?? (await limits.dailyUsage(caller));
     const byFamily = new Map<string, { name: string; method: string; path: string; allowed: boolean }[]>();
     for (const operation of catalog) {
       if (operation.family === 'me') continue;

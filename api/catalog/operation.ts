@@ -3,7 +3,7 @@ import type { Database } from '../../db/database';
 import type { Ability } from '../../domain/abilities';
 import type { Caller, Role } from '../../domain/actors';
 import type { Interface } from '../../domain/gate';
-import type { RequestLimits } from '../../domain/limits';
+import type { DailyUsage, RequestLimits } from '../../domain/limits';
 import type { Page } from '../../domain/pagination';
 import type { Feature } from '../../domain/plans';
 import type { GateClient } from './gate-client';
@@ -22,6 +22,8 @@ export interface OperationContext {
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the transports do the counting. */
   limits: RequestLimits;
+  /** The organization's day as this request's counting left it; absent when limits are off. */
+  usage?: DailyUsage;
 }
 
 /**

@@ -112,7 +112,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     const ran: string[] = [];
 
     const server = buildMcpServer(
-      { db: options.db, gate: options.gate, caller, interface: 'mcp', apiBaseUrl: options.apiBaseUrl, catalog, limits: options.limits },
+      { db: options.db, gate: options.gate, caller, interface: 'mcp', apiBaseUrl: options.apiBaseUrl, catalog, limits: options.limits, usage: verdict?.today },
       {
         version,
         log: (error) => request.log.error({ err: error }, 'mcp tool failed'),

@@ -106,6 +106,7 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
     apiBaseUrl: options.apiBaseUrl,
     catalog,
     limits: options.limits,
+    usage: verdict?.today,
   };
 
   if (operation.kind === 'gated_write') {
