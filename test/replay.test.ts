@@ -1,0 +1,45 @@
+import protos from '@temporalio/proto';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, inject, it } from 'vitest';
+
+// Held writes wait for weeks, so a worker deployed today must carry on workflows that older code started.
+// test/histories holds histories recorded from earlier versions of the gated-write workflow (see record.ts
+// there); each must replay on the workflow code as it is now without a nondeterminism error.
+
+const { History } = protos.temporal.api.history.v1;
+const folder = new URL('./histories/', import.meta.url);
+const recorded = readdirSync(folder).filter((file) => file.endsWith('.json')).sort();
+const historyOf = (file: string) => History.fromObject(JSON.parse(readFileSync(new URL(file, folder), 'utf8')));
+
+describe('recorded histories of the gated-write workflow', () => {
+  it('are there: every path of the workflow, from each recorded version', () => {
+    const paths = ['allow', 'deny', 'review-approved', 'review-denied', 'review-approved-by-reread', 'review-expired', 'review-approved-apply-failed', 'refused-before-deciding'];
+    for (const path of paths) expect(recorded.filter((file) => file.endsWith(`-${path}.json`)).length, path).toBeGreaterThan(0);
+  });
+
+  it.each(recorded)('%s replays on the current code', async (file) => {
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, historyOf(file), file);
+  });
+
+  it('a change that alters what the workflow does is caught', async () => {
+    // Inside the project, so that the bundler finds @temporalio/workflow.
+    const cache = fileURLToPath(new URL('../node_modules/.cache/', import.meta.url));
+    mkdirSync(cache, { recursive: true });
+    const dir = mkdtempSync(join(cache, 'gatehouse-changed-workflow-'));
+    try {
+      // The same workflow type, which now waits before anything else: its first command differs from the history's.
+      writeFileSync(
+        join(dir, 'index.ts'),
+        "import { sleep } from '@temporalio/workflow';\nexport async function gatedWrite() { await sleep(1000); return {}; }\n",
+      );
+      const { code } = await bundleWorkflowCode({ workflowsPath: join(dir, 'index.ts'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error() {} } });
+      const file = recorded.find((name) => name.endsWith('-allow.json'))!;
+      await expect(Worker.runReplayHistory({ workflowBundle: { code } }, historyOf(file), file)).rejects.toThrow(/nondetermin/i);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
