@@ -1,6 +1,6 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
-import { AppError } from '../domain/errors';
+import { AppError } from '../domain/kit/errors';
 import {
   applyGatedWrite,
   recordApplyFailure,
@@ -8,10 +8,10 @@ import {
   ReviewNotApprovedError,
   type DecisionWithSettings,
   type GatedWriteRequest,
-} from '../domain/gate';
-import { gatedWrite } from '../domain/gated-writes';
-import { loadCompiledPolicySet } from '../domain/policies';
-import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/reviews';
+} from '../domain/gate/decide';
+import { gatedWrite } from '../domain/gate/writes';
+import { loadCompiledPolicySet } from '../domain/gate/policies';
+import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/gate/reviews';
 import { evaluatePolicy } from '../policy/engine';
 
 export interface ActivityDependencies {

@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../db/database';
-import { AppError } from '../domain/errors';
-import { createRequestLimits } from '../domain/limits';
+import { AppError } from '../domain/kit/errors';
+import { createRequestLimits } from '../domain/usage/limits';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
 import { mcpRoute } from './mcp/route';

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { newId } from '../domain/ids';
+import { newId } from '../domain/kit/ids';
 
 export const kinds = ['allow', 'review', 'deny', 'insert'] as const;
 export type Kind = (typeof kinds)[number];

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { connectDatabase } from '../db/database';
-import { createApiKey } from '../domain/api-keys';
-import { createOrganization } from '../domain/organizations';
-import { setPolicySet } from '../domain/policies';
+import { createApiKey } from '../domain/identity/api-keys';
+import { createOrganization } from '../domain/identity/organizations';
+import { setPolicySet } from '../domain/gate/policies';
 
 /** The title decides: "review…" → Review, "deny…" → Deny, anything else → Allow. */
 export const benchPolicy = readFileSync(new URL('../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');

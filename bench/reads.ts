@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { connectDatabase } from '../db/database';
-import type { ImportCounts } from '../domain/import';
-import { seedOrganization } from '../domain/seed';
+import type { ImportCounts } from '../data-import/import';
+import { seedOrganization } from '../data-import/seed';
 import { exchange, gatedWrite, pageSize, WrongAnswerError, type Operation } from './measure';
 import type { BenchOrganization } from './organization';
 

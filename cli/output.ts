@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../runtime/config';
 import { openDatabase } from '../runtime/database';
 import type { Database } from '../db/database';
-import { AppError } from '../domain/errors';
+import { AppError } from '../domain/kit/errors';
 
 export function wantsJson(command: Command): boolean {
   return Boolean(command.optsWithGlobals().json);

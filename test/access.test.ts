@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../domain/api-keys';
-import { updateOrganization } from '../domain/organizations';
+import { revokeApiKey } from '../domain/identity/api-keys';
+import { updateOrganization } from '../domain/identity/organizations';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;

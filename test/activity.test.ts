@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listActivity, type Activity } from '../domain/activity';
-import { parseToken } from '../domain/tokens';
+import { listActivity, type Activity } from '../domain/usage/call-log';
+import { parseToken } from '../domain/identity/tokens';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { catalog } from '../api/catalog';
 import type { Operation } from '../api/catalog/operation';
-import { newId } from '../domain/ids';
+import { newId } from '../domain/kit/ids';
 import { insertFixtures, type Fixtures } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { catalog } from '../api/catalog';
 import { pathParameters } from '../api/catalog/operation';
-import { allAbilities } from '../domain/abilities';
-import { gatedWrites } from '../domain/gated-writes';
+import { allAbilities } from '../domain/identity/abilities';
+import { gatedWrites } from '../domain/gate/writes';
 
 describe('the operation catalog', () => {
   it('has unique names and unique method + path pairs', () => {

@@ -1,9 +1,9 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toActivityFailure } from '../activities';
-import type { PersonActor } from '../domain/actors';
-import { applyGatedWrite, recordDecision } from '../domain/gate';
-import { decideReview } from '../domain/reviews';
+import type { PersonActor } from '../domain/identity/actors';
+import { applyGatedWrite, recordDecision } from '../domain/gate/decide';
+import { decideReview } from '../domain/gate/reviews';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;

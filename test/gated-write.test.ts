@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyGatedWrite, recordDecision } from '../domain/gate';
+import { applyGatedWrite, recordDecision } from '../domain/gate/decide';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;

@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { AppError } from '../domain/errors';
-import { importData, validateDataFile } from '../domain/import';
-import { importKinds, type DataFile } from '../domain/import-schema';
-import { generateDemoData, seedOrganization, seedSizes } from '../domain/seed';
+import type { AppError } from '../domain/kit/errors';
+import { importData, validateDataFile } from '../data-import/import';
+import { importKinds, type DataFile } from '../data-import/import-schema';
+import { generateDemoData, seedOrganization, seedSizes } from '../data-import/seed';
 import { cleanEnv, runCli } from './support/cli';
 import { json, startHarness, type Harness } from './support/harness';
 

@@ -4,7 +4,7 @@ import { inject } from 'vitest';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../db/database';
-import { updateOrganization } from '../domain/organizations';
+import { updateOrganization } from '../domain/identity/organizations';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
 import { connectMcp } from './support/mcp';
 

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { catalog } from '../api/catalog';
 import { pathParameters, type Operation } from '../api/catalog/operation';
 import { buildOpenApiDocument, type OpenApiDocument, type OpenApiOperation } from '../api/rest/openapi';
-import { errorStatus } from '../domain/errors';
+import { errorStatus } from '../domain/kit/errors';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 const shapes = [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultPolicySource } from '../domain/policies';
+import { defaultPolicySource } from '../domain/gate/policies';
 import { compilePolicySet, evaluatePolicy, PolicyParseError, type PolicyRequest } from '../policy/engine';
 
 const request = (overrides: Partial<PolicyRequest> = {}): PolicyRequest => ({

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPolicySource } from '../domain/policies';
-import { newId } from '../domain/ids';
+import { defaultPolicySource } from '../domain/gate/policies';
+import { newId } from '../domain/kit/ids';
 import { insertFixtures, type Fixtures } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -214,7 +214,7 @@ describe('calendar', () => {
 
 describe('edges', () => {
   it('an incremental sync over imported customers (many in one millisecond) ends, with every customer once', async () => {
-    const { seedOrganization } = await import('../domain/seed');
+    const { seedOrganization } = await import('../data-import/seed');
     const seeded = await h.createOrganization();
     await seedOrganization(h.db, seeded.organization, { size: 'small' });
     const total = (await h.db.query('SELECT count(*)::int AS n FROM customers WHERE org_id = $1', [seeded.organization.id])).rows[0].n;

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { Database } from '../db/database';
 
-export const workflowsPath = fileURLToPath(new URL('../workflows/index.ts', import.meta.url));
+export const workflowsPath = fileURLToPath(new URL('../workflows', import.meta.url));
 
 export interface WorkerOptions {
   connection: NativeConnection;

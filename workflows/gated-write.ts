@@ -1,6 +1,6 @@
 import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DecisionWithSettings, GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewResolution } from '../domain/gate';
+import type { DecisionWithSettings, GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewResolution } from '../domain/gate/decide';
 import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
 
 const quick = proxyActivities<Activities>({

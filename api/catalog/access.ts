@@ -1,6 +1,6 @@
-import type { Caller } from '../../domain/actors';
-import { AppError } from '../../domain/errors';
-import { includesFeature } from '../../domain/plans';
+import type { Caller } from '../../domain/identity/actors';
+import { AppError } from '../../domain/kit/errors';
+import { includesFeature } from '../../domain/identity/plans';
 import type { Operation } from './operation';
 
 /**

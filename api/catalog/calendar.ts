@@ -1,4 +1,4 @@
-import { calendarFeed, calendarFeedInput, calendarItemSchema, eventIdInput, eventSchema, getEvent, listEvents, listEventsInput } from '../../domain/calendar';
+import { calendarFeed, calendarFeedInput, calendarItemSchema, eventIdInput, eventSchema, getEvent, listEvents, listEventsInput } from '../../domain/resources/calendar';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const calendarOperations = [

@@ -1,4 +1,4 @@
-import { customerIdInput, customerSchema, getCustomer, listCustomers, listCustomersInput } from '../../domain/customers';
+import { customerIdInput, customerSchema, getCustomer, listCustomers, listCustomersInput } from '../../domain/resources/customers';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const customerOperations = [

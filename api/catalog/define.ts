@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { Ability } from '../../domain/abilities';
-import type { Page } from '../../domain/pagination';
-import type { Feature } from '../../domain/plans';
-import { gatedWrites } from '../../domain/gated-writes';
+import type { Ability } from '../../domain/identity/abilities';
+import type { Page } from '../../domain/kit/pagination';
+import type { Feature } from '../../domain/identity/plans';
+import { gatedWrites } from '../../domain/gate/writes';
 import { defineOperation, type GatedWriteOperation, type OperationContext, type ReadOperation } from './operation';
 
 // Shorthands for the common shapes of operations; each operation is still declared once, in its family's file.

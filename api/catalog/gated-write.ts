@@ -1,15 +1,15 @@
 import { createHash } from 'node:crypto';
-import type { ApiKeyActor } from '../../domain/actors';
-import { AppError } from '../../domain/errors';
-import type { GateAnswer, GatedWriteRequest } from '../../domain/gate';
+import type { ApiKeyActor } from '../../domain/identity/actors';
+import { AppError } from '../../domain/kit/errors';
+import type { GateAnswer, GatedWriteRequest } from '../../domain/gate/decide';
 import {
   claimIdempotencyKey,
   releaseIdempotencyKey,
   requestFingerprint,
   storeIdempotentAnswer,
   type IdempotencyScope,
-} from '../../domain/idempotency';
-import { sortableUnique } from '../../domain/ids';
+} from '../../domain/gate/idempotency';
+import { sortableUnique } from '../../domain/kit/ids';
 import { GateUnavailableError } from './gate-client';
 import type { GatedWriteOperation, OperationContext } from './operation';
 

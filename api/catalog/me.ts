@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { families } from '../../domain/abilities';
-import { roles } from '../../domain/actors';
-import { dayField, instantField } from '../../domain/fields';
+import { families } from '../../domain/identity/abilities';
+import { roles } from '../../domain/identity/actors';
+import { dayField, instantField } from '../../domain/kit/fields';
 import { isAllowed } from './access';
 import { defineOperation } from './operation';
 

@@ -1,4 +1,4 @@
-import { getMeetingIngest, listMeetingIngests, listMeetingIngestsInput, meetingIngestIdInput, meetingIngestSchema } from '../../domain/meeting-ingests';
+import { getMeetingIngest, listMeetingIngests, listMeetingIngestsInput, meetingIngestIdInput, meetingIngestSchema } from '../../domain/resources/meeting-ingests';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const meetingIngestOperations = [

@@ -1,5 +1,5 @@
-import type { ApiKeyActor } from '../../domain/actors';
-import { memorySchema, recallInput, recallMemories } from '../../domain/memories';
+import type { ApiKeyActor } from '../../domain/identity/actors';
+import { memorySchema, recallInput, recallMemories } from '../../domain/resources/memories';
 import { gatedOperation, listOperation } from './define';
 
 // Memories belong to the key that wrote them: the organization alone is not enough to reach one.

@@ -1,11 +1,11 @@
 import type { z } from 'zod';
 import type { Database } from '../../db/database';
-import type { Ability } from '../../domain/abilities';
-import type { Caller, Role } from '../../domain/actors';
-import type { Interface } from '../../domain/gate';
-import type { DailyUsage, RequestLimits } from '../../domain/limits';
-import type { Page } from '../../domain/pagination';
-import type { Feature } from '../../domain/plans';
+import type { Ability } from '../../domain/identity/abilities';
+import type { Caller, Role } from '../../domain/identity/actors';
+import type { Interface } from '../../domain/gate/decide';
+import type { DailyUsage, RequestLimits } from '../../domain/usage/limits';
+import type { Page } from '../../domain/kit/pagination';
+import type { Feature } from '../../domain/identity/plans';
 import type { GateClient } from './gate-client';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';

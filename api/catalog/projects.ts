@@ -1,4 +1,4 @@
-import { getProject, listProjects, listProjectsInput, projectIdInput, projectSchema } from '../../domain/projects';
+import { getProject, listProjects, listProjectsInput, projectIdInput, projectSchema } from '../../domain/resources/projects';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const projectOperations = [

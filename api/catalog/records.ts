@@ -14,8 +14,8 @@ import {
   listProductsInput,
   productIdInput,
   productSchema,
-} from '../../domain/sales';
-import { listTeam, listTeamInput, teamMemberSchema } from '../../domain/team';
+} from '../../domain/resources/sales';
+import { listTeam, listTeamInput, teamMemberSchema } from '../../domain/resources/team';
 import {
   expenseSchema,
   getExpense,
@@ -26,7 +26,7 @@ import {
   listWorkLogsInput,
   recordIdInput,
   workLogSchema,
-} from '../../domain/timekeeping';
+} from '../../domain/resources/timekeeping';
 import { getOperation, listOperation } from './define';
 
 // Read-only families: their data arrives by `gatehouse import`.

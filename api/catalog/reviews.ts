@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { reviewerRoles, type Caller, type PersonActor } from '../../domain/actors';
-import { asSeenByKey, decideReview, decideReviewInput, getReview, listReviews, listReviewsInput, reviewSchema, type Review } from '../../domain/reviews';
+import { reviewerRoles, type Caller, type PersonActor } from '../../domain/identity/actors';
+import { asSeenByKey, decideReview, decideReviewInput, getReview, listReviews, listReviewsInput, reviewSchema, type Review } from '../../domain/gate/reviews';
 import { defineOperation, type OperationContext } from './operation';
 
 const readAccess = { apiKey: { ability: 'reviews.read' as const }, person: { roles: reviewerRoles } };

@@ -1,4 +1,4 @@
-import { getTask, listTasks, listTasksInput, taskIdInput, taskSchema } from '../../domain/tasks';
+import { getTask, listTasks, listTasksInput, taskIdInput, taskSchema } from '../../domain/resources/tasks';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const taskOperations = [

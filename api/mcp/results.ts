@@ -1,6 +1,6 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, errorStatus } from '../../domain/errors';
-import type { GateAnswer } from '../../domain/gate';
+import { AppError, errorStatus } from '../../domain/kit/errors';
+import type { GateAnswer } from '../../domain/gate/decide';
 import type { CompiledPolicySet } from '../../policy/engine';
 
 // How operation outcomes read to an agent: plain text first (every client shows it), the same data as

@@ -1,12 +1,12 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { ApiKeyActor } from '../../domain/actors';
-import { AppError } from '../../domain/errors';
-import { text } from '../../domain/fields';
-import type { Page } from '../../domain/pagination';
-import { loadCompiledPolicySet } from '../../domain/policies';
-import { asSeenByKey, getReview } from '../../domain/reviews';
+import type { ApiKeyActor } from '../../domain/identity/actors';
+import { AppError } from '../../domain/kit/errors';
+import { text } from '../../domain/kit/fields';
+import type { Page } from '../../domain/kit/pagination';
+import { loadCompiledPolicySet } from '../../domain/gate/policies';
+import { asSeenByKey, getReview } from '../../domain/gate/reviews';
 import { isAllowed } from '../catalog/access';
 import { submitGatedWrite } from '../catalog/gated-write';
 import type { Operation, OperationContext } from '../catalog/operation';

@@ -1,5 +1,5 @@
 import type { CreateTaskOptions, TaskStore, ToolTaskHandler } from '@modelcontextprotocol/sdk/experimental/tasks';
-import { findAgentTask, listAgentTasks, recordAnsweredTask, recordHeldTask, type AgentTaskRow } from '../../domain/agent-tasks';
+import { findAgentTask, listAgentTasks, recordAnsweredTask, recordHeldTask, type AgentTaskRow } from '../../domain/usage/mcp-tasks';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { AnySchema } from '@modelcontextprotocol/sdk/server/zod-compat.js';
 import {
@@ -14,7 +14,7 @@ import {
   type ToolAnnotations,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { Queryable } from '../../db/database';
-import { sortableUnique } from '../../domain/ids';
+import { sortableUnique } from '../../domain/kit/ids';
 import type { Operation } from '../catalog/operation';
 import { dataResult } from './results';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../../domain/errors';
+import { AppError } from '../../domain/kit/errors';
 
 export interface ErrorBody {
   success: false;

@@ -1,5 +1,5 @@
-import { AppError, errorStatus, type ErrorCode } from '../../domain/errors';
-import type { GateAnswer } from '../../domain/gate';
+import { AppError, errorStatus, type ErrorCode } from '../../domain/kit/errors';
+import type { GateAnswer } from '../../domain/gate/decide';
 import type { GatedWriteOperation } from '../catalog/operation';
 import { errorBody } from './errors';
 

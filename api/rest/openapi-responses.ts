@@ -1,5 +1,5 @@
-import { roles } from '../../domain/actors';
-import { errorStatus, type ErrorCode } from '../../domain/errors';
+import { roles } from '../../domain/identity/actors';
+import { errorStatus, type ErrorCode } from '../../domain/kit/errors';
 import { pathParameters, type Operation } from '../catalog/operation';
 import type { JsonSchema } from './json-schema';
 

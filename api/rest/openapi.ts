@@ -1,5 +1,5 @@
-import { families } from '../../domain/abilities';
-import { roles } from '../../domain/actors';
+import { families } from '../../domain/identity/abilities';
+import { roles } from '../../domain/identity/actors';
 import { pathParameters, type Operation } from '../catalog/operation';
 import { JsonSchemaConverter, type JsonSchema, type UnrepresentableListener } from './json-schema';
 import {

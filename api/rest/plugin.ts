@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { AppError } from '../../domain/errors';
+import { AppError } from '../../domain/kit/errors';
 import { errorBody } from './errors';
 import { restRoutes, type RestOptions } from './routes';
 

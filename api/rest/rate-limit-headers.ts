@@ -1,4 +1,4 @@
-import type { RequestVerdict } from '../../domain/limits';
+import type { RequestVerdict } from '../../domain/usage/limits';
 
 /**
  * The rate-limit headers of an answer, REST and MCP alike: the limit nearest exhaustion (the token's per-minute

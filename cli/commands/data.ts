@@ -1,11 +1,11 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { AppError } from '../../domain/errors';
-import { importData, type ImportCounts } from '../../domain/import';
-import type { ImportProblem } from '../../domain/import-checks';
-import { importKinds } from '../../domain/import-schema';
-import { findOrganization, type Organization } from '../../domain/organizations';
-import { seedOrganization, seedSizeNames, type SeedSize } from '../../domain/seed';
+import { AppError } from '../../domain/kit/errors';
+import { importData, type ImportCounts } from '../../data-import/import';
+import type { ImportProblem } from '../../data-import/import-checks';
+import { importKinds } from '../../data-import/import-schema';
+import { findOrganization, type Organization } from '../../domain/identity/organizations';
+import { seedOrganization, seedSizeNames, type SeedSize } from '../../data-import/seed';
 import { emit, table, wantsJson, withDatabase } from '../output';
 
 const seedNumber = (value: string) => {

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
-import { allAbilities, type Access } from '../../domain/abilities';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../domain/api-keys';
-import { findOrganization } from '../../domain/organizations';
+import { allAbilities, type Access } from '../../domain/identity/abilities';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../domain/identity/api-keys';
+import { findOrganization } from '../../domain/identity/organizations';
 import { emit, table, withDatabase } from '../output';
 
 export function keyCommands(): Command {

@@ -5,7 +5,7 @@ import {
   listOrganizations,
   updateOrganization,
   type Organization,
-} from '../../domain/organizations';
+} from '../../domain/identity/organizations';
 import { emit, table, withDatabase } from '../output';
 
 const onOff = (value: string) => {

@@ -1,7 +1,7 @@
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
-import { findOrganization } from '../../domain/organizations';
-import { currentPolicySet, setPolicySet } from '../../domain/policies';
+import { findOrganization } from '../../domain/identity/organizations';
+import { currentPolicySet, setPolicySet } from '../../domain/gate/policies';
 import { emit, withDatabase } from '../output';
 
 export function policyCommands(): Command {

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
-import { roles } from '../../domain/actors';
-import { findOrganization } from '../../domain/organizations';
-import { createPersonalToken, createUser, findUserByEmail, listUsers, revokePersonalToken } from '../../domain/people';
+import { roles } from '../../domain/identity/actors';
+import { findOrganization } from '../../domain/identity/organizations';
+import { createPersonalToken, createUser, findUserByEmail, listUsers, revokePersonalToken } from '../../domain/identity/people';
 import { emit, table, withDatabase } from '../output';
 
 export function userCommands(): Command {

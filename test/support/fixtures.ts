@@ -1,5 +1,5 @@
 import type { Database } from '../../db/database';
-import { newId } from '../../domain/ids';
+import { newId } from '../../domain/kit/ids';
 
 export interface Fixtures {
   member: string;

@@ -7,12 +7,12 @@ import { inject } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../../db/database';
-import type { Access } from '../../domain/abilities';
-import type { GatedWriteRequest } from '../../domain/gate';
-import { createApiKey } from '../../domain/api-keys';
-import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/organizations';
-import { createPersonalToken, createUser } from '../../domain/people';
-import { setPolicySet } from '../../domain/policies';
+import type { Access } from '../../domain/identity/abilities';
+import type { GatedWriteRequest } from '../../domain/gate/decide';
+import { createApiKey } from '../../domain/identity/api-keys';
+import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/identity/organizations';
+import { createPersonalToken, createUser } from '../../domain/identity/people';
+import { setPolicySet } from '../../domain/gate/policies';
 import { createWorker } from '../../worker';
 import { connectMcp } from './mcp';
 

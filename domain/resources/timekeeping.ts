@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { calendarDate, cents, createdAt, currencyCode, dayField, recordId, text } from './fields';
-import { pageInput } from './pagination';
-import { Filters } from './query';
-import { loadRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { calendarDate, cents, createdAt, currencyCode, dayField, recordId, text } from '../kit/fields';
+import { pageInput } from '../kit/pagination';
+import { Filters } from '../kit/query';
+import { loadRecord } from '../kit/rows';
 import { listPage } from './sales';
 
 // Expenses and work logs: read-only, and only on plans that include them.

@@ -1,8 +1,8 @@
-import { cliActor, recordAudit } from './audit';
+import { cliActor, recordAudit } from '../domain/gate/audit';
 import type { Database, Queryable } from '../db/database';
-import { lockCustomerChanges } from './customers';
-import { AppError } from './errors';
-import { newId, type IdPrefix } from './ids';
+import { lockCustomerChanges } from '../domain/resources/customers';
+import { AppError } from '../domain/kit/errors';
+import { newId, type IdPrefix } from '../domain/kit/ids';
 import { crossRecordProblems, orderedProblems, schemaProblems, type ImportProblem } from './import-checks';
 import { dataFileSchema, importKinds, invoiceTotal, type ImportKind, type ValidDataFile } from './import-schema';
 import { insertRows } from './import-writer';

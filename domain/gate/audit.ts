@@ -1,5 +1,5 @@
-import type { Queryable } from '../db/database';
-import { newId } from './ids';
+import type { Queryable } from '../../db/database';
+import { newId } from '../kit/ids';
 
 /** Who did something: a key (agents, scripts), a person, or the system itself (expiry, the CLI). */
 export type ActorRef =

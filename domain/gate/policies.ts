@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
-import type { Database, Queryable } from '../db/database';
-import { compilePolicySet, PolicyParseError, type CompiledPolicySet } from '../policy/engine';
+import type { Database, Queryable } from '../../db/database';
+import { compilePolicySet, PolicyParseError, type CompiledPolicySet } from '../../policy/engine';
 import { cliActor, recordAudit } from './audit';
-import { AppError } from './errors';
+import { AppError } from '../kit/errors';
 
-export const defaultPolicySource = readFileSync(new URL('../policy/default-policy.cedar', import.meta.url), 'utf8');
+export const defaultPolicySource = readFileSync(new URL('../../policy/default-policy.cedar', import.meta.url), 'utf8');
 
 export interface PolicySetVersion {
   version: number;

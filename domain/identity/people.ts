@@ -1,7 +1,7 @@
-import type { Database, Queryable } from '../db/database';
+import type { Database, Queryable } from '../../db/database';
 import { roles, type Role } from './actors';
-import { AppError } from './errors';
-import { newId } from './ids';
+import { AppError } from '../kit/errors';
+import { newId } from '../kit/ids';
 import { issueToken } from './tokens';
 
 export interface User {

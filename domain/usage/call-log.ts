@@ -1,7 +1,7 @@
-import type { Queryable } from '../db/database';
-import type { Interface } from './gate';
-import { newId } from './ids';
-import { decodeCursor, toPage, type Page } from './pagination';
+import type { Queryable } from '../../db/database';
+import type { Interface } from '../gate/decide';
+import { newId } from '../kit/ids';
+import { decodeCursor, toPage, type Page } from '../kit/pagination';
 
 /** One call of an operation or tool, as the activity record keeps it. */
 export interface ActivityEntry {

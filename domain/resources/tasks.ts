@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { calendarDate, createdAt, recordId, recordVersion, text, updatedAt } from './fields';
-import { newId } from './ids';
-import { decodeCursor, pageInput, toPage, type Page } from './pagination';
-import { Filters } from './query';
-import { loadRecord, plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { calendarDate, createdAt, recordId, recordVersion, text, updatedAt } from '../kit/fields';
+import { newId } from '../kit/ids';
+import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
+import { Filters } from '../kit/query';
+import { loadRecord, plainRecord } from '../kit/rows';
 
 export const taskStatuses = ['todo', 'in_progress', 'blocked', 'done', 'cancelled'] as const;
 export const taskPriorities = ['low', 'normal', 'high', 'urgent'] as const;

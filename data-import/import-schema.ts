@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import { bookEventInput } from './calendar';
-import { createCustomerInput } from './customers';
-import { calendarDate, text } from './fields';
-import { createProjectInput } from './projects';
-import { bookingStatuses, invoiceStatuses } from './sales';
-import { createTaskInput } from './tasks';
+import { bookEventInput } from '../domain/resources/calendar';
+import { createCustomerInput } from '../domain/resources/customers';
+import { calendarDate, text } from '../domain/kit/fields';
+import { createProjectInput } from '../domain/resources/projects';
+import { bookingStatuses, invoiceStatuses } from '../domain/resources/sales';
+import { createTaskInput } from '../domain/resources/tasks';
 
 // The data file of `gatehouse import` and `gatehouse seed`: records carry the columns of their tables, and
 // refer to each other by refs the file chooses, never by ids (which the import generates).

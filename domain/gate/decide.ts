@@ -1,10 +1,10 @@
-import type { Database, Queryable } from '../db/database';
-import type { Ability, Access } from './abilities';
+import type { Database, Queryable } from '../../db/database';
+import type { Ability, Access } from '../identity/abilities';
 import { recordAudit } from './audit';
-import { AppError } from './errors';
-import { gatedWrite } from './gated-writes';
-import { newId } from './ids';
-import { lockReviewQueue } from './limits';
+import { AppError } from '../kit/errors';
+import { gatedWrite } from './writes';
+import { newId } from '../kit/ids';
+import { lockReviewQueue } from '../usage/limits';
 
 export type Interface = 'rest' | 'mcp';
 

@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { AppError } from './errors';
-import { createdAt, recordId, recordVersion, text } from './fields';
-import { newId } from './ids';
-import { decodeCursor, encodeCursor, pageInput, type Page } from './pagination';
-import { containsPattern, Filters } from './query';
-import { loadRecord, plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { AppError } from '../kit/errors';
+import { createdAt, recordId, recordVersion, text } from '../kit/fields';
+import { newId } from '../kit/ids';
+import { decodeCursor, encodeCursor, pageInput, type Page } from '../kit/pagination';
+import { containsPattern, Filters } from '../kit/query';
+import { loadRecord, plainRecord } from '../kit/rows';
 import { ifMatch } from './tasks';
 
 const customerId = text({ max: 100 }).describe('The customer id, e.g. cus_01j…');

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Database, Queryable } from '../db/database';
-import type { PersonActor } from './actors';
+import type { Database, Queryable } from '../../db/database';
+import type { PersonActor } from '../identity/actors';
 import { recordAudit } from './audit';
-import { AppError } from './errors';
-import { instantField, recordId, text } from './fields';
-import { decodeCursor, pageInput, toPage, type Page } from './pagination';
+import { AppError } from '../kit/errors';
+import { instantField, recordId, text } from '../kit/fields';
+import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
 
 export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
 export type ReviewStatus = (typeof reviewStatuses)[number];

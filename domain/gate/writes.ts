@@ -1,13 +1,13 @@
 import type { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { bookEventInput, findOverlaps, insertEvent, updateEventInput, deleteEventInput } from './calendar';
-import { createCustomerInput, insertCustomer, lockCustomerChanges, updateCustomerInput } from './customers';
-import { AppError } from './errors';
-import { createMeetingIngestInput, insertMeetingIngest } from './meeting-ingests';
-import { forgetInput, insertMemory, rememberInput } from './memories';
-import { createProjectInput, deleteProjectInput, insertProject, updateProjectInput } from './projects';
-import { assertOwned, assertVersion, changedFields, deleteRecord, loadRecord, updateRecord, type OwnedTable } from './records';
-import { createTaskInput, deleteTaskInput, insertTask, updateTaskInput } from './tasks';
+import type { Queryable } from '../../db/database';
+import { bookEventInput, findOverlaps, insertEvent, updateEventInput, deleteEventInput } from '../resources/calendar';
+import { createCustomerInput, insertCustomer, lockCustomerChanges, updateCustomerInput } from '../resources/customers';
+import { AppError } from '../kit/errors';
+import { createMeetingIngestInput, insertMeetingIngest } from '../resources/meeting-ingests';
+import { forgetInput, insertMemory, rememberInput } from '../resources/memories';
+import { createProjectInput, deleteProjectInput, insertProject, updateProjectInput } from '../resources/projects';
+import { assertOwned, assertVersion, changedFields, deleteRecord, loadRecord, updateRecord, type OwnedTable } from '../kit/rows';
+import { createTaskInput, deleteTaskInput, insertTask, updateTaskInput } from '../resources/tasks';
 
 /** What the policy sees of a write before it runs. */
 export interface Proposal {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { calendarDate, cents, createdAt, currencyCode, dayField, instantField, recordId, text, updatedAt, utcInstant } from './fields';
-import { decodeCursor, pageInput, toPage, type Page } from './pagination';
-import { containsPattern, Filters } from './query';
-import { loadRecord, plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { calendarDate, cents, createdAt, currencyCode, dayField, instantField, recordId, text, updatedAt, utcInstant } from '../kit/fields';
+import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
+import { containsPattern, Filters } from '../kit/query';
+import { loadRecord, plainRecord } from '../kit/rows';
 
 // Invoices, products and bookings arrive by import (gatehouse import / seed); the API only reads them.
 

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { createdAt, recordId, recordVersion, text, updatedAt } from './fields';
-import { newId } from './ids';
-import { decodeCursor, pageInput, toPage, type Page } from './pagination';
-import { containsPattern, Filters } from './query';
-import { plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { createdAt, recordId, recordVersion, text, updatedAt } from '../kit/fields';
+import { newId } from '../kit/ids';
+import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
+import { containsPattern, Filters } from '../kit/query';
+import { plainRecord } from '../kit/rows';
 import { ifMatch } from './tasks';
 
 // What agents remember: notes that belong to the API key that wrote them, not only to the organization,

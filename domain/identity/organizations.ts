@@ -1,9 +1,9 @@
-import type { Database, Queryable } from '../db/database';
-import { AppError } from './errors';
-import { newId } from './ids';
+import type { Database, Queryable } from '../../db/database';
+import { AppError } from '../kit/errors';
+import { newId } from '../kit/ids';
 import { findPlan, listPlans } from './plans';
-import { defaultPolicySource, savePolicySet } from './policies';
-import { cliActor, recordAudit } from './audit';
+import { defaultPolicySource, savePolicySet } from '../gate/policies';
+import { cliActor, recordAudit } from '../gate/audit';
 
 export interface Organization {
   id: string;

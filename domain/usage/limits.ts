@@ -1,7 +1,7 @@
-import type { Queryable } from '../db/database';
-import type { Caller } from './actors';
-import { AppError } from './errors';
-import type { Interface } from './gate';
+import type { Queryable } from '../../db/database';
+import type { Caller } from '../identity/actors';
+import { AppError } from '../kit/errors';
+import type { Interface } from '../gate/decide';
 
 // The plan's limits, counted in PostgreSQL so that every api process shares one count and concurrent requests
 // are counted exactly: each request adds one to its counters and learns the new counts in the same statement.

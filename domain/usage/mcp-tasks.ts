@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database';
+import type { Queryable } from '../../db/database';
 
 // Gated writes an agent ran as MCP tasks. A held write's task follows its review (status, result and failure,
 // kept by the write's workflow); a write answered at once keeps the answer the agent would have got.

@@ -1,4 +1,4 @@
-import type { Queryable } from '../db/database';
+import type { Queryable } from '../../db/database';
 import { AppError } from './errors';
 
 /** A database row as the API shows it: timestamps in RFC 3339, the organization left out. */

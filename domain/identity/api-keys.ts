@@ -1,8 +1,8 @@
-import type { Database, Queryable } from '../db/database';
+import type { Database, Queryable } from '../../db/database';
 import { defaultAbilities, isAbility, isWriteAbility, type Ability, type Access } from './abilities';
-import { cliActor, recordAudit } from './audit';
-import { AppError } from './errors';
-import { newId } from './ids';
+import { cliActor, recordAudit } from '../gate/audit';
+import { AppError } from '../kit/errors';
+import { newId } from '../kit/ids';
 import { issueToken } from './tokens';
 
 export interface ApiKey {

@@ -1,7 +1,7 @@
-import type { Queryable } from '../db/database';
+import type { Queryable } from '../../db/database';
 import type { Ability, Access } from './abilities';
 import type { Caller, Role } from './actors';
-import { AppError } from './errors';
+import { AppError } from '../kit/errors';
 import { organizationColumns, organizationFromRow } from './organizations';
 import { planColumns, planFromRow } from './plans';
 import { parseToken, tokenMatches } from './tokens';

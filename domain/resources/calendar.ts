@@ -1,11 +1,11 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { AppError } from './errors';
-import { createdAt, instantField, recordId, recordVersion, text, updatedAt, utcInstant } from './fields';
-import { newId } from './ids';
-import { decodeCursor, encodeCursor, pageInput, toPage, type Page } from './pagination';
-import { Filters } from './query';
-import { loadRecord, plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { AppError } from '../kit/errors';
+import { createdAt, instantField, recordId, recordVersion, text, updatedAt, utcInstant } from '../kit/fields';
+import { newId } from '../kit/ids';
+import { decodeCursor, encodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
+import { Filters } from '../kit/query';
+import { loadRecord, plainRecord } from '../kit/rows';
 import { ifMatch } from './tasks';
 
 const eventId = text({ max: 100 }).describe('The event id, e.g. cal_01j…');

@@ -1,7 +1,7 @@
 import type { Database } from '../db/database';
-import { createApiKey } from './api-keys';
-import { createOrganization, type Organization } from './organizations';
-import { createPersonalToken, createUser } from './people';
+import { createApiKey } from '../domain/identity/api-keys';
+import { createOrganization, type Organization } from '../domain/identity/organizations';
+import { createPersonalToken, createUser } from '../domain/identity/people';
 
 export interface DemoOrganization {
   organization: Organization;

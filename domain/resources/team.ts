@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { createdAt, recordId, updatedAt } from './fields';
-import { decodeCursor, pageInput, toPage, type Page } from './pagination';
-import { Filters } from './query';
-import { plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { createdAt, recordId, updatedAt } from '../kit/fields';
+import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
+import { Filters } from '../kit/query';
+import { plainRecord } from '../kit/rows';
 
 export const teamMemberSchema = z
   .object({

@@ -1,10 +1,10 @@
 import { z } from 'zod';
-import type { Queryable } from '../db/database';
-import { createdAt, instantField, recordId, text, utcInstant } from './fields';
-import { newId } from './ids';
-import { decodeCursor, pageInput, toPage, type Page } from './pagination';
-import { Filters } from './query';
-import { loadRecord, plainRecord } from './records';
+import type { Queryable } from '../../db/database';
+import { createdAt, instantField, recordId, text, utcInstant } from '../kit/fields';
+import { newId } from '../kit/ids';
+import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
+import { Filters } from '../kit/query';
+import { loadRecord, plainRecord } from '../kit/rows';
 import { createTaskInput, insertTask, taskSchema, type Task } from './tasks';
 
 export const meetingIngestSchema = z
