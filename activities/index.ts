@@ -1,18 +1,18 @@
 import { ApplicationFailure, Context } from '@temporalio/activity';
 import type { Database } from '../db/database';
-import { AppError } from '../domain/kit/errors';
+import { applyGatedWrite, recordApplyFailure, ReviewNotApprovedError } from '../domain/gate/apply';
 import {
-  applyGatedWrite,
-  recordApplyFailure,
-  recordDecision,
-  ReviewNotApprovedError,
+  reviewNotApprovedFailure,
+  writeRefusedFailure,
   type DecisionWithSettings,
   type GatedWriteRequest,
-} from '../domain/gate/decide';
-import { gatedWrite } from '../domain/gate/writes';
-import { loadCompiledPolicySet } from '../domain/gate/policies';
+  type WriteRefusal,
+} from '../domain/gate/contract';
+import { decideGatedWrite } from '../domain/gate/decide';
 import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/gate/reviews';
-import { evaluatePolicy } from '../policy/engine';
+import type { GatedWrite } from '../domain/gate/writes';
+import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
+import { findGatedWrite } from '../domain/resources';
 
 export interface ActivityDependencies {
   db: Database;
@@ -28,46 +28,17 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
     /** Asks the organization's policy about the write and records the decision (and review) it gives. */
     async decideGatedWrite(request: GatedWriteRequest): Promise<DecisionWithSettings> {
       return asActivityErrors(async () => {
-        const write = gatedWrite(request.operation);
-        if (!write) throw new AppError('not_found', `no gated write is named ${request.operation}`);
-        const input = write.input.parse(request.input);
-        const proposal = await write.propose(db, request.orgId, input, { apiKeyId: request.apiKey.id });
-        const { version, policySet } = await loadCompiledPolicySet(db, request.orgId);
-        const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
-        if (proposal.before) context.before = proposal.before;
-        if (proposal.changes) context.changes = proposal.changes;
-        Object.assign(context, proposal.context);
-        const decided = evaluatePolicy(policySet, {
-          principal: {
-            type: 'ApiKey',
-            id: request.apiKey.id,
-            attrs: { label: request.apiKey.label, access: request.apiKey.access, abilities: request.apiKey.abilities },
-          },
-          action: request.operation,
-          resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
-          context,
-        });
-        const recorded = await recordDecision(db, {
-          workflowId: currentWorkflowId(),
-          request,
-          decision: decided.decision,
-          reason: decided.reason,
-          policyIds: decided.policyIds,
-          policyErrors: decided.errors,
-          policyVersion: version,
-          resource: proposal.resource,
-          context,
-          reviewExpiresAt: new Date(clock().getTime() + reviewExpiryMs),
-        });
+        const expiresAt = new Date(clock().getTime() + reviewExpiryMs);
+        const recorded = await decideGatedWrite(db, writeNamed(request.operation), currentWorkflowId(), request, expiresAt);
         return { ...recorded, reviewRecheckMs };
       });
     },
 
     async applyGatedWrite(request: GatedWriteRequest, reviewId?: string): Promise<unknown> {
-      return asActivityErrors(() => applyGatedWrite(db, currentWorkflowId(), request, reviewId));
+      return asActivityErrors(() => applyGatedWrite(db, writeNamed(request.operation), currentWorkflowId(), request, reviewId));
     },
 
-    async recordApplyFailure(reviewId: string, failure: { code: string; message: string }): Promise<void> {
+    async recordApplyFailure(reviewId: string, failure: { code: ErrorCode; message: string }): Promise<void> {
       return asActivityErrors(() => recordApplyFailure(db, currentWorkflowId(), reviewId, failure));
     },
 
@@ -83,6 +54,12 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
 
 export type Activities = ReturnType<typeof createActivities>;
 
+function writeNamed(name: string): GatedWrite {
+  const write = findGatedWrite(name);
+  if (!write) throw new AppError('not_found', `no gated write is named ${name}`);
+  return write;
+}
+
 /** Decisions and writes are keyed on the workflow that runs them. */
 function currentWorkflowId(): string {
   const workflowId = Context.current().info.workflowExecution?.workflowId;
@@ -90,8 +67,7 @@ function currentWorkflowId(): string {
   return workflowId;
 }
 
-/** Refusals are final (no retry) and keep their code; anything else is retried by Temporal. */
-export async function asActivityErrors<T>(work: () => Promise<T>): Promise<T> {
+async function asActivityErrors<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (error) {
@@ -100,39 +76,16 @@ export async function asActivityErrors<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /**
- * PostgreSQL's data exceptions (class 22) and constraint violations (class 23) say the write itself is
- * wrong: retrying cannot help. Connection and server trouble (every other class) is retried.
+ * A refusal (see asRefusal: the write itself is wrong) is final and keeps its code, as the workflow contract
+ * says; a held write that no person approved never runs. Anything else (connection or server trouble) is
+ * returned as it is, for Temporal to retry.
  */
 export function toActivityFailure(error: unknown): unknown {
-  if (error instanceof AppError) {
-    return ApplicationFailure.create({
-      message: error.message,
-      type: `AppError:${error.code}`,
-      nonRetryable: true,
-      details: error.details ? [error.details] : [],
-    });
-  }
   if (error instanceof ReviewNotApprovedError) {
-    return ApplicationFailure.create({ message: error.message, type: 'ReviewNotApproved', nonRetryable: true });
+    return ApplicationFailure.create({ message: error.message, type: reviewNotApprovedFailure, nonRetryable: true });
   }
-  if (error instanceof Error && error.name === 'ZodError') {
-    return ApplicationFailure.create({ message: error.message, type: 'AppError:validation_failed', nonRetryable: true });
-  }
-  const sqlState = (error as { code?: unknown }).code;
-  if (typeof sqlState === 'string' && /^2[23][0-9A-Z]{3}$/.test(sqlState)) {
-    const code = sqlState.startsWith('22') ? 'validation_failed' : 'conflict';
-    const messages: Record<string, string> = {
-      validation_failed: 'The database refused a value of this write',
-      conflict:
-        sqlState === '23503'
-          ? 'The write conflicts with other records: the record is still referred to (by tasks or work logs, say), or refers to one that is gone'
-          : 'The write conflicts with the data as it is now',
-    };
-    return ApplicationFailure.create({
-      message: messages[code]!,
-      type: `AppError:${code}`,
-      nonRetryable: true,
-    });
-  }
-  return error;
+  const refusal = asRefusal(error);
+  if (!refusal) return error;
+  const details: WriteRefusal = { code: refusal.code, ...(refusal.details ? { details: refusal.details } : {}) };
+  return ApplicationFailure.create({ message: refusal.message, type: writeRefusedFailure, nonRetryable: true, details: [details] });
 }

@@ -1,12 +1,12 @@
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/kit/errors';
-import { createRequestLimits } from '../domain/usage/limits';
+import { createCallPipeline } from './catalog/call';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
 import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
-import { errorBody, toAppError } from './rest/errors';
+import { errorBody, httpError } from './rest/errors';
 import { restApi } from './rest/plugin';
 
 export interface AppDependencies {
@@ -43,7 +43,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     parseJson(request, body as string, done);
   });
   app.setErrorHandler((error, request, reply) => {
-    const appError = toAppError(error);
+    const appError = httpError(error);
     // Refusals are answers, not incidents: only what we failed at is logged.
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.status).send(errorBody(appError));
@@ -60,10 +60,18 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return reply.status(503).send(errorBody(new AppError('unavailable', 'The database does not answer')));
     }
   });
-  const limits = createRequestLimits({ db: deps.db, clock: deps.clock, enabled: deps.rateLimits ?? true });
-  app.addHook('onClose', () => limits.close());
-  await app.register(apiDocs, { catalog, apiBaseUrl: `${deps.publicUrl}/api` });
-  await app.register(restApi, { prefix: '/api', db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api`, limits });
-  await app.register(mcpRoute, { db: deps.db, gate: deps.gate, apiBaseUrl: `${deps.publicUrl}/api`, allowedOrigins: deps.mcpAllowedOrigins ?? [], limits });
+  const apiBaseUrl = `${deps.publicUrl}/api`;
+  const pipeline = createCallPipeline({
+    db: deps.db,
+    gate: deps.gate,
+    apiBaseUrl,
+    clock: deps.clock,
+    rateLimits: deps.rateLimits,
+    log: (error, message) => app.log.error({ err: error }, message),
+  });
+  app.addHook('onClose', () => pipeline.close());
+  await app.register(apiDocs, { catalog, apiBaseUrl });
+  await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl });
+  await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;
 }

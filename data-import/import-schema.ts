@@ -3,7 +3,8 @@ import { bookEventInput } from '../domain/resources/calendar';
 import { createCustomerInput } from '../domain/resources/customers';
 import { calendarDate, text } from '../domain/kit/fields';
 import { createProjectInput } from '../domain/resources/projects';
-import { bookingStatuses, invoiceStatuses } from '../domain/resources/sales';
+import { bookingStatuses } from '../domain/resources/bookings';
+import { invoiceStatuses } from '../domain/resources/invoices';
 import { createTaskInput } from '../domain/resources/tasks';
 
 // The data file of `gatehouse import` and `gatehouse seed`: records carry the columns of their tables, and

@@ -84,6 +84,7 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
     return { query: { status: 'pending' } };
   },
   'reviews.get': async ({ make }) => ({ params: { id: await make.review() } }),
+  'reviews.status': async ({ make }) => ({ params: { review_id: await make.review() } }),
   'reviews.approve': async ({ make }) => ({ params: { id: await make.review() }, body: { comment: 'ok' } }),
   'reviews.deny': async ({ make }) => ({ params: { id: await make.review() } }),
 };

@@ -1,8 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toActivityFailure } from '../activities';
-import type { PersonActor } from '../domain/identity/actors';
-import { applyGatedWrite, recordDecision } from '../domain/gate/decide';
+import { writeRefusedFailure } from '../domain/gate/contract';
+import { applyGatedWrite } from '../domain/gate/apply';
+import { recordDecision } from '../domain/gate/decide';
+import { createTask } from '../domain/resources/tasks';
 import { decideReview } from '../domain/gate/reviews';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -59,8 +61,7 @@ describe('a lost signal', () => {
   it('a decision recorded without its signal is still acted on, by the periodic re-read', async () => {
     const held = json(await post('review without a signal'));
     const { rows } = await h.db.query(`SELECT id FROM users WHERE org_id = $1 AND role = 'reviewer'`, [org.organization.id]);
-    const person: PersonActor = { kind: 'person', userId: rows[0].id, tokenId: 'pat_x', email: 'r', role: 'reviewer' };
-    await decideReview(h.db, { orgId: org.organization.id, reviewId: held.review.id, person, verdict: 'approved' });
+    await decideReview(h.db, { orgId: org.organization.id, reviewId: held.review.id, userId: rows[0].id, verdict: 'approved' });
     await expect.poll(() => countTitled('review without a signal'), { timeout: 10_000 }).toBe(1);
   });
 });
@@ -117,8 +118,8 @@ describe('one workflow decides one write', () => {
     };
     await recordDecision(h.db, { ...decision, request: first });
     await expect(recordDecision(h.db, { ...decision, request: other })).rejects.toMatchObject({ code: 'conflict' });
-    await applyGatedWrite(h.db, workflowId, first);
-    await expect(applyGatedWrite(h.db, workflowId, other)).rejects.toMatchObject({ code: 'conflict' });
+    await applyGatedWrite(h.db, createTask, workflowId, first);
+    await expect(applyGatedWrite(h.db, createTask, workflowId, other)).rejects.toMatchObject({ code: 'conflict' });
     expect(await countTitled('another write')).toBe(0);
   });
 
@@ -138,7 +139,7 @@ describe('one workflow decides one write', () => {
         context: {},
         reviewExpiresAt: new Date(Date.now() + 60_000),
       });
-      await expect(applyGatedWrite(h.db, workflowId, held, recorded.review?.id)).rejects.toThrow(/denied|not approved/);
+      await expect(applyGatedWrite(h.db, createTask, workflowId, held, recorded.review?.id)).rejects.toThrow(/denied|not approved/);
       expect(await countTitled(`${decision} never applied`)).toBe(0);
     }
   });
@@ -146,13 +147,13 @@ describe('one workflow decides one write', () => {
 
 describe('activity errors', () => {
   it.each([
-    ['22007', 'AppError:validation_failed', true],
-    ['23505', 'AppError:conflict', true],
-    ['23514', 'AppError:conflict', true],
-  ])('PostgreSQL %s is final: %s', (code, type, nonRetryable) => {
+    ['22007', 'validation_failed'],
+    ['23505', 'conflict'],
+    ['23514', 'conflict'],
+  ])('PostgreSQL %s is final: a refusal with the code %s', (code, refusal) => {
     const failure = toActivityFailure(Object.assign(new Error('db said no'), { code }));
     expect(failure).toBeInstanceOf(ApplicationFailure);
-    expect(failure).toMatchObject({ type, nonRetryable });
+    expect(failure).toMatchObject({ type: writeRefusedFailure, nonRetryable: true, details: [{ code: refusal }] });
     expect((failure as Error).message).not.toContain('db said no');
   });
 

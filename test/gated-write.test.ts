@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { applyGatedWrite, recordDecision } from '../domain/gate/decide';
+import { applyGatedWrite } from '../domain/gate/apply';
+import { recordDecision } from '../domain/gate/decide';
+import { createTask as createTaskWrite } from '../domain/resources/tasks';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
@@ -198,10 +200,10 @@ describe('a gated write', () => {
       reviewExpiresAt: new Date(),
     });
     const [first, second] = await Promise.all([
-      applyGatedWrite(h.db, workflowId, request).catch((error) => error),
-      applyGatedWrite(h.db, workflowId, request).catch((error) => error),
+      applyGatedWrite(h.db, createTaskWrite, workflowId, request).catch((error) => error),
+      applyGatedWrite(h.db, createTaskWrite, workflowId, request).catch((error) => error),
     ]);
-    const third = await applyGatedWrite(h.db, workflowId, request);
+    const third = await applyGatedWrite(h.db, createTaskWrite, workflowId, request);
     const results = [first, second].filter((result) => !(result instanceof Error));
     expect(results.length).toBeGreaterThanOrEqual(1);
     for (const result of results) expect(result).toEqual(third);

@@ -151,10 +151,10 @@ describe('per minute, per token', () => {
       expect(error).toBeInstanceOf(Error);
       expect((error as Error & { code?: number }).code).toBe(429);
       expect((error as Error).message).toMatch(/rate_limited: This token has used its 3 MCP requests for this minute \(the test-.* plan's ceiling\); retry in 40 s/);
-      // The refused call is in the activity record, as REST's 429s are.
+      // The refused call is in the call log, as REST's 429s are.
       const keyId = await keyIdOf(org, 'test agent');
       await expect
-        .poll(async () => (await h.db.query(`SELECT tool, outcome, status FROM activity_log WHERE api_key_id = $1 AND interface = 'mcp'`, [keyId])).rows)
+        .poll(async () => (await h.db.query(`SELECT tool, outcome, status FROM call_log WHERE api_key_id = $1 AND interface = 'mcp'`, [keyId])).rows)
         .toEqual([{ tool: 'whoami', outcome: 'rate_limited', status: 429 }]);
     } finally {
       await mcp.close();

@@ -25,7 +25,7 @@ describe('tools/list', () => {
     const { tools } = await (await h.mcp(org.readWriteToken)).listTools();
     const names = tools.map((tool) => tool.name).sort();
     const expected = catalog.filter((op) => op.tool && op.name !== 'reviews.list' && op.name !== 'reviews.get').map((op) => op.tool!);
-    expect(names).toEqual([...expected, 'get_review_status', 'get_review', 'list_reviews'].sort());
+    expect(names).toEqual([...expected, 'get_review', 'list_reviews'].sort());
     const create = tools.find((tool) => tool.name === 'create_task')!;
     expect(create.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, openWorldHint: false });
     expect(create.inputSchema.properties).toHaveProperty('title');

@@ -1,5 +1,5 @@
 import protos from '@temporalio/proto';
-import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, Runtime, Worker } from '@temporalio/worker';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +10,8 @@ import { describe, expect, inject, it } from 'vitest';
 // there); each must replay on the workflow code as it is now without a nondeterminism error.
 
 const { History } = protos.temporal.api.history.v1;
+// The change this file makes on purpose is logged by Temporal as a warning; only errors are news here.
+Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
 const folder = new URL('./histories/', import.meta.url);
 const recorded = readdirSync(folder).filter((file) => file.endsWith('.json')).sort();
 const historyOf = (file: string) => History.fromObject(JSON.parse(readFileSync(new URL(file, folder), 'utf8')));

@@ -1,6 +1,15 @@
 import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
-import type { DecisionWithSettings, GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewResolution } from '../domain/gate/decide';
+import {
+  reviewNotApprovedFailure,
+  writeRefusedFailure,
+  type DecisionWithSettings,
+  type GateAnswer,
+  type GatedWriteOutcome,
+  type GatedWriteRequest,
+  type ReviewResolution,
+  type WriteRefusal,
+} from '../domain/gate/contract';
 import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
 
 const quick = proxyActivities<Activities>({
@@ -11,7 +20,7 @@ const quick = proxyActivities<Activities>({
 /** Once a person approved, the write must happen: outages are retried for as long as it takes. */
 const persistent = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: ['ReviewNotApproved'] },
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: [reviewNotApprovedFailure] },
 });
 
 export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
@@ -90,18 +99,19 @@ async function applyApproved(request: GatedWriteRequest, reviewId: string): Prom
   try {
     return { status: 'approved', result: await persistent.applyGatedWrite(request, reviewId) };
   } catch (error) {
-    const answer = failedAnswer(error);
-    const failure = answer.outcome === 'failed' ? { code: answer.code, message: answer.message } : { code: 'unavailable', message: String(error) };
+    const { code, message } = failedAnswer(error);
+    const failure = { code, message };
     await persistent.recordApplyFailure(reviewId, failure);
     return { status: 'approved', failure };
   }
 }
 
+/** What the caller is told of an activity that failed: the refusal it raised, or that the write could not be done. */
 function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
   const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof ApplicationFailure && cause.type?.startsWith('AppError:')) {
-    const details = cause.details?.[0] as Record<string, unknown> | undefined;
-    return { outcome: 'failed', code: cause.type.slice('AppError:'.length), message: cause.message, details };
+  if (cause instanceof ApplicationFailure && cause.type === writeRefusedFailure) {
+    const refusal = cause.details?.[0] as WriteRefusal;
+    return { outcome: 'failed', code: refusal.code, message: cause.message, details: refusal.details };
   }
   return {
     outcome: 'failed',

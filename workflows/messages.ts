@@ -1,5 +1,5 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { GateAnswer } from '../domain/gate/decide';
+import type { GateAnswer } from '../domain/gate/contract';
 
 /**
  * Answers the first decision of a gated write: at once for Deny and Review, once the write is applied

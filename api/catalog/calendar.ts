@@ -1,4 +1,4 @@
-import { calendarFeed, calendarFeedInput, calendarItemSchema, eventIdInput, eventSchema, getEvent, listEvents, listEventsInput } from '../../domain/resources/calendar';
+import { bookEvent, calendarFeed, calendarFeedInput, calendarItemSchema, deleteEvent, eventIdInput, eventSchema, getEvent, listEvents, listEventsInput, updateEvent } from '../../domain/resources/calendar';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const calendarOperations = [
@@ -34,7 +34,7 @@ export const calendarOperations = [
     handler: (input, { db, caller }) => getEvent(db, caller.organization.id, input.id),
   }),
   gatedOperation({
-    name: 'calendar.book',
+    write: bookEvent,
     tool: 'book_calendar_time',
     summary: 'Book calendar time',
     description:
@@ -42,26 +42,23 @@ export const calendarOperations = [
     method: 'POST',
     path: '/calendar/events',
     output: eventSchema,
-    write: 'calendar.book',
   }),
   gatedOperation({
-    name: 'calendar.update',
+    write: updateEvent,
     tool: 'update_event',
     summary: 'Move or change an event',
     description: 'Changes the fields sent; If-Match refuses a stale update with 409. Overlaps are visible to the policy as for booking.',
     method: 'PATCH',
     path: '/calendar/events/:id',
     output: eventSchema,
-    write: 'calendar.update',
   }),
   gatedOperation({
-    name: 'calendar.delete',
+    write: deleteEvent,
     tool: 'delete_event',
     summary: 'Cancel an event',
     description: 'Deletes a calendar event; the answer is the event as it was. By default deletes are held for review.',
     method: 'DELETE',
     path: '/calendar/events/:id',
     output: eventSchema,
-    write: 'calendar.delete',
   }),
 ];

@@ -1,4 +1,4 @@
-import { customerIdInput, customerSchema, getCustomer, listCustomers, listCustomersInput } from '../../domain/resources/customers';
+import { createCustomer, customerIdInput, customerSchema, getCustomer, listCustomers, listCustomersInput, updateCustomer } from '../../domain/resources/customers';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const customerOperations = [
@@ -24,23 +24,21 @@ export const customerOperations = [
     handler: (input, { db, caller }) => getCustomer(db, caller.organization.id, input.id),
   }),
   gatedOperation({
-    name: 'customers.create',
+    write: createCustomer,
     tool: 'create_customer',
     summary: 'Add a customer',
     description: 'Adds a customer (name required) with company, email, phone, tags and notes.',
     method: 'POST',
     path: '/customers',
     output: customerSchema,
-    write: 'customers.create',
   }),
   gatedOperation({
-    name: 'customers.update',
+    write: updateCustomer,
     tool: 'update_customer',
     summary: 'Update a customer',
     description: 'Changes the fields sent (null clears an optional field); If-Match refuses a stale update with 409.',
     method: 'PATCH',
     path: '/customers/:id',
     output: customerSchema,
-    write: 'customers.update',
   }),
 ];

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Ability } from '../../domain/identity/abilities';
 import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
-import { gatedWrites } from '../../domain/gate/writes';
+import type { GatedWrite } from '../../domain/gate/writes';
 import { defineOperation, type GatedWriteOperation, type OperationContext, type ReadOperation } from './operation';
 
 // Shorthands for the common shapes of operations; each operation is still declared once, in its family's file.
@@ -50,21 +50,22 @@ export function getOperation<Input extends z.ZodObject>(
 const gateNote =
   " Gated: the organization's policy allows it (the record), holds it for a person's review (202 pending_review) or denies it (403 policy_denied).";
 
-/** A write through the gate; its input is the gated write's own, so the two never drift apart. */
-export function gatedOperation(
-  spec: Common & { method: 'POST' | 'PATCH' | 'DELETE'; output: z.ZodType; write: string; successStatus?: 200 | 201 },
-): GatedWriteOperation {
-  const family = spec.name.split('.')[0]!;
-  const write = gatedWrites[spec.write];
-  if (!write) throw new Error(`no gated write ${spec.write}`);
+/** A write through the gate: its name and input are the gated write's own, so the two never drift apart. */
+export function gatedOperation<Input extends z.ZodObject>(
+  spec: Omit<Common, 'name'> & { write: GatedWrite<Input>; method: 'POST' | 'PATCH' | 'DELETE'; output: z.ZodType; successStatus?: 200 | 201 },
+): GatedWriteOperation<Input> {
+  const { write, ...rest } = spec;
+  const family = write.name.split('.')[0]!;
   return defineOperation({
     kind: 'gated_write',
+    name: write.name,
     family,
     access: { apiKey: { ability: `${family}.write` as Ability, alsoNeeds: spec.alsoNeeds } },
-    input: write.input as z.ZodObject,
+    input: write.input,
+    write,
     successStatus: spec.successStatus ?? (spec.method === 'POST' ? 201 : 200),
     destructive: spec.method === 'DELETE',
-    ...spec,
+    ...rest,
     description: `${spec.description}${gateNote}`,
   });
 }

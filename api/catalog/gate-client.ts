@@ -3,7 +3,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   type Client,
 } from '@temporalio/client';
-import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest } from '../../domain/gate/decide';
+import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest } from '../../domain/gate/contract';
 import type { gatedWrite } from '../../workflows/gated-write';
 import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal } from '../../workflows/messages';
 

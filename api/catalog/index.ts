@@ -1,13 +1,18 @@
+import { bookingOperations } from './bookings';
 import { calendarOperations } from './calendar';
 import { customerOperations } from './customers';
+import { expenseOperations } from './expenses';
+import { invoiceOperations } from './invoices';
 import { getMe } from './me';
 import { meetingIngestOperations } from './meeting-ingests';
 import { memoryOperations } from './memories';
 import type { Operation } from './operation';
+import { productOperations } from './products';
 import { projectOperations } from './projects';
-import { recordOperations } from './records';
-import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation } from './reviews';
+import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
 import { taskOperations } from './tasks';
+import { teamOperations } from './team';
+import { workLogOperations } from './work-logs';
 
 /** Every operation of the API, declared once; REST routes, MCP tools and the OpenAPI document loop over it. */
 export const catalog: readonly Operation[] = [
@@ -16,11 +21,17 @@ export const catalog: readonly Operation[] = [
   ...projectOperations,
   ...customerOperations,
   ...calendarOperations,
-  ...recordOperations,
+  ...invoiceOperations,
+  ...productOperations,
+  ...bookingOperations,
+  ...expenseOperations,
+  ...workLogOperations,
+  ...teamOperations,
   ...meetingIngestOperations,
   ...memoryOperations,
   listReviewsOperation,
   getReviewOperation,
+  reviewStatusOperation,
   approveReviewOperation,
   denyReviewOperation,
 ];

@@ -1,4 +1,4 @@
-import { getMeetingIngest, listMeetingIngests, listMeetingIngestsInput, meetingIngestIdInput, meetingIngestSchema } from '../../domain/resources/meeting-ingests';
+import { createMeetingIngest, getMeetingIngest, listMeetingIngests, listMeetingIngestsInput, meetingIngestIdInput, meetingIngestSchema } from '../../domain/resources/meeting-ingests';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const meetingIngestOperations = [
@@ -25,7 +25,7 @@ export const meetingIngestOperations = [
     handler: (input, { db, caller }) => getMeetingIngest(db, caller.organization.id, input.id),
   }),
   gatedOperation({
-    name: 'meeting_ingests.create',
+    write: createMeetingIngest,
     tool: 'create_meeting_ingest',
     summary: 'Turn meeting notes into tasks',
     description:
@@ -34,6 +34,5 @@ export const meetingIngestOperations = [
     path: '/meeting-ingests',
     alsoNeeds: ['tasks.write'],
     output: meetingIngestSchema,
-    write: 'meeting_ingests.create',
   }),
 ];

@@ -1,5 +1,5 @@
 import type { ApiKeyActor } from '../../domain/identity/actors';
-import { memorySchema, recallInput, recallMemories } from '../../domain/resources/memories';
+import { forget, memorySchema, recallInput, recallMemories, remember } from '../../domain/resources/memories';
 import { gatedOperation, listOperation } from './define';
 
 // Memories belong to the key that wrote them: the organization alone is not enough to reach one.
@@ -17,7 +17,7 @@ export const memoryOperations = [
     handler: (input, { db, caller }) => recallMemories(db, caller.organization.id, (caller.actor as ApiKeyActor).keyId, input),
   }),
   gatedOperation({
-    name: 'memories.remember',
+    write: remember,
     tool: 'remember',
     summary: 'Remember a note',
     description:
@@ -25,10 +25,9 @@ export const memoryOperations = [
     method: 'POST',
     path: '/memories',
     output: memorySchema,
-    write: 'memories.remember',
   }),
   gatedOperation({
-    name: 'memories.forget',
+    write: forget,
     tool: 'forget',
     summary: 'Forget a memory',
     description:
@@ -36,6 +35,5 @@ export const memoryOperations = [
     method: 'DELETE',
     path: '/memories/:id',
     output: memorySchema,
-    write: 'memories.forget',
   }),
 ];

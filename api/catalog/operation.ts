@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import type { Database } from '../../db/database';
 import type { Ability } from '../../domain/identity/abilities';
 import type { Caller, Role } from '../../domain/identity/actors';
-import type { Interface } from '../../domain/gate/decide';
+import type { Interface } from '../../domain/gate/contract';
+import type { GatedWrite } from '../../domain/gate/writes';
 import type { DailyUsage, RequestLimits } from '../../domain/usage/limits';
 import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
@@ -64,8 +65,8 @@ export interface ReadOperation<Input extends z.ZodObject = z.ZodObject> extends 
 /** Writes subject to policy: they run as the gated-write workflow, never in the api. */
 export interface GatedWriteOperation<Input extends z.ZodObject = z.ZodObject> extends OperationBase<Input> {
   kind: 'gated_write';
-  /** The gated write (domain/gated-writes) that the workflow applies. */
-  write: string;
+  /** The write the workflow decides and applies, declared with its family in domain/resources; name and input are its own. */
+  write: GatedWrite<Input>;
   successStatus: 200 | 201;
   destructive: boolean;
 }

@@ -1,4 +1,4 @@
-import { getProject, listProjects, listProjectsInput, projectIdInput, projectSchema } from '../../domain/resources/projects';
+import { createProject, deleteProject, getProject, listProjects, listProjectsInput, projectIdInput, projectSchema, updateProject } from '../../domain/resources/projects';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const projectOperations = [
@@ -23,33 +23,30 @@ export const projectOperations = [
     handler: (input, { db, caller }) => getProject(db, caller.organization.id, input.id),
   }),
   gatedOperation({
-    name: 'projects.create',
+    write: createProject,
     tool: 'create_project',
     summary: 'Create a project',
     description: 'Creates a project (name required), optionally with an owner from the team and dates.',
     method: 'POST',
     path: '/projects',
     output: projectSchema,
-    write: 'projects.create',
   }),
   gatedOperation({
-    name: 'projects.update',
+    write: updateProject,
     tool: 'update_project',
     summary: 'Update a project',
     description: 'Changes the fields sent (null clears an optional field); If-Match refuses a stale update with 409.',
     method: 'PATCH',
     path: '/projects/:id',
     output: projectSchema,
-    write: 'projects.update',
   }),
   gatedOperation({
-    name: 'projects.delete',
+    write: deleteProject,
     tool: 'delete_project',
     summary: 'Delete a project',
     description: 'Deletes a project that no task refers to any more (409 otherwise). By default deletes are held for review.',
     method: 'DELETE',
     path: '/projects/:id',
     output: projectSchema,
-    write: 'projects.delete',
   }),
 ];

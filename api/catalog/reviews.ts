@@ -1,6 +1,18 @@
 import { z } from 'zod';
-import { reviewerRoles, type Caller, type PersonActor } from '../../domain/identity/actors';
-import { asSeenByKey, decideReview, decideReviewInput, getReview, listReviews, listReviewsInput, reviewSchema, type Review } from '../../domain/gate/reviews';
+import {
+  asSeenByKey,
+  decideReview,
+  decideReviewInput,
+  followReview,
+  followReviewInput,
+  getReview,
+  listReviews,
+  listReviewsInput,
+  reviewProgressSchema,
+  reviewSchema,
+  type Review,
+} from '../../domain/gate/reviews';
+import { reviewerRoles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
 
 const readAccess = { apiKey: { ability: 'reviews.read' as const }, person: { roles: reviewerRoles } };
@@ -45,12 +57,38 @@ export const getReviewOperation = defineOperation({
   handler: async (input, { db, caller }) => seenBy(await getReview(db, caller.organization.id, input.id), caller),
 });
 
+/** Where a review is read over REST: the link a held write's answer gives. */
+export function reviewUrl(apiBaseUrl: string, reviewId: string): string {
+  return `${apiBaseUrl}/v1${getReviewOperation.path.replace(':id', reviewId)}`;
+}
+
+export const reviewStatusOperation = defineOperation({
+  kind: 'read',
+  name: 'reviews.status',
+  tool: 'get_review_status',
+  family: 'reviews',
+  summary: 'Follow a held write',
+  description:
+    'The state of a write held for review: pending (a person has not decided yet), approved (with the record written, or why it could not be), denied, or expired. Use the review id a held write returned.',
+  method: 'GET',
+  path: '/reviews/:review_id/status',
+  list: false,
+  input: followReviewInput,
+  output: reviewProgressSchema,
+  // Any key follows the writes it submitted itself; another key's take reviews.read (see followReview).
+  access: { apiKey: { ability: null } },
+  handler: (input, { db, caller }) => {
+    const key = caller.actor as ApiKeyActor;
+    return followReview(db, caller.organization.id, { apiKeyId: key.keyId, mayReadQueue: key.abilities.includes('reviews.read') }, input.review_id);
+  },
+});
+
 async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof decideReviewInput>, context: OperationContext) {
   const { db, caller, gate } = context;
   const review = await decideReview(db, {
     orgId: caller.organization.id,
     reviewId: input.id,
-    person: caller.actor as PersonActor,
+    userId: (caller.actor as PersonActor).userId,
     verdict,
     comment: input.comment,
   });

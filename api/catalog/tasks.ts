@@ -1,4 +1,4 @@
-import { getTask, listTasks, listTasksInput, taskIdInput, taskSchema } from '../../domain/resources/tasks';
+import { createTask, deleteTask, getTask, listTasks, listTasksInput, taskIdInput, taskSchema, updateTask } from '../../domain/resources/tasks';
 import { gatedOperation, getOperation, listOperation } from './define';
 
 export const taskOperations = [
@@ -24,17 +24,16 @@ export const taskOperations = [
     handler: (input, { db, caller }) => getTask(db, caller.organization.id, input.id),
   }),
   gatedOperation({
-    name: 'tasks.create',
+    write: createTask,
     tool: 'create_task',
     summary: 'Create a task',
     description: 'Creates a task (title required), optionally in a project and assigned to a team member.',
     method: 'POST',
     path: '/tasks',
     output: taskSchema,
-    write: 'tasks.create',
   }),
   gatedOperation({
-    name: 'tasks.update',
+    write: updateTask,
     tool: 'update_task',
     summary: 'Update a task',
     description:
@@ -42,16 +41,14 @@ export const taskOperations = [
     method: 'PATCH',
     path: '/tasks/:id',
     output: taskSchema,
-    write: 'tasks.update',
   }),
   gatedOperation({
-    name: 'tasks.delete',
+    write: deleteTask,
     tool: 'delete_task',
     summary: 'Delete a task',
     description: 'Deletes a task; the answer is the task as it was. By default deletes are held for review.',
     method: 'DELETE',
     path: '/tasks/:id',
     output: taskSchema,
-    write: 'tasks.delete',
   }),
 ];

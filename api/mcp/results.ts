@@ -1,68 +1,65 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { AppError, errorStatus } from '../../domain/kit/errors';
-import type { GateAnswer } from '../../domain/gate/decide';
-import type { CompiledPolicySet } from '../../policy/engine';
+import type { GateAnswer } from '../../domain/gate/contract';
+import { AppError, type ErrorCode } from '../../domain/kit/errors';
+import type { CallOutcome } from '../catalog/outcome';
+import { reviewUrl } from '../catalog/reviews';
 
-// How operation outcomes read to an agent: plain text first (every client shows it), the same data as
-// structured content for clients that read it.
+// How call outcomes read to an agent: plain text first (every client shows it), the same data as structured
+// content for clients that read it.
 
-/** How a tool call ended, for the activity record: kept beside the result, never sent to the agent. */
-export interface ToolOutcome {
-  /** ok, applied, pending_review, policy_denied, or the error code. */
-  outcome: string;
-  /** 200, or the HTTP status of the error, as REST would have answered. */
-  status: number;
+export interface ResultContext {
+  /** The REST base, for links a person can follow. */
+  apiBaseUrl: string;
+  /** The operation's summary, lower-cased, for "Done: create a task." */
+  summary: string;
+  /** For a denied write: the Cedar text of the rules that denied it, to show the agent what to change. */
+  rules: string[];
 }
 
-const outcomes = new WeakMap<CallToolResult, ToolOutcome>();
-
-function withOutcome(result: CallToolResult, outcome: string, status: number): CallToolResult {
-  outcomes.set(result, { outcome, status });
-  return result;
-}
-
-/** The outcome of a result built here; a result built elsewhere is ok, or an error read from its text. */
-export function outcomeOf(result: CallToolResult): ToolOutcome {
-  const known = outcomes.get(result);
-  if (known) return known;
-  if (!result.isError) return { outcome: 'ok', status: 200 };
-  const text = result.content.map((part) => (part.type === 'text' ? part.text : '')).join('\n');
-  const code = /^Error ([a-z_]+):/.exec(text)?.[1];
-  return code && code in errorStatus ? { outcome: code, status: errorStatus[code as keyof typeof errorStatus] } : { outcome: 'internal_error', status: 500 };
+/** A call's outcome as an MCP tool result. */
+export function toolResult(outcome: CallOutcome, context: ResultContext): CallToolResult {
+  switch (outcome.kind) {
+    case 'data':
+      return dataResult(outcome.data);
+    case 'page':
+      return dataResult({ items: outcome.page.items, next_cursor: outcome.page.nextCursor });
+    case 'gated':
+      return gateResult(outcome.submitted.answer, context);
+    case 'refused':
+    case 'failed':
+      return errorResult(outcome.error);
+  }
 }
 
 export function dataResult(data: unknown, summary?: string): CallToolResult {
-  const structured = data as Record<string, unknown>;
   return {
     content: [{ type: 'text', text: `${summary ? `${summary}\n` : ''}${JSON.stringify(data, null, 2)}` }],
-    structuredContent: structured,
+    structuredContent: data as Record<string, unknown>,
   };
 }
 
-/** One error type, one way to say it to an agent: the code, the message, and what to fix. */
+/** One error type, one way to say it to an agent: the code, the message, and each field to fix. */
 export function errorResult(error: AppError): CallToolResult {
   const fields = (error.details?.fields as { field: string; message: string }[] | undefined) ?? [];
-  const lines = [`Error ${error.code}: ${error.message}`, ...fields.map((f) => `- ${f.field}: ${f.message}`)];
-  const status = Number.isInteger(error.status) ? error.status : 500;
-  return withOutcome({ isError: true, content: [{ type: 'text', text: lines.join('\n') }] }, error.code, status);
+  // A validation message names its fields already; others get them listed.
+  const unnamed = fields.filter((f) => !error.message.includes(`${f.field}: ${f.message}`));
+  const lines = [errorText(error.code, error.message), ...unnamed.map((f) => `- ${f.field}: ${f.message}`)];
+  return { isError: true, content: [{ type: 'text', text: lines.join('\n') }] };
 }
 
-export interface GatedResultContext {
-  /** The REST base, for links a person can follow. */
-  apiBaseUrl: string;
-  /** The organization's policies, to show the agent the rule that denied it. */
-  policies?: CompiledPolicySet;
-  operationSummary: string;
+/** The first line of every error an agent reads: the code to branch on, then what went wrong. */
+export function errorText(code: ErrorCode, message: string): string {
+  return `Error ${code}: ${message}`;
 }
 
-export function gateResult(answer: GateAnswer, context: GatedResultContext): CallToolResult {
+function gateResult(answer: GateAnswer, context: ResultContext): CallToolResult {
   switch (answer.outcome) {
     case 'applied':
-      return withOutcome(dataResult({ status: 'applied', record: answer.result }, `Done: ${context.operationSummary}.`), 'applied', 200);
+      return dataResult({ status: 'applied', record: answer.result }, `Done: ${context.summary}.`);
     case 'pending_review': {
-      const url = `${context.apiBaseUrl}/v1/reviews/${answer.review.id}`;
+      const url = reviewUrl(context.apiBaseUrl, answer.review.id);
       const review = { id: answer.review.id, status: 'pending', url, expires_at: answer.review.expiresAt, reason: answer.reason };
-      return withOutcome({
+      return {
         content: [
           {
             type: 'text',
@@ -74,26 +71,24 @@ export function gateResult(answer: GateAnswer, context: GatedResultContext): Cal
           },
         ],
         structuredContent: { status: 'pending_review', review },
-      }, 'pending_review', 200);
+      };
     }
-    case 'denied': {
-      const rules = answer.policyIds.map((id) => context.policies?.policies[id]).filter(Boolean);
-      return withOutcome({
+    case 'denied':
+      return {
         isError: true,
         content: [
           {
             type: 'text',
             text: [
               `Denied by the organization's policy: ${answer.reason}. Nothing was written.`,
-              rules.length
-                ? `The rule that decided (Cedar):\n${rules.join('\n\n')}\nA write that does not match this rule may be allowed; change the request accordingly, or ask a person.`
+              context.rules.length
+                ? `The rule that decided (Cedar):\n${context.rules.join('\n\n')}\nA write that does not match this rule may be allowed; change the request accordingly, or ask a person.`
                 : 'No policy permits this write; ask a person to change the policy or to make the change themselves.',
             ].join('\n'),
           },
         ],
-      }, 'policy_denied', errorStatus.policy_denied);
-    }
+      };
     case 'failed':
-      return errorResult(new AppError(answer.code as never, answer.message, answer.details));
+      return errorResult(new AppError(answer.code, answer.message, answer.details));
   }
 }

@@ -1,22 +1,120 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type CreateTaskResult,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import type { Database } from '../../db/database';
+import { policyTexts } from '../../domain/gate/policies';
 import type { ApiKeyActor } from '../../domain/identity/actors';
-import { AppError } from '../../domain/kit/errors';
-import { text } from '../../domain/kit/fields';
-import type { Page } from '../../domain/kit/pagination';
-import { loadCompiledPolicySet } from '../../domain/gate/policies';
-import { asSeenByKey, getReview } from '../../domain/gate/reviews';
 import { isAllowed } from '../catalog/access';
-import { submitGatedWrite } from '../catalog/gated-write';
-import type { Operation, OperationContext } from '../catalog/operation';
+import type { Admission, CallPipeline } from '../catalog/call';
+import { catalog } from '../catalog/index';
+import type { Operation } from '../catalog/operation';
+import type { CallOutcome } from '../catalog/outcome';
 import { registerPrompts } from './prompts';
-import { dataResult, errorResult, gateResult } from './results';
-import { PostgresTaskStore, answeredBy, registerGatedWriteTool, taskCapabilities } from './tasks';
+import { toolResult } from './results';
+import { PostgresTaskStore, taskCapabilities } from './task-store';
 
 const instructions = `Gatehouse holds this organization's business data: tasks, projects, customers, calendar, invoices, products, bookings, expenses, work logs, the team roster and meeting notes. Start with whoami to see what this key may do.
 Every write goes through the organization's policy: it is applied at once, held for a person's review (the result says so, with a review id to follow with get_review_status), or denied with the reason (change the request or ask a person). Never retry a write that is held for review.
 Lists are paginated: pass next_cursor back as cursor for the next page.`;
+
+/** What the host may hand the model at once while the task runs (2025-11-25, tools/call tasks). */
+const modelImmediateResponse = 'io.modelcontextprotocol/model-immediate-response';
+
+const byTool = new Map(catalog.filter((operation) => operation.tool).map((operation) => [operation.tool!, operation]));
+
+/** The catalog operation an MCP tool name stands for, whoever asks. */
+export function operationOfTool(name: string): Operation | undefined {
+  return byTool.get(name);
+}
+
+export interface McpServerOptions {
+  pipeline: CallPipeline;
+  /** The request's caller, admitted: an API key of an organization with API access. */
+  admission: Admission & { admitted: true };
+  db: Database;
+  /** The REST base, for links a person can follow. */
+  apiBaseUrl: string;
+  version: string;
+}
+
+/**
+ * An MCP server for one request's caller: one tool per catalog operation the key may use (a read-only key sees
+ * no write tools), the organization never an argument. Every tools/call goes through the call pipeline, as a
+ * REST request does; gated writes run as MCP tasks for clients that ask.
+ */
+export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, version }: McpServerOptions): McpServer {
+  const { caller } = admission;
+  const orgId = caller.organization.id;
+  const taskStore = new PostgresTaskStore({ db, orgId, apiKeyId: (caller.actor as ApiKeyActor).keyId, apiBaseUrl });
+  const server = new McpServer({ name: 'gatehouse', title: 'Gatehouse', version }, { instructions, capabilities: taskCapabilities, taskStore });
+  registerPrompts(server);
+
+  server.server.registerCapabilities({ tools: { listChanged: true } });
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({
+    tools: catalog.filter((operation) => operation.tool && isAllowed(operation, caller)).map(toolOf),
+  }));
+  server.server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult | CreateTaskResult> => {
+    const { name, arguments: input = {}, task } = request.params;
+    const operation = operationOfTool(name);
+    const outcome = await pipeline.call(admission, { operation, tool: name, input });
+    const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
+    const result = toolResult(outcome, { apiBaseUrl, summary: operation?.summary.toLowerCase() ?? name, rules });
+    if (!task || operation?.kind !== 'gated_write') return result;
+    return asTask(name, outcome, result, taskStore);
+  });
+  return server;
+}
+
+/**
+ * A task-augmented call of a gated write: refused before it ran, it is a protocol error and no task; else the
+ * task follows the write (completed or failed at once, or working while it is held for review).
+ */
+async function asTask(tool: string, outcome: CallOutcome, result: CallToolResult, store: PostgresTaskStore): Promise<CreateTaskResult> {
+  if (outcome.kind === 'refused') throw new McpError(ErrorCode.InvalidParams, `${outcome.error.code}: ${outcome.error.message}`);
+  const answer = outcome.kind === 'gated' ? outcome.submitted.answer : undefined;
+  const task = await store.record(
+    tool,
+    result,
+    answer?.outcome === 'pending_review' ? { reviewId: answer.review.id } : { workflowId: outcome.kind === 'gated' ? outcome.submitted.workflowId : undefined },
+  );
+  if (task.status !== 'working') return { task };
+  return { task, _meta: { [modelImmediateResponse]: `Held for review, not written yet. ${task.statusMessage ?? ''} Do not submit the same write again.` } };
+}
+
+const tools = new Map<Operation, Tool>();
+
+/** The tool as tools/list shows it; the same for every key, so made once per operation. */
+function toolOf(operation: Operation): Tool {
+  let tool = tools.get(operation);
+  if (!tool) {
+    const outputSchema = outputSchemaOf(operation);
+    tool = {
+      name: operation.tool!,
+      title: operation.summary,
+      description: operation.description,
+      inputSchema: jsonSchema(operation.input, 'input'),
+      annotations: annotationsOf(operation),
+      // Gated writes may run as tasks; nothing else does.
+      execution: { taskSupport: operation.kind === 'gated_write' ? 'optional' : 'forbidden' },
+      ...(outputSchema ? { outputSchema: jsonSchema(outputSchema, 'output') } : {}),
+    };
+    tools.set(operation, tool);
+  }
+  return tool;
+}
+
+/** JSON Schema as MCP clients expect it (draft 7), from the operation's zod schema. */
+function jsonSchema(schema: z.ZodObject, io: 'input' | 'output') {
+  return z.toJSONSchema(schema, { target: 'draft-7', io }) as Tool['inputSchema'];
+}
 
 const reviewRef = z
   .object({
@@ -57,136 +155,4 @@ function annotationsOf(operation: Operation) {
     idempotentHint: reads || operation.method === 'PATCH' || operation.method === 'DELETE',
     openWorldHint: false,
   };
-}
-
-/** A tool call that ran, for the activity record. */
-export interface ToolCall {
-  tool: string;
-  /** The catalog operation, or the tool's name for tools that are not operations. */
-  operation: string;
-  result: CallToolResult;
-  latencyMs: number;
-}
-
-export interface RunOptions {
-  log: (error: unknown) => void;
-  /** Told of every call once its result is ready; must return at once (record it in the background). */
-  onToolCall?: (call: ToolCall) => void;
-}
-
-async function run(work: () => Promise<CallToolResult>, options: RunOptions, tool: string, operation = tool): Promise<CallToolResult> {
-  const started = performance.now();
-  const result = await settle(work, options.log);
-  try {
-    options.onToolCall?.({ tool, operation, result, latencyMs: performance.now() - started });
-  } catch (error) {
-    options.log(error);
-  }
-  return result;
-}
-
-async function settle(work: () => Promise<CallToolResult>, log: (error: unknown) => void): Promise<CallToolResult> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof AppError) return errorResult(error);
-    if (error instanceof z.ZodError) return errorResult(new AppError('validation_failed', error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')));
-    log(error);
-    return errorResult(new AppError('internal_error', 'Something went wrong on our side; it has been logged'));
-  }
-}
-
-/**
- * An MCP server for one request's caller: one tool per catalog operation the key may use (a read-only
- * key sees no write tools; a hidden tool cannot be called), and the organization is never an argument.
- */
-export function buildMcpServer(context: OperationContext, options: RunOptions & { version: string }): McpServer {
-  // Gated writes run as MCP tasks for clients that ask; the store answers from PostgreSQL for this key only.
-  const taskStore = new PostgresTaskStore({
-    db: context.db,
-    orgId: context.caller.organization.id,
-    apiKeyId: (context.caller.actor as ApiKeyActor).keyId,
-    apiBaseUrl: context.apiBaseUrl,
-    catalog: context.catalog,
-  });
-  const server = new McpServer(
-    { name: 'gatehouse', title: 'Gatehouse', version: options.version },
-    { instructions, capabilities: taskCapabilities, taskStore },
-  );
-  registerPrompts(server);
-
-  for (const operation of context.catalog) {
-    if (!operation.tool || !isAllowed(operation, context.caller)) continue;
-    const outputSchema = outputSchemaOf(operation);
-    const config = {
-      title: operation.summary,
-      description: operation.description,
-      inputSchema: operation.input,
-      ...(outputSchema ? { outputSchema } : {}),
-      annotations: annotationsOf(operation),
-    };
-    const call = (input: unknown) =>
-      run(async () => {
-        if (operation.kind === 'gated_write') {
-          const submitted = await submitGatedWrite(operation, input, context);
-          const policies =
-            submitted.answer.outcome === 'denied' ? (await loadCompiledPolicySet(context.db, context.caller.organization.id)).policySet : undefined;
-          const result = gateResult(submitted.answer, { apiBaseUrl: context.apiBaseUrl, policies, operationSummary: operation.summary.toLowerCase() });
-          return answeredBy(result, submitted.workflowId);
-        }
-        const data = await operation.handler(input as never, context);
-        if (operation.kind === 'read' && operation.list) {
-          const page = data as Page<unknown>;
-          return dataResult({ items: page.items, next_cursor: page.nextCursor });
-        }
-        return dataResult(data);
-      }, options, operation.tool!, operation.name);
-    if (operation.kind === 'gated_write') registerGatedWriteTool(server, operation.tool, config, call);
-    else server.registerTool(operation.tool, config, call);
-  }
-
-  const key = context.caller.actor as ApiKeyActor;
-  server.registerTool(
-    'get_review_status',
-    {
-      title: 'Follow a held write',
-      description:
-        'The state of a write held for review: pending (a person has not decided yet), approved (with the record written, or why it could not be), denied, or expired. Use the review id a held write returned.',
-      inputSchema: z.strictObject({ review_id: text({ max: 100 }).describe('The review id from the held write') }),
-      outputSchema: z.object({
-        id: z.string().describe('The review id'),
-        status: z.enum(['pending', 'approved', 'denied', 'expired']).describe('Where the review stands'),
-        operation: z.string().describe('The held write, e.g. tasks.create'),
-        reason: z.string().describe('Why the policy held it'),
-        expires_at: z.string().describe('When it expires if nobody decides (RFC 3339)'),
-        decided_at: z.string().nullable().describe('When a person decided, or null'),
-        comment: z.string().nullable().describe("The person's comment, or null"),
-        applied: z.boolean().describe('True once the approved write has run'),
-        result: z.unknown().describe('The record the approved write produced, once applied'),
-        failure: z.object({ code: z.string(), message: z.string() }).nullable().describe('Why an approved write could not be applied, or null'),
-      }),
-      annotations: { title: 'Follow a held write', readOnlyHint: true, idempotentHint: true, openWorldHint: false },
-    },
-    ({ review_id }) =>
-      run(async () => {
-        const review = asSeenByKey(await getReview(context.db, context.caller.organization.id, review_id), key.keyId);
-        // A key follows its own held writes; reading others' takes reviews.read.
-        if (review.submitted_by.api_key_id !== key.keyId && !key.abilities.includes('reviews.read')) {
-          throw new AppError('not_found', `review ${review_id} was not found`);
-        }
-        return dataResult({
-          id: review.id,
-          status: review.status,
-          operation: review.operation,
-          reason: review.policy.reason,
-          expires_at: review.expires_at,
-          decided_at: review.decided_at,
-          comment: review.comment,
-          applied: review.applied_at !== null,
-          result: review.result,
-          failure: review.failure,
-        });
-      }, options, 'get_review_status'),
-  );
-  return server;
 }

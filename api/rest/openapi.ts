@@ -10,6 +10,7 @@ import {
   rateLimitHeaderComponents,
   rateLimitHeaders,
 } from './openapi-responses';
+import { headerFields } from './routes';
 
 export interface OpenApiOptions {
   /** The REST base the document's paths hang from, ending in /api (absolute, or `/api` for this origin). */
@@ -72,8 +73,6 @@ const idempotencyKey = {
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
 };
 
-/** Input fields the REST routes read from a request header rather than the query or body (see routes.ts). */
-const fromHeader: Record<string, string> = { if_match: 'If-Match' };
 
 const etag = {
   description: "The record's version, quoted (e.g. `\"3\"`): send it back as `If-Match` to update or delete it safely",
@@ -151,7 +150,7 @@ function describeOperation(operation: Operation, schemas: JsonSchemaConverter, s
   const parameters: unknown[] = [];
   const body: Record<string, JsonSchema> = {};
   for (const [name, property] of Object.entries(properties)) {
-    const header = fromHeader[name];
+    const header = headerFields[name];
     const where = inPath.includes(name) ? 'path' : header ? 'header' : fromQuery ? 'query' : undefined;
     if (!where) {
       body[name] = property;

@@ -13,5 +13,5 @@ export async function restApi(app: FastifyInstance, options: RestOptions): Promi
     success: true,
     data: { name: 'Gatehouse', version: 'v1', discovery: `${options.apiBaseUrl}/v1/me` },
   }));
-  await app.register(restRoutes, { db: options.db, gate: options.gate, apiBaseUrl: options.apiBaseUrl, limits: options.limits });
+  await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl });
 }

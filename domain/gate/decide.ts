@@ -1,61 +1,55 @@
 import type { Database, Queryable } from '../../db/database';
-import type { Ability, Access } from '../identity/abilities';
-import { recordAudit } from './audit';
+import { evaluatePolicy } from '../../policy/engine';
 import { AppError } from '../kit/errors';
-import { gatedWrite } from './writes';
 import { newId } from '../kit/ids';
-import { lockReviewQueue } from '../usage/limits';
+import { recordAudit } from './audit';
+import type { GatedWriteRequest, RecordedDecision } from './contract';
+import { loadCompiledPolicySet } from './policies';
+import { lockReviewQueue } from './review-queue';
+import type { GatedWrite } from './writes';
 
-export type Interface = 'rest' | 'mcp';
-
-/** A gated write as the api hands it to the workflow. */
-export interface GatedWriteRequest {
-  orgId: string;
-  orgSlug: string;
-  operation: string;
-  input: unknown;
-  interface: Interface;
-  apiKey: { id: string; label: string; access: Access; abilities: Ability[] };
-}
-
-export interface RecordedDecision {
-  decisionId: string;
-  /** The policy's decision; `refused` when it was Review but the organization's review queue was full. */
-  decision: 'allow' | 'review' | 'deny' | 'refused';
-  reason: string;
-  policyIds: string[];
-  policyVersion: number;
-  review?: { id: string; expiresAt: string };
-}
-
-/** Settings of the worker that the workflow needs: how often a held write re-reads its review. */
-export interface DecisionWithSettings extends RecordedDecision {
-  reviewRecheckMs: number;
-}
-
-/** The first answer a gated write gets: what the caller of the REST route or MCP tool is told. */
-export type GateAnswer =
-  | { outcome: 'applied'; decisionId: string; reason: string; policyIds: string[]; result: unknown }
-  | {
-      outcome: 'pending_review';
-      decisionId: string;
-      reason: string;
-      policyIds: string[];
-      review: { id: string; expiresAt: string };
-    }
-  | { outcome: 'denied'; decisionId: string; reason: string; policyIds: string[] }
-  | { outcome: 'failed'; code: string; message: string; details?: Record<string, unknown> };
-
-export type ReviewResolution =
-  | { status: 'approved'; result: unknown }
-  | { status: 'approved'; failure: { code: string; message: string } }
-  | { status: 'denied' }
-  | { status: 'expired' };
-
-/** What the workflow returns: its first answer and, for a held write, how the review ended. */
-export interface GatedWriteOutcome {
-  answer: GateAnswer;
-  resolution?: ReviewResolution;
+/**
+ * Asks the organization's policy about a write and records the decision (and the review it opens), once per
+ * workflow. The policy sees the key as the principal, the write's name as the action, the record as it would
+ * be after the write as the resource, and in its context the interface and, for updates and deletes, the record
+ * before and the fields that change.
+ */
+export async function decideGatedWrite(
+  db: Database,
+  write: GatedWrite,
+  workflowId: string,
+  request: GatedWriteRequest,
+  reviewExpiresAt: Date,
+): Promise<RecordedDecision> {
+  const input = write.input.parse(request.input);
+  const proposal = await write.propose(db, request.orgId, input, { apiKeyId: request.apiKey.id });
+  const { version, policySet } = await loadCompiledPolicySet(db, request.orgId);
+  const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
+  if (proposal.before) context.before = proposal.before;
+  if (proposal.changes) context.changes = proposal.changes;
+  Object.assign(context, proposal.context);
+  const decided = evaluatePolicy(policySet, {
+    principal: {
+      type: 'ApiKey',
+      id: request.apiKey.id,
+      attrs: { label: request.apiKey.label, access: request.apiKey.access, abilities: request.apiKey.abilities },
+    },
+    action: request.operation,
+    resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
+    context,
+  });
+  return recordDecision(db, {
+    workflowId,
+    request,
+    decision: decided.decision,
+    reason: decided.reason,
+    policyIds: decided.policyIds,
+    policyErrors: decided.errors,
+    policyVersion: version,
+    resource: proposal.resource,
+    context,
+    reviewExpiresAt,
+  });
 }
 
 export interface DecisionToRecord {
@@ -164,94 +158,4 @@ async function existingDecision(tx: Queryable, workflowId: string, request: Gate
     policyVersion: row.policy_version,
     review: row.review_id ? { id: row.review_id, expiresAt: (row.expires_at as Date).toISOString() } : undefined,
   };
-}
-
-export class ReviewNotApprovedError extends Error {
-  override name = 'ReviewNotApproved';
-}
-
-/**
- * Runs the write, its audit record and its bookkeeping in one transaction, at most once per workflow.
- * A write held for review runs only if its review record says a person approved it.
- */
-export async function applyGatedWrite(
-  db: Database,
-  workflowId: string,
-  request: GatedWriteRequest,
-  reviewId?: string,
-): Promise<unknown> {
-  const write = gatedWrite(request.operation);
-  if (!write) throw new AppError('not_found', `no gated write is named ${request.operation}`);
-  const input = write.input.parse(request.input);
-  return db.transaction(async (tx) => {
-    // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
-    const { rows: decisions } = await tx.query(
-      `SELECT decision, context, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
-      [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
-    );
-    const decided = decisions[0];
-    if (!decided?.same_request) throw new AppError('conflict', `workflow ${workflowId} has no decision for this write`);
-    if (decided.decision !== 'allow' && decided.decision !== 'review') {
-      throw new AppError('conflict', `workflow ${workflowId} was ${decided.decision === 'deny' ? 'denied' : 'refused'}; its write never runs`);
-    }
-    if (decided.decision === 'review') {
-      const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId ?? '', workflowId]);
-      if (rows[0]?.status !== 'approved') {
-        throw new ReviewNotApprovedError(`review ${reviewId ?? '(none)'} is ${rows[0]?.status ?? 'missing'}, not approved`);
-      }
-    }
-    // The claim comes first: a concurrent attempt waits on it, then finds the finished write.
-    const claim = await tx.query(
-      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result)
-       VALUES ($1, $2, $3, $4, '', 'null') ON CONFLICT (workflow_id) DO NOTHING`,
-      [workflowId, request.orgId, request.operation, write.resourceType],
-    );
-    if (!claim.rowCount) {
-      const done = await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId]);
-      return done.rows[0].result;
-    }
-
-    const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, { apiKeyId: request.apiKey.id });
-    await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
-      workflowId,
-      applied.resourceId,
-      JSON.stringify(applied.result),
-    ]);
-    await recordAudit(tx, request.orgId, {
-      type: 'write.applied',
-      actor: { type: 'api_key', id: request.apiKey.id },
-      workflowId,
-      reviewId,
-      resourceType: write.resourceType,
-      resourceId: applied.resourceId,
-      data: { operation: request.operation },
-    });
-    if (reviewId) {
-      await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
-    }
-    return applied.result;
-  });
-}
-
-/** An approved write that could not be applied: said on the review and in the audit trail. */
-export async function recordApplyFailure(
-  db: Database,
-  workflowId: string,
-  reviewId: string,
-  failure: { code: string; message: string },
-): Promise<void> {
-  await db.transaction(async (tx) => {
-    const { rows } = await tx.query(
-      `UPDATE reviews SET failure = $3 WHERE id = $1 AND workflow_id = $2 AND applied_at IS NULL RETURNING org_id`,
-      [reviewId, workflowId, JSON.stringify(failure)],
-    );
-    if (!rows[0]) return;
-    await recordAudit(tx, rows[0].org_id, {
-      type: 'write.failed',
-      actor: { type: 'system', id: null },
-      workflowId,
-      reviewId,
-      data: failure,
-    });
-  });
 }

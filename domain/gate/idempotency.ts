@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/database';
 import { AppError } from '../kit/errors';
-import type { GateAnswer } from './decide';
+import type { GateAnswer } from './contract';
 
 export type IdempotencyClaim =
   | { state: 'new'; workflowId: string }

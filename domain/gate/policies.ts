@@ -61,6 +61,13 @@ export async function loadCompiledPolicySet(db: Queryable, orgId: string): Promi
   return { version: current.version, policySet };
 }
 
+/** The Cedar text of the named policies in the organization's current set (those it still has). */
+export async function policyTexts(db: Queryable, orgId: string, policyIds: string[]): Promise<string[]> {
+  if (policyIds.length === 0) return [];
+  const { policySet } = await loadCompiledPolicySet(db, orgId);
+  return policyIds.flatMap((id) => policySet.policies[id] ?? []);
+}
+
 function versionFromRow(row: Record<string, unknown>): PolicySetVersion {
   return {
     version: row.version as number,

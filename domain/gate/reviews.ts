@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Database, Queryable } from '../../db/database';
-import type { PersonActor } from '../identity/actors';
 import { recordAudit } from './audit';
 import { AppError } from '../kit/errors';
 import { instantField, recordId, text } from '../kit/fields';
@@ -70,11 +69,15 @@ export const decideReviewInput = z.strictObject({
   comment: text({ max: 2000 }).optional().describe('Why, for the record'),
 });
 
-/** A pending review past its deadline reads as expired, even before its workflow has recorded it. */
-const effectiveStatus = `CASE WHEN r.status = 'pending' AND r.expires_at <= now() THEN 'expired' ELSE r.status END`;
+/**
+ * A review's status as SQL, for the review table under `alias`: a pending review past its deadline reads as
+ * expired, even before its workflow has recorded it.
+ */
+export const reviewStatusSql = (alias: string) =>
+  `CASE WHEN ${alias}.status = 'pending' AND ${alias}.expires_at <= now() THEN 'expired' ELSE ${alias}.status END`;
 
 const selectReview = `
-  SELECT r.*, ${effectiveStatus} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.reason,
+  SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
          u.email AS decided_by_email
   FROM reviews r
@@ -86,7 +89,7 @@ export async function listReviews(db: Queryable, orgId: string, input: z.infer<t
   const after = decodeCursor(input.cursor);
   const { rows } = await db.query(
     `${selectReview}
-     WHERE r.org_id = $1 AND ($2::text IS NULL OR ${effectiveStatus} = $2) AND ($3::text IS NULL OR r.id < $3)
+     WHERE r.org_id = $1 AND ($2::text IS NULL OR ${reviewStatusSql('r')} = $2) AND ($3::text IS NULL OR r.id < $3)
      ORDER BY r.id DESC LIMIT $4`,
     [orgId, input.status ?? null, after ?? null, input.limit + 1],
   );
@@ -105,27 +108,26 @@ export async function getReview(db: Queryable, orgId: string, reviewId: string):
  */
 export async function decideReview(
   db: Database,
-  input: { orgId: string; reviewId: string; person: PersonActor; verdict: 'approved' | 'denied'; comment?: string },
+  input: { orgId: string; reviewId: string; userId: string; verdict: 'approved' | 'denied'; comment?: string },
 ): Promise<Review> {
   await db.transaction(async (tx) => {
     const { rows } = await tx.query(
-      `UPDATE reviews SET status = $3, decided_by = $4, decided_at = now(), comment = $5
-       WHERE org_id = $1 AND id = $2 AND status = 'pending' AND expires_at > now()
+      `UPDATE reviews AS r SET status = $3, decided_by = $4, decided_at = now(), comment = $5
+       WHERE r.org_id = $1 AND r.id = $2 AND ${reviewStatusSql('r')} = 'pending'
        RETURNING workflow_id`,
-      [input.orgId, input.reviewId, input.verdict, input.person.userId, input.comment ?? null],
+      [input.orgId, input.reviewId, input.verdict, input.userId, input.comment ?? null],
     );
     if (!rows[0]) {
-      const current = await tx.query('SELECT status, expires_at FROM reviews WHERE org_id = $1 AND id = $2', [input.orgId, input.reviewId]);
-      const review = current.rows[0];
-      if (!review) throw new AppError('not_found', `review ${input.reviewId} was not found`);
-      const state = review.status === 'pending' ? 'expired' : review.status;
+      const current = await tx.query(`SELECT ${reviewStatusSql('r')} AS status FROM reviews r WHERE r.org_id = $1 AND r.id = $2`, [input.orgId, input.reviewId]);
+      const state = current.rows[0]?.status;
+      if (!state) throw new AppError('not_found', `review ${input.reviewId} was not found`);
       throw new AppError('conflict', `review ${input.reviewId} is ${state} already; it can be decided only once, while pending`, {
         status: state,
       });
     }
     await recordAudit(tx, input.orgId, {
       type: input.verdict === 'approved' ? 'review.approved' : 'review.denied',
-      actor: { type: 'user', id: input.person.userId },
+      actor: { type: 'user', id: input.userId },
       workflowId: rows[0].workflow_id,
       reviewId: input.reviewId,
       data: { comment: input.comment ?? null },
@@ -198,4 +200,54 @@ function reviewFromRow(row: Record<string, any>): Review {
 export function asSeenByKey(review: Review, apiKeyId: string): Review {
   if (!review.operation.startsWith('memories.') || review.submitted_by.api_key_id === apiKeyId) return review;
   return { ...review, proposed: { redacted: true }, resource: { redacted: true }, result: null };
+}
+
+export const followReviewInput = z.strictObject({ review_id: text({ max: 100 }).describe('The review id from the held write') });
+
+/** Where a held write stands, as the agent that submitted it follows it. */
+export const reviewProgressSchema = z.object({
+  id: z.string().describe('The review id'),
+  status: z.enum(reviewStatuses).describe('Where the review stands'),
+  operation: z.string().describe('The held write, e.g. tasks.create'),
+  reason: z.string().describe('Why the policy held it'),
+  expires_at: z.string().describe('When it expires if nobody decides (RFC 3339)'),
+  decided_at: z.string().nullable().describe('When a person decided, or null'),
+  comment: z.string().nullable().describe("The person's comment, or null"),
+  applied: z.boolean().describe('True once the approved write has run'),
+  result: z.unknown().describe('The record the approved write produced, once applied'),
+  failure: z
+    .object({
+      code: z.string().describe('An error code as in error answers, e.g. conflict, not_found, validation_failed'),
+      message: z.string().describe('What went wrong, for a person to read'),
+    })
+    .nullable()
+    .describe('Why an approved write could not be applied, or null'),
+});
+
+/**
+ * A key follows its own held writes; another key's it reads only with `mayReadQueue` (the reviews.read
+ * ability), and then as asSeenByKey shows them. Any other review is not found.
+ */
+export async function followReview(
+  db: Queryable,
+  orgId: string,
+  follower: { apiKeyId: string; mayReadQueue: boolean },
+  reviewId: string,
+): Promise<z.infer<typeof reviewProgressSchema>> {
+  const review = asSeenByKey(await getReview(db, orgId, reviewId), follower.apiKeyId);
+  if (review.submitted_by.api_key_id !== follower.apiKeyId && !follower.mayReadQueue) {
+    throw new AppError('not_found', `review ${reviewId} was not found`);
+  }
+  return {
+    id: review.id,
+    status: review.status,
+    operation: review.operation,
+    reason: review.policy.reason,
+    expires_at: review.expires_at,
+    decided_at: review.decided_at,
+    comment: review.comment,
+    applied: review.applied_at !== null,
+    result: review.result,
+    failure: review.failure,
+  };
 }

@@ -1,13 +1,11 @@
 import type { z } from 'zod';
 import type { Queryable } from '../../db/database';
-import { bookEventInput, findOverlaps, insertEvent, updateEventInput, deleteEventInput } from '../resources/calendar';
-import { createCustomerInput, insertCustomer, lockCustomerChanges, updateCustomerInput } from '../resources/customers';
 import { AppError } from '../kit/errors';
-import { createMeetingIngestInput, insertMeetingIngest } from '../resources/meeting-ingests';
-import { forgetInput, insertMemory, rememberInput } from '../resources/memories';
-import { createProjectInput, deleteProjectInput, insertProject, updateProjectInput } from '../resources/projects';
-import { assertOwned, assertVersion, changedFields, deleteRecord, loadRecord, updateRecord, type OwnedTable } from '../kit/rows';
-import { createTaskInput, deleteTaskInput, insertTask, updateTaskInput } from '../resources/tasks';
+import { assertOwned, type Reference } from '../kit/references';
+import { assertVersion, changedFields, deleteRecord, loadRecord, updateRecord } from '../kit/rows';
+
+// How a resource family declares its gated writes: a create, an update or a delete, each built here from
+// what differs between families (the table, the references to check, what the policy sees).
 
 /** What the policy sees of a write before it runs. */
 export interface Proposal {
@@ -40,37 +38,41 @@ export interface Writer {
  * A write subject to policy. `propose` reads what the policy needs; `apply` performs the write inside the
  * transaction that also records it, so it runs once per workflow however often it is retried.
  */
-export interface GatedWrite<Input = unknown> {
-  operation: string;
+export interface GatedWrite<Schema extends z.ZodObject = z.ZodObject> {
+  /** `<family>.<verb>`: the operation's name everywhere, and the policy's action (`Action::"tasks.create"`). */
+  name: string;
   /** The Cedar entity type of the resource. */
   resourceType: string;
-  input: z.ZodType<Input>;
-  propose(db: Queryable, orgId: string, input: Input, by: Writer): Promise<Proposal>;
-  apply(tx: Queryable, orgId: string, input: Input, decided: Decided, by: Writer): Promise<AppliedResource>;
+  /** What a caller sends; the catalog entry of the write takes it as its input. */
+  input: Schema;
+  propose(db: Queryable, orgId: string, input: z.output<Schema>, by: Writer): Promise<Proposal>;
+  apply(tx: Queryable, orgId: string, input: z.output<Schema>, decided: Decided, by: Writer): Promise<AppliedResource>;
 }
 
-type Ref = { table: OwnedTable; field: string; id: string | null | undefined };
+/** The input of an update or a delete: the record's id, and the version the caller last read. */
+type ExistingRecordInput = z.ZodObject & z.ZodType<{ id: string; if_match?: string }>;
+
 type Patch = Record<string, unknown>;
 
-function createWrite<Input extends object>(spec: {
-  operation: string;
+export function createWrite<Schema extends z.ZodObject>(spec: {
+  name: string;
   resourceType: string;
-  input: z.ZodType<Input>;
-  refs?: (input: Input) => Ref[];
+  input: Schema;
+  refs?: (input: z.output<Schema>) => Reference[];
   /** What the policy sees as the resource; the input itself by default. */
-  describe?: (input: Input) => Record<string, unknown>;
-  context?: (db: Queryable, orgId: string, input: Input) => Promise<Record<string, unknown>>;
-  insert: (tx: Queryable, orgId: string, input: Input, by: Writer) => Promise<{ id: string }>;
-}): GatedWrite<Input> {
+  describe?: (input: z.output<Schema>) => Record<string, unknown>;
+  context?: (db: Queryable, orgId: string, input: z.output<Schema>) => Promise<Record<string, unknown>>;
+  insert: (tx: Queryable, orgId: string, input: z.output<Schema>, by: Writer) => Promise<{ id: string }>;
+}): GatedWrite<Schema> {
   return {
-    operation: spec.operation,
+    name: spec.name,
     resourceType: spec.resourceType,
     input: spec.input,
     async propose(db, orgId, input) {
       await assertOwned(db, orgId, spec.refs?.(input) ?? []);
       return {
         resourceId: 'new',
-        resource: spec.describe?.(input) ?? { ...(input as Record<string, unknown>) },
+        resource: spec.describe?.(input) ?? { ...input },
         context: await spec.context?.(db, orgId, input),
       };
     },
@@ -91,21 +93,28 @@ function seenVersion(decided: Decided): number {
   return version;
 }
 
-function updateWrite<Input extends { id: string; if_match?: string }>(spec: {
-  operation: string;
-  resourceType: string;
+/** Where an update or a delete finds its record. */
+interface Table {
   table: string;
+  /** The record's kind, for people: `task`, `team member`. */
   what: string;
-  input: z.ZodType<Input>;
-  refs?: (patch: Patch) => Ref[];
-  /** Checks the record as it would be after the change (fields that depend on each other). */
-  check?: (after: Record<string, unknown>) => void;
-  context?: (db: Queryable, orgId: string, after: Record<string, unknown>) => Promise<Record<string, unknown>>;
-  /** Taken before the write (customers serialize their changes for sync). */
-  lock?: (tx: Queryable, orgId: string) => Promise<void>;
-}): GatedWrite<Input> {
+}
+
+export function updateWrite<Schema extends ExistingRecordInput>(
+  spec: Table & {
+    name: string;
+    resourceType: string;
+    input: Schema;
+    refs?: (patch: Patch) => Reference[];
+    /** Checks the record as it would be after the change (fields that depend on each other). */
+    check?: (after: Record<string, unknown>) => void;
+    context?: (db: Queryable, orgId: string, after: Record<string, unknown>) => Promise<Record<string, unknown>>;
+    /** Taken before the write (customers serialize their changes for sync). */
+    lock?: (tx: Queryable, orgId: string) => Promise<void>;
+  },
+): GatedWrite<Schema> {
   return {
-    operation: spec.operation,
+    name: spec.name,
     resourceType: spec.resourceType,
     input: spec.input,
     async propose(db, orgId, input) {
@@ -131,22 +140,22 @@ function updateWrite<Input extends { id: string; if_match?: string }>(spec: {
   };
 }
 
-function deleteWrite<Input extends { id: string; if_match?: string }>(spec: {
-  operation: string;
-  resourceType: string;
-  table: string;
-  what: string;
-  input: z.ZodType<Input>;
-  /** Records that refer to this one: while any do, the delete is refused before the policy runs. */
-  referrers?: { table: string; column: string; what: string }[];
-  /** Records that belong to the key that wrote them (agent memories): to any other key they do not exist. */
-  ownedByKey?: boolean;
-}): GatedWrite<Input> {
+export function deleteWrite<Schema extends ExistingRecordInput>(
+  spec: Table & {
+    name: string;
+    resourceType: string;
+    input: Schema;
+    /** Records that refer to this one: while any do, the delete is refused before the policy runs. */
+    referrers?: { table: string; column: string; what: string }[];
+    /** Records that belong to the key that wrote them (agent memories): to any other key they do not exist. */
+    ownedByKey?: boolean;
+  },
+): GatedWrite<Schema> {
   const assertKeyOwns = (record: Record<string, unknown>, id: string, by: Writer) => {
     if (spec.ownedByKey && record.api_key_id !== by.apiKeyId) throw new AppError('not_found', `${spec.what} ${id} was not found`);
   };
   return {
-    operation: spec.operation,
+    name: spec.name,
     resourceType: spec.resourceType,
     input: spec.input,
     async propose(db, orgId, input, by) {
@@ -171,136 +180,4 @@ function deleteWrite<Input extends { id: string; if_match?: string }>(spec: {
       return { resourceId: input.id, result: record };
     },
   };
-}
-
-const taskRefs = (fields: { project_id?: unknown; assignee_id?: unknown }): Ref[] => [
-  { table: 'projects', field: 'project_id', id: fields.project_id as string | undefined },
-  { table: 'team_members', field: 'assignee_id', id: fields.assignee_id as string | undefined },
-];
-
-const eventRefs = (fields: { attendee_ids?: unknown; customer_id?: unknown }): Ref[] => [
-  ...((fields.attendee_ids as string[] | undefined) ?? []).map((id, i) => ({ table: 'team_members' as const, field: `attendee_ids.${i}`, id })),
-  { table: 'customers', field: 'customer_id', id: fields.customer_id as string | undefined },
-];
-
-/** A booking that collides with the same attendees' time is visible to the policy, to send it to review. */
-async function overlapContext(db: Queryable, orgId: string, event: Record<string, unknown>, excludeId?: string) {
-  const overlapping = await findOverlaps(
-    db,
-    orgId,
-    { starts_at: String(event.starts_at), ends_at: String(event.ends_at), attendee_ids: (event.attendee_ids as string[]) ?? [] },
-    excludeId,
-  );
-  return { double_booked: overlapping.length > 0, overlapping_ids: overlapping };
-}
-
-const writes = [
-  createWrite({
-    operation: 'tasks.create',
-    resourceType: 'Task',
-    input: createTaskInput,
-    refs: taskRefs,
-    // insertTask's fourth argument is the meeting a task came from, not the writer.
-    insert: (tx, orgId, input) => insertTask(tx, orgId, input),
-  }),
-  updateWrite({ operation: 'tasks.update', resourceType: 'Task', table: 'tasks', what: 'task', input: updateTaskInput, refs: taskRefs }),
-  deleteWrite({
-    operation: 'tasks.delete',
-    resourceType: 'Task',
-    table: 'tasks',
-    what: 'task',
-    input: deleteTaskInput,
-    referrers: [{ table: 'work_logs', column: 'task_id', what: 'work logs' }],
-  }),
-
-  createWrite({
-    operation: 'projects.create',
-    resourceType: 'Project',
-    input: createProjectInput,
-    refs: (p) => [{ table: 'team_members', field: 'owner_id', id: p.owner_id }],
-    insert: insertProject,
-  }),
-  updateWrite({
-    operation: 'projects.update',
-    resourceType: 'Project',
-    table: 'projects',
-    what: 'project',
-    input: updateProjectInput,
-    refs: (p) => [{ table: 'team_members', field: 'owner_id', id: p.owner_id as string | undefined }],
-  }),
-  deleteWrite({
-    operation: 'projects.delete',
-    resourceType: 'Project',
-    table: 'projects',
-    what: 'project',
-    input: deleteProjectInput,
-    referrers: [
-      { table: 'tasks', column: 'project_id', what: 'tasks' },
-      { table: 'expenses', column: 'project_id', what: 'expenses' },
-      { table: 'work_logs', column: 'project_id', what: 'work logs' },
-    ],
-  }),
-
-  createWrite({ operation: 'customers.create', resourceType: 'Customer', input: createCustomerInput, insert: insertCustomer }),
-  updateWrite({
-    operation: 'customers.update',
-    resourceType: 'Customer',
-    table: 'customers',
-    what: 'customer',
-    input: updateCustomerInput,
-    lock: lockCustomerChanges,
-  }),
-
-  createWrite({
-    operation: 'calendar.book',
-    resourceType: 'Event',
-    input: bookEventInput,
-    refs: eventRefs,
-    context: (db, orgId, input) => overlapContext(db, orgId, input),
-    insert: insertEvent,
-  }),
-  updateWrite({
-    operation: 'calendar.update',
-    resourceType: 'Event',
-    table: 'events',
-    what: 'event',
-    input: updateEventInput,
-    refs: eventRefs,
-    check: (after) => {
-      if (Date.parse(String(after.ends_at)) <= Date.parse(String(after.starts_at))) {
-        throw new AppError('validation_failed', 'The event would end before it starts', {
-          fields: [{ field: 'ends_at', message: 'must be after starts_at' }],
-        });
-      }
-    },
-    context: (db, orgId, after) => overlapContext(db, orgId, after, String(after.id)),
-  }),
-  deleteWrite({ operation: 'calendar.delete', resourceType: 'Event', table: 'events', what: 'event', input: deleteEventInput }),
-
-  createWrite({
-    operation: 'meeting_ingests.create',
-    resourceType: 'MeetingIngest',
-    input: createMeetingIngestInput,
-    refs: (ingest) => ingest.tasks.flatMap((task, i) => taskRefs(task).map((ref) => ({ ...ref, field: `tasks.${i}.${ref.field}` }))),
-    // The whole batch is what a reviewer and the policy judge; the transcript itself is left out.
-    describe: (ingest) => ({
-      title: ingest.title,
-      occurred_at: ingest.occurred_at,
-      participants: ingest.participants,
-      source: ingest.source,
-      transcript_length: ingest.transcript.length,
-      task_count: ingest.tasks.length,
-      tasks: ingest.tasks,
-    }),
-    insert: insertMeetingIngest,
-  }),
-
-  createWrite({ operation: 'memories.remember', resourceType: 'Memory', input: rememberInput, insert: insertMemory }),
-  deleteWrite({ operation: 'memories.forget', resourceType: 'Memory', table: 'agent_memories', what: 'memory', input: forgetInput, ownedByKey: true }),
-] satisfies GatedWrite<any>[];
-
-export const gatedWrites: Record<string, GatedWrite<any>> = Object.fromEntries(writes.map((write) => [write.operation, write]));
-
-export function gatedWrite(operation: string): GatedWrite<unknown> | undefined {
-  return gatedWrites[operation];
 }

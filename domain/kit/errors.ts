@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /** Every refusal the service gives, by code; the REST and MCP adapters map them to their transports. */
 export const errorStatus = {
   unauthorized: 401,
@@ -25,6 +27,10 @@ export const errorStatus = {
 
 export type ErrorCode = keyof typeof errorStatus;
 
+export function isErrorCode(code: string): code is ErrorCode {
+  return code in errorStatus;
+}
+
 export class AppError extends Error {
   readonly status: number;
 
@@ -39,4 +45,47 @@ export class AppError extends Error {
   }
 }
 
-export const notFound = (what: string) => new AppError('not_found', `${what} was not found`);
+/** One field that failed, as `details.fields` lists them. */
+export interface FieldProblem {
+  field: string;
+  message: string;
+}
+
+/** A validation refusal naming every field that failed, so that a client (or an agent) can fix its request. */
+export function invalidFields(fields: FieldProblem[]): AppError {
+  return new AppError('validation_failed', `The request is not valid: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`, { fields });
+}
+
+function fieldsOf(error: z.ZodError): FieldProblem[] {
+  return error.issues.flatMap((issue) => {
+    const at = issue.path.join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ field: at ? `${at}.${key}` : key, message: 'unknown field' }));
+    }
+    return [{ field: at || '(input)', message: issue.message }];
+  });
+}
+
+/**
+ * The error as one of ours when it is a refusal: the request's fault, final, never worth a retry. Our own
+ * errors, input that fails its schema, and what PostgreSQL refuses as data (class 22) or as a clash with other
+ * records (class 23). Anything else (a lost connection, a bug) is a fault: undefined.
+ */
+export function asRefusal(error: unknown): AppError | undefined {
+  if (error instanceof AppError) return error;
+  if (error instanceof z.ZodError) return invalidFields(fieldsOf(error));
+  const sqlState = (error as { code?: unknown } | null)?.code;
+  if (typeof sqlState !== 'string' || !/^2[23][0-9A-Z]{3}$/.test(sqlState)) return undefined;
+  if (sqlState.startsWith('22')) return new AppError('validation_failed', 'A value in the request is outside what the database can store or search');
+  return new AppError(
+    'conflict',
+    sqlState === '23503'
+      ? 'The write conflicts with other records: the record is still referred to (by tasks or work logs, say), or refers to one that is gone'
+      : 'The write conflicts with the data as it is now',
+  );
+}
+
+/** Whatever was thrown, as one of our errors; a fault becomes a bare 500 that says nothing of its cause. */
+export function toAppError(error: unknown): AppError {
+  return asRefusal(error) ?? new AppError('internal_error', 'Something went wrong on our side; it has been logged');
+}

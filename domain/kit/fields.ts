@@ -58,3 +58,15 @@ export function cents(what: string) {
 export const utcInstant = z.iso
   .datetime({ offset: true })
   .transform((value) => new Date(value).toISOString());
+
+/** A write's precondition: the record's version as last read, sent by REST clients as the If-Match header. */
+export const ifMatch = z
+  .string()
+  .max(100)
+  .optional()
+  .describe('The ETag of the record as you last read it (the version, quoted, e.g. "3"); the write is refused with 409 if it changed since');
+
+/** The input of an operation that reads one record: its id, described for the caller. */
+export function idInput(description: string) {
+  return z.strictObject({ id: text({ max: 100 }).describe(description) });
+}

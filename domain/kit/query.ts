@@ -1,3 +1,7 @@
+import type { Queryable } from '../../db/database';
+import { decodeCursor, toPage, type Page } from './pagination';
+import { plainRecord } from './rows';
+
 /** Builds a WHERE clause from the filters that are set; values go in as parameters, never into the text. */
 export class Filters {
   private readonly clauses: string[] = [];
@@ -29,4 +33,11 @@ export class Filters {
 /** A search term as an ILIKE pattern matching it anywhere, its own % and _ taken literally. */
 export function containsPattern(term: string | undefined): string | undefined {
   return term ? `%${term.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+}
+
+/** A page of an organization's table, newest first: ids sort by creation time, so the cursor is the last id shown. */
+export async function listPage<T>(db: Queryable, table: string, filters: Filters, input: { limit: number; cursor?: string }): Promise<Page<T>> {
+  filters.add('id < $?', decodeCursor(input.cursor));
+  const { rows } = await db.query(`SELECT * FROM ${table} ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
+  return toPage(rows.map((row) => plainRecord(row) as T & { id: string }), input.limit);
 }

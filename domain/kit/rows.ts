@@ -11,33 +11,6 @@ export function plainRecord(row: Record<string, unknown>): Record<string, unknow
   return out;
 }
 
-export type OwnedTable = 'projects' | 'team_members' | 'customers' | 'tasks' | 'products' | 'events';
-
-const labels: Record<OwnedTable, string> = {
-  projects: 'project',
-  team_members: 'team member',
-  customers: 'customer',
-  tasks: 'task',
-  products: 'product',
-  events: 'event',
-};
-
-/**
- * A reference to another record must stay inside the organization: a foreign key alone would let a task
- * point at another organization's project.
- */
-export async function assertOwned(db: Queryable, orgId: string, refs: { table: OwnedTable; field: string; id: string | null | undefined }[]): Promise<void> {
-  const fields: { field: string; message: string }[] = [];
-  for (const ref of refs) {
-    if (ref.id === null || ref.id === undefined) continue;
-    const { rowCount } = await db.query(`SELECT 1 FROM ${ref.table} WHERE org_id = $1 AND id = $2`, [orgId, ref.id]);
-    if (!rowCount) fields.push({ field: ref.field, message: `no ${labels[ref.table]} ${ref.id} in this organization` });
-  }
-  if (fields.length) {
-    throw new AppError('validation_failed', `The request is not valid: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}`, { fields });
-  }
-}
-
 export async function loadRecord(db: Queryable, table: string, what: string, orgId: string, id: string): Promise<Record<string, unknown>> {
   const { rows } = await db.query(`SELECT * FROM ${table} WHERE org_id = $1 AND id = $2`, [orgId, id]);
   if (!rows[0]) throw new AppError('not_found', `${what} ${id} was not found`);

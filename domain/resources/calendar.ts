@@ -1,12 +1,13 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
+import { createWrite, deleteWrite, updateWrite } from '../gate/writes';
 import { AppError } from '../kit/errors';
-import { createdAt, instantField, recordId, recordVersion, text, updatedAt, utcInstant } from '../kit/fields';
+import { createdAt, ifMatch, instantField, recordId, recordVersion, text, updatedAt, utcInstant } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { decodeCursor, encodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
-import { Filters } from '../kit/query';
+import { encodeCursor, pageInput, type Page } from '../kit/pagination';
+import { Filters, listPage } from '../kit/query';
+import type { Reference } from '../kit/references';
 import { loadRecord, plainRecord } from '../kit/rows';
-import { ifMatch } from './tasks';
 
 const eventId = text({ max: 100 }).describe('The event id, e.g. cal_01j…');
 const instant = utcInstant;
@@ -95,16 +96,14 @@ function window(input: { from?: string; to?: string }): { from: Date; to: Date }
   return { from, to };
 }
 
-export async function listEvents(db: Queryable, orgId: string, input: z.infer<typeof listEventsInput>): Promise<Page<CalendarEvent>> {
+export function listEvents(db: Queryable, orgId: string, input: z.infer<typeof listEventsInput>): Promise<Page<CalendarEvent>> {
   const { from, to } = window(input);
   const filters = new Filters(orgId)
     .add('ends_at > $?', from)
     .add('starts_at < $?', to)
     .add('$? = ANY (attendee_ids)', input.attendee_id)
-    .add('customer_id = $?', input.customer_id)
-    .add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(`SELECT * FROM events ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
-  return toPage(rows.map((row) => plainRecord(row) as CalendarEvent), input.limit);
+    .add('customer_id = $?', input.customer_id);
+  return listPage(db, 'events', filters, input);
 }
 
 export async function getEvent(db: Queryable, orgId: string, id: string): Promise<CalendarEvent> {
@@ -211,3 +210,47 @@ function decodeFeedCursor(cursor: string): { micros: number; id: string } {
   }
   return { micros: Number(micros), id };
 }
+
+const eventRefs = (fields: { attendee_ids?: unknown; customer_id?: unknown }): Reference[] => [
+  ...((fields.attendee_ids as string[] | undefined) ?? []).map((id, i) => ({ table: 'team_members' as const, field: `attendee_ids.${i}`, id })),
+  { table: 'customers', field: 'customer_id', id: fields.customer_id as string | undefined },
+];
+
+/** A booking that collides with the same attendees' time is visible to the policy, to send it to review. */
+async function overlapContext(db: Queryable, orgId: string, event: Record<string, unknown>, excludeId?: string) {
+  const overlapping = await findOverlaps(
+    db,
+    orgId,
+    { starts_at: String(event.starts_at), ends_at: String(event.ends_at), attendee_ids: (event.attendee_ids as string[]) ?? [] },
+    excludeId,
+  );
+  return { double_booked: overlapping.length > 0, overlapping_ids: overlapping };
+}
+
+export const bookEvent = createWrite({
+  name: 'calendar.book',
+  resourceType: 'Event',
+  input: bookEventInput,
+  refs: eventRefs,
+  context: (db, orgId, input) => overlapContext(db, orgId, input),
+  insert: insertEvent,
+});
+
+export const updateEvent = updateWrite({
+  name: 'calendar.update',
+  resourceType: 'Event',
+  table: 'events',
+  what: 'event',
+  input: updateEventInput,
+  refs: eventRefs,
+  check: (after) => {
+    if (Date.parse(String(after.ends_at)) <= Date.parse(String(after.starts_at))) {
+      throw new AppError('validation_failed', 'The event would end before it starts', {
+        fields: [{ field: 'ends_at', message: 'must be after starts_at' }],
+      });
+    }
+  },
+  context: (db, orgId, after) => overlapContext(db, orgId, after, String(after.id)),
+});
+
+export const deleteEvent = deleteWrite({ name: 'calendar.delete', resourceType: 'Event', table: 'events', what: 'event', input: deleteEventInput });

@@ -1,12 +1,12 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
+import { createWrite, updateWrite } from '../gate/writes';
 import { AppError } from '../kit/errors';
-import { createdAt, recordId, recordVersion, text } from '../kit/fields';
+import { createdAt, ifMatch, recordId, recordVersion, text } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { decodeCursor, encodeCursor, pageInput, type Page } from '../kit/pagination';
-import { containsPattern, Filters } from '../kit/query';
+import { encodeCursor, pageInput, type Page } from '../kit/pagination';
+import { containsPattern, Filters, listPage } from '../kit/query';
 import { loadRecord, plainRecord } from '../kit/rows';
-import { ifMatch } from './tasks';
 
 const customerId = text({ max: 100 }).describe('The customer id, e.g. cus_01j…');
 
@@ -104,10 +104,7 @@ export async function listCustomers(db: Queryable, orgId: string, input: z.infer
       nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.sync_micros}|${last.id}`) : null,
     };
   }
-  filters.add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(`SELECT * FROM customers ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
-  const items = rows.slice(0, input.limit).map((row) => plainRecord(row) as Customer);
-  return { items, nextCursor: rows.length > input.limit ? encodeCursor(items.at(-1)!.id) : null };
+  return listPage(db, 'customers', filters, input);
 }
 
 function decodeSyncCursor(cursor: string | undefined): { micros: number; id: string } | undefined {
@@ -134,3 +131,14 @@ export async function insertCustomer(tx: Queryable, orgId: string, input: Create
   );
   return plainRecord(rows[0]) as Customer;
 }
+
+export const createCustomer = createWrite({ name: 'customers.create', resourceType: 'Customer', input: createCustomerInput, insert: insertCustomer });
+
+export const updateCustomer = updateWrite({
+  name: 'customers.update',
+  resourceType: 'Customer',
+  table: 'customers',
+  what: 'customer',
+  input: updateCustomerInput,
+  lock: lockCustomerChanges,
+});

@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
+import { createWrite } from '../gate/writes';
 import { createdAt, instantField, recordId, text, utcInstant } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
-import { Filters } from '../kit/query';
+import { pageInput, type Page } from '../kit/pagination';
+import { Filters, listPage } from '../kit/query';
 import { loadRecord, plainRecord } from '../kit/rows';
-import { createTaskInput, insertTask, taskSchema, type Task } from './tasks';
+import { createTaskInput, insertTask, taskRefs, taskSchema, type Task } from './tasks';
 
 export const meetingIngestSchema = z
   .object({
@@ -39,9 +40,7 @@ export const listMeetingIngestsInput = z.strictObject({ ...pageInput });
 export const meetingIngestIdInput = z.strictObject({ id: text({ max: 100 }).describe('The meeting ingest id, e.g. mtg_01j…') });
 
 export async function listMeetingIngests(db: Queryable, orgId: string, input: z.infer<typeof listMeetingIngestsInput>): Promise<Page<MeetingIngest>> {
-  const filters = new Filters(orgId).add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(`SELECT * FROM meeting_ingests ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
-  const page = toPage(rows.map((row) => plainRecord(row) as Omit<MeetingIngest, 'tasks'>), input.limit);
+  const page = await listPage<Omit<MeetingIngest, 'tasks'>>(db, 'meeting_ingests', new Filters(orgId), input);
   const tasks = await tasksOf(db, orgId, page.items.map((item) => item.id));
   return { ...page, items: page.items.map((item) => ({ ...item, tasks: tasks.get(item.id) ?? [] })) };
 }
@@ -65,7 +64,7 @@ async function tasksOf(db: Queryable, orgId: string, ingestIds: string[]): Promi
 }
 
 /** The ingest and every task it carries, in the caller's transaction: all or nothing. */
-export async function insertMeetingIngest(tx: Queryable, orgId: string, input: CreateMeetingIngestInput): Promise<MeetingIngest> {
+async function insertMeetingIngest(tx: Queryable, orgId: string, input: CreateMeetingIngestInput): Promise<MeetingIngest> {
   const { rows } = await tx.query(
     `INSERT INTO meeting_ingests (id, org_id, title, occurred_at, participants, source, transcript)
      VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
@@ -76,3 +75,21 @@ export async function insertMeetingIngest(tx: Queryable, orgId: string, input: C
   for (const task of input.tasks) tasks.push(await insertTask(tx, orgId, task, ingest.id as string));
   return { ...ingest, tasks } as MeetingIngest;
 }
+
+export const createMeetingIngest = createWrite({
+  name: 'meeting_ingests.create',
+  resourceType: 'MeetingIngest',
+  input: createMeetingIngestInput,
+  refs: (ingest) => ingest.tasks.flatMap((task, i) => taskRefs(task).map((ref) => ({ ...ref, field: `tasks.${i}.${ref.field}` }))),
+  // The whole batch is what a reviewer and the policy judge; the transcript itself is left out.
+  describe: (ingest) => ({
+    title: ingest.title,
+    occurred_at: ingest.occurred_at,
+    participants: ingest.participants,
+    source: ingest.source,
+    transcript_length: ingest.transcript.length,
+    task_count: ingest.tasks.length,
+    tasks: ingest.tasks,
+  }),
+  insert: insertMeetingIngest,
+});

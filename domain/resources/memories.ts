@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
-import { createdAt, recordId, recordVersion, text, updatedAt } from '../kit/fields';
+import { createWrite, deleteWrite, type Writer } from '../gate/writes';
+import { createdAt, ifMatch, recordId, recordVersion, text, updatedAt } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
-import { containsPattern, Filters } from '../kit/query';
+import { pageInput, type Page } from '../kit/pagination';
+import { containsPattern, Filters, listPage } from '../kit/query';
 import { plainRecord } from '../kit/rows';
-import { ifMatch } from './tasks';
 
 // What agents remember: notes that belong to the API key that wrote them, not only to the organization,
 // so that one agent's memory never leaks into another's conversations.
@@ -55,27 +55,22 @@ export const recallInput = z.strictObject({
 export type RecallInput = z.infer<typeof recallInput>;
 
 /** The key's own memories, newest first; the cursor is the last id shown, since ids sort by creation time. */
-export async function recallMemories(db: Queryable, orgId: string, apiKeyId: string, input: RecallInput): Promise<Page<Memory>> {
+export function recallMemories(db: Queryable, orgId: string, apiKeyId: string, input: RecallInput): Promise<Page<Memory>> {
   const filters = new Filters(orgId)
     .add('api_key_id = $?', apiKeyId)
     .add('content ILIKE $?', containsPattern(input.search))
-    .add('tags @> $?::text[]', input.tags?.length ? input.tags : undefined)
-    .add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(
-    `SELECT * FROM agent_memories ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`,
-    filters.values,
-  );
-  return toPage(rows.map(memoryFromRow), input.limit);
+    .add('tags @> $?::text[]', input.tags?.length ? input.tags : undefined);
+  return listPage(db, 'agent_memories', filters, input);
 }
 
-export async function insertMemory(tx: Queryable, orgId: string, input: RememberInput, by: { apiKeyId: string }): Promise<Memory> {
+async function insertMemory(tx: Queryable, orgId: string, input: RememberInput, by: Writer): Promise<Memory> {
   const { rows } = await tx.query(
     `INSERT INTO agent_memories (id, org_id, api_key_id, content, tags) VALUES ($1, $2, $3, $4, $5) RETURNING *`,
     [newId('mry'), orgId, by.apiKeyId, input.content, input.tags],
   );
-  return memoryFromRow(rows[0]);
+  return plainRecord(rows[0]) as Memory;
 }
 
-export function memoryFromRow(row: Record<string, unknown>): Memory {
-  return plainRecord(row) as Memory;
-}
+export const remember = createWrite({ name: 'memories.remember', resourceType: 'Memory', input: rememberInput, insert: insertMemory });
+
+export const forget = deleteWrite({ name: 'memories.forget', resourceType: 'Memory', table: 'agent_memories', what: 'memory', input: forgetInput, ownedByKey: true });

@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
-import { calendarDate, createdAt, recordId, recordVersion, text, updatedAt } from '../kit/fields';
+import { createWrite, deleteWrite, updateWrite } from '../gate/writes';
+import { calendarDate, createdAt, ifMatch, recordId, recordVersion, text, updatedAt } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
-import { Filters } from '../kit/query';
+import { pageInput, type Page } from '../kit/pagination';
+import { Filters, listPage } from '../kit/query';
 import { loadRecord, plainRecord } from '../kit/rows';
-import { ifMatch } from './tasks';
 
 export const projectStatuses = ['planned', 'active', 'on_hold', 'completed', 'cancelled'] as const;
 const status = z.enum(projectStatuses).describe('planned, active, on_hold, completed or cancelled');
@@ -68,10 +68,8 @@ export const listProjectsInput = z.strictObject({
   ...pageInput,
 });
 
-export async function listProjects(db: Queryable, orgId: string, input: z.infer<typeof listProjectsInput>): Promise<Page<Project>> {
-  const filters = new Filters(orgId).add('status = $?', input.status).add('owner_id = $?', input.owner_id).add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(`SELECT * FROM projects ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
-  return toPage(rows.map((row) => plainRecord(row) as Project), input.limit);
+export function listProjects(db: Queryable, orgId: string, input: z.infer<typeof listProjectsInput>): Promise<Page<Project>> {
+  return listPage(db, 'projects', new Filters(orgId).add('status = $?', input.status).add('owner_id = $?', input.owner_id), input);
 }
 
 export async function getProject(db: Queryable, orgId: string, id: string): Promise<Project> {
@@ -86,3 +84,22 @@ export async function insertProject(tx: Queryable, orgId: string, input: CreateP
   );
   return plainRecord(rows[0]) as Project;
 }
+
+const ownerRef = (fields: { owner_id?: unknown }) => [{ table: 'team_members' as const, field: 'owner_id', id: fields.owner_id as string | undefined }];
+
+export const createProject = createWrite({ name: 'projects.create', resourceType: 'Project', input: createProjectInput, refs: ownerRef, insert: insertProject });
+
+export const updateProject = updateWrite({ name: 'projects.update', resourceType: 'Project', table: 'projects', what: 'project', input: updateProjectInput, refs: ownerRef });
+
+export const deleteProject = deleteWrite({
+  name: 'projects.delete',
+  resourceType: 'Project',
+  table: 'projects',
+  what: 'project',
+  input: deleteProjectInput,
+  referrers: [
+    { table: 'tasks', column: 'project_id', what: 'tasks' },
+    { table: 'expenses', column: 'project_id', what: 'expenses' },
+    { table: 'work_logs', column: 'project_id', what: 'work logs' },
+  ],
+});

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
-import { calendarDate, createdAt, recordId, recordVersion, text, updatedAt } from '../kit/fields';
+import { createWrite, deleteWrite, updateWrite } from '../gate/writes';
+import { calendarDate, createdAt, ifMatch, recordId, recordVersion, text, updatedAt } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
-import { Filters } from '../kit/query';
+import { pageInput, type Page } from '../kit/pagination';
+import { Filters, listPage } from '../kit/query';
+import type { Reference } from '../kit/references';
 import { loadRecord, plainRecord } from '../kit/rows';
 
 export const taskStatuses = ['todo', 'in_progress', 'blocked', 'done', 'cancelled'] as const;
@@ -14,11 +16,6 @@ const status = z
   .describe('Where the task stands: todo (not started), in_progress, blocked (waiting on something), done, cancelled');
 const priority = z.enum(taskPriorities).describe('How urgent the task is: low, normal, high or urgent');
 const taskId = text({ max: 100 }).describe('The task id, e.g. task_01j…');
-export const ifMatch = z
-  .string()
-  .max(100)
-  .optional()
-  .describe('The ETag of the record as you last read it (the version, quoted, e.g. "3"); the write is refused with 409 if it changed since');
 
 export const taskSchema = z
   .object({
@@ -92,17 +89,14 @@ export const listTasksInput = z.strictObject({
 });
 export type ListTasksInput = z.infer<typeof listTasksInput>;
 
-/** Newest first; the cursor is the last id shown, since ids sort by creation time. */
-export async function listTasks(db: Queryable, orgId: string, input: ListTasksInput): Promise<Page<Task>> {
+export function listTasks(db: Queryable, orgId: string, input: ListTasksInput): Promise<Page<Task>> {
   const filters = new Filters(orgId)
     .add('status = $?', input.status)
     .add('project_id = $?', input.project_id)
     .add('assignee_id = $?', input.assignee_id)
     .add('due_on >= $?', input.due_after)
-    .add('due_on <= $?', input.due_before)
-    .add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(`SELECT * FROM tasks ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
-  return toPage(rows.map(taskFromRow), input.limit);
+    .add('due_on <= $?', input.due_before);
+  return listPage(db, 'tasks', filters, input);
 }
 
 export async function getTask(db: Queryable, orgId: string, id: string): Promise<Task> {
@@ -127,9 +121,31 @@ export async function insertTask(tx: Queryable, orgId: string, input: CreateTask
       meetingIngestId ?? null,
     ],
   );
-  return taskFromRow(rows[0]);
+  return plainRecord(rows[0]) as Task;
 }
 
-export function taskFromRow(row: Record<string, unknown>): Task {
-  return plainRecord(row) as Task;
-}
+/** A task's references: its project and its assignee, both of the organization. */
+export const taskRefs = (fields: { project_id?: unknown; assignee_id?: unknown }): Reference[] => [
+  { table: 'projects', field: 'project_id', id: fields.project_id as string | undefined },
+  { table: 'team_members', field: 'assignee_id', id: fields.assignee_id as string | undefined },
+];
+
+export const createTask = createWrite({
+  name: 'tasks.create',
+  resourceType: 'Task',
+  input: createTaskInput,
+  refs: taskRefs,
+  // insertTask's fourth argument is the meeting a task came from, not the writer.
+  insert: (tx, orgId, input) => insertTask(tx, orgId, input),
+});
+
+export const updateTask = updateWrite({ name: 'tasks.update', resourceType: 'Task', table: 'tasks', what: 'task', input: updateTaskInput, refs: taskRefs });
+
+export const deleteTask = deleteWrite({
+  name: 'tasks.delete',
+  resourceType: 'Task',
+  table: 'tasks',
+  what: 'task',
+  input: deleteTaskInput,
+  referrers: [{ table: 'work_logs', column: 'task_id', what: 'work logs' }],
+});

@@ -1,9 +1,8 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { createdAt, recordId, updatedAt } from '../kit/fields';
-import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
-import { Filters } from '../kit/query';
-import { plainRecord } from '../kit/rows';
+import { pageInput, type Page } from '../kit/pagination';
+import { Filters, listPage } from '../kit/query';
 
 export const teamMemberSchema = z
   .object({
@@ -30,8 +29,6 @@ export const listTeamInput = z.strictObject({
   ...pageInput,
 });
 
-export async function listTeam(db: Queryable, orgId: string, input: z.infer<typeof listTeamInput>): Promise<Page<TeamMember>> {
-  const filters = new Filters(orgId).add('active = $?', input.include_inactive === 'true' ? undefined : true).add('id < $?', decodeCursor(input.cursor));
-  const { rows } = await db.query(`SELECT * FROM team_members ${filters.where} ORDER BY id DESC LIMIT ${filters.param(input.limit + 1)}`, filters.values);
-  return toPage(rows.map((row) => plainRecord(row) as TeamMember), input.limit);
+export function listTeam(db: Queryable, orgId: string, input: z.infer<typeof listTeamInput>): Promise<Page<TeamMember>> {
+  return listPage(db, 'team_members', new Filters(orgId).add('active = $?', input.include_inactive === 'true' ? undefined : true), input);
 }

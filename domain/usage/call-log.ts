@@ -1,17 +1,17 @@
 import type { Queryable } from '../../db/database';
-import type { Interface } from '../gate/decide';
+import type { Interface } from '../gate/contract';
 import { newId } from '../kit/ids';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
 
-/** One call of an operation or tool, as the activity record keeps it. */
-export interface ActivityEntry {
+/** One call of an operation, as the call log keeps it. */
+export interface CallRecord {
   orgId: string;
   /** The key that called (agents, scripts); null for a person's token. */
   apiKeyId: string | null;
   /** The person who called with a personal token; null for keys. */
   userId: string | null;
   interface: Interface;
-  /** The catalog operation (tasks.create), or the MCP tool when it is not a catalog operation. */
+  /** The catalog operation (tasks.create), or the name asked for when it matches none (an unknown MCP tool). */
   operation: string;
   /** The MCP tool called; null over REST. */
   tool: string | null;
@@ -22,7 +22,8 @@ export interface ActivityEntry {
   latencyMs: number;
 }
 
-export interface Activity {
+/** A call as the log shows it. */
+export interface LoggedCall {
   id: string;
   api_key_id: string | null;
   user_id: string | null;
@@ -39,12 +40,12 @@ export interface Activity {
  * One INSERT. The id and the time are taken when this is called (the call has just ended), not when the
  * row reaches the database: rows written in the background still sort in the order the calls ended.
  */
-export async function recordActivity(db: Queryable, entry: ActivityEntry): Promise<void> {
+export async function recordCall(db: Queryable, entry: CallRecord): Promise<void> {
   await db.query(
-    `INSERT INTO activity_log (id, org_id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at)
+    `INSERT INTO call_log (id, org_id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [
-      newId('act'),
+      newId('call'),
       entry.orgId,
       entry.apiKeyId,
       entry.userId,
@@ -59,7 +60,7 @@ export async function recordActivity(db: Queryable, entry: ActivityEntry): Promi
   );
 }
 
-export interface ListActivityInput {
+export interface ListCallsInput {
   api_key_id?: string;
   interface?: Interface;
   limit: number;
@@ -67,23 +68,23 @@ export interface ListActivityInput {
 }
 
 /** The organization's calls, newest first; a cursor is the last id of the previous page. */
-export async function listActivity(db: Queryable, orgId: string, input: ListActivityInput): Promise<Page<Activity>> {
+export async function listCalls(db: Queryable, orgId: string, input: ListCallsInput): Promise<Page<LoggedCall>> {
   const after = decodeCursor(input.cursor);
   const { rows } = await db.query(
     `SELECT id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at
-     FROM activity_log
+     FROM call_log
      WHERE org_id = $1
        AND ($2::text IS NULL OR api_key_id = $2)
        AND ($3::text IS NULL OR interface = $3)
-       AND ($4::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM activity_log WHERE org_id = $1 AND id = $4))
+       AND ($4::text IS NULL OR (created_at, id) < (SELECT created_at, id FROM call_log WHERE org_id = $1 AND id = $4))
      ORDER BY created_at DESC, id DESC
      LIMIT $5`,
     [orgId, input.api_key_id ?? null, input.interface ?? null, after ?? null, input.limit + 1],
   );
-  return toPage(rows.map(activityFromRow), input.limit);
+  return toPage(rows.map(callFromRow), input.limit);
 }
 
-function activityFromRow(row: Record<string, any>): Activity {
+function callFromRow(row: Record<string, any>): LoggedCall {
   return {
     id: row.id,
     api_key_id: row.api_key_id,
@@ -98,9 +99,9 @@ function activityFromRow(row: Record<string, any>): Activity {
   };
 }
 
-export interface ActivityRecorder {
+export interface CallLogWriter {
   /** Queues the row and returns at once: the caller's answer never waits for it, nor fails with it. */
-  record(entry: ActivityEntry): void;
+  record(entry: CallRecord): void;
   /** Waits for the rows still being written, before the database closes. */
   drain(): Promise<void>;
 }
@@ -108,22 +109,22 @@ export interface ActivityRecorder {
 /** At most this many rows in flight; beyond it (the database is struggling) rows are dropped, not queued. */
 const maxInFlight = 1000;
 
-/** Writes activity off the request path; failures go to `onError`, never to the caller. */
-export function activityRecorder(db: Queryable, onError: (error: unknown) => void): ActivityRecorder {
+/** Writes the call log off the request path; failures go to `onError`, never to the caller. */
+export function callLogWriter(db: Queryable, onError: (error: unknown) => void): CallLogWriter {
   const inFlight = new Set<Promise<void>>();
   let dropped = 0;
   return {
     record(entry) {
       if (inFlight.size >= maxInFlight) {
-        if (dropped === 0) onError(new Error(`activity record: ${maxInFlight} rows still being written; dropping rows until it catches up`));
+        if (dropped === 0) onError(new Error(`call log: ${maxInFlight} rows still being written; dropping rows until it catches up`));
         dropped++;
         return;
       }
       if (dropped > 0) {
-        onError(new Error(`activity record: ${dropped} rows were dropped while the database caught up`));
+        onError(new Error(`call log: ${dropped} rows were dropped while the database caught up`));
         dropped = 0;
       }
-      const write: Promise<void> = recordActivity(db, entry)
+      const write: Promise<void> = recordCall(db, entry)
         .catch(onError)
         .finally(() => inFlight.delete(write));
       inFlight.add(write);

@@ -1,7 +1,7 @@
 import type { Queryable } from '../../db/database';
 import type { Caller } from '../identity/actors';
 import { AppError } from '../kit/errors';
-import type { Interface } from '../gate/decide';
+import type { Interface } from '../gate/contract';
 
 // The plan's limits, counted in PostgreSQL so that every api process shares one count and concurrent requests
 // are counted exactly: each request adds one to its counters and learns the new counts in the same statement.
@@ -189,27 +189,4 @@ export function rateLimitedError(caller: Caller, via: Interface, refused: Reques
     retry_after_seconds: resetSeconds,
     resets_at: resetsAt,
   });
-}
-
-/** How full an organization's review queue is, as seen by the transaction that holds the queue's lock. */
-export interface ReviewQueue {
-  pending: number;
-  cap: number;
-  plan: string;
-}
-
-/**
- * Takes the organization's review-queue lock for the rest of the transaction, then counts its pending reviews:
- * two writes held at once cannot both take the last place. Call it inside the transaction that opens the review.
- */
-export async function lockReviewQueue(tx: Queryable, orgId: string): Promise<ReviewQueue> {
-  await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('gatehouse.review_queue:' || $1::text, 0))`, [orgId]);
-  // A statement of its own, after the lock: its snapshot sees every review committed before the lock was ours.
-  const { rows } = await tx.query(
-    `SELECT p.name AS plan, p.pending_review_cap AS cap,
-            (SELECT count(*)::int FROM reviews r WHERE r.org_id = o.id AND r.status = 'pending' AND r.expires_at > now()) AS pending
-     FROM organizations o JOIN plans p ON p.name = o.plan WHERE o.id = $1`,
-    [orgId],
-  );
-  return { pending: rows[0].pending, cap: rows[0].cap, plan: rows[0].plan };
 }

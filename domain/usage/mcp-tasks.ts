@@ -1,31 +1,33 @@
 import type { Queryable } from '../../db/database';
+import { reviewStatusSql } from '../gate/reviews';
 
-// Gated writes an agent ran as MCP tasks. A held write's task follows its review (status, result and failure,
-// kept by the write's workflow); a write answered at once keeps the answer the agent would have got.
+// MCP tasks: gated writes an agent ran as tasks of the MCP protocol (not the organization's tasks). A held
+// write's task follows its review (status, result and failure, kept by the write's workflow); a write answered
+// at once keeps the answer the agent would have got.
 
-export interface AgentTaskOwner {
+export interface McpTaskOwner {
   orgId: string;
   apiKeyId: string;
 }
 
-export type AgentTaskRow = Record<string, any>;
+export type McpTaskRow = Record<string, any>;
 
 const selectTasks = `
   SELECT t.id, t.seq, t.tool, t.review_id, t.status, t.result, t.created_at,
-         CASE WHEN r.status = 'pending' AND r.expires_at <= now() THEN 'expired' ELSE r.status END AS review_status,
+         ${reviewStatusSql('r')} AS review_status,
          r.expires_at, r.decided_at, r.applied_at, r.result AS review_result, r.failure, r.comment, d.reason
   FROM mcp_tasks t
   LEFT JOIN reviews r ON r.id = t.review_id
   LEFT JOIN gate_decisions d ON d.id = r.decision_id
   WHERE t.org_id = $1 AND t.api_key_id = $2`;
 
-export async function recordHeldTask(db: Queryable, owner: AgentTaskOwner, tool: string, reviewId: string): Promise<void> {
+export async function recordHeldTask(db: Queryable, owner: McpTaskOwner, tool: string, reviewId: string): Promise<void> {
   await db.query('INSERT INTO mcp_tasks (id, org_id, api_key_id, tool, review_id) VALUES ($1, $2, $3, $4, $1)', [reviewId, owner.orgId, owner.apiKeyId, tool]);
 }
 
 export async function recordAnsweredTask(
   db: Queryable,
-  owner: AgentTaskOwner,
+  owner: McpTaskOwner,
   tool: string,
   taskId: string,
   answer: { failed: boolean; result: unknown },
@@ -41,7 +43,7 @@ export async function recordAnsweredTask(
 }
 
 /** Only the organization and key that created a task find it. */
-export async function findAgentTask(db: Queryable, owner: AgentTaskOwner, taskId: string): Promise<AgentTaskRow | undefined> {
+export async function findMcpTask(db: Queryable, owner: McpTaskOwner, taskId: string): Promise<McpTaskRow | undefined> {
   // Ids this server gives out are visible ASCII; anything else is simply not a task (never a database error).
   if (!/^[\x21-\x7e]{1,300}$/.test(taskId)) return undefined;
   const { rows } = await db.query(`${selectTasks} AND t.id = $3`, [owner.orgId, owner.apiKeyId, taskId]);
@@ -49,7 +51,7 @@ export async function findAgentTask(db: Queryable, owner: AgentTaskOwner, taskId
 }
 
 /** Newest first; `before` is the creation sequence of the last task shown. */
-export async function listAgentTasks(db: Queryable, owner: AgentTaskOwner, before: number | null, limit: number): Promise<AgentTaskRow[]> {
+export async function listMcpTasks(db: Queryable, owner: McpTaskOwner, before: number | null, limit: number): Promise<McpTaskRow[]> {
   const { rows } = await db.query(`${selectTasks} AND ($3::bigint IS NULL OR t.seq < $3) ORDER BY t.seq DESC LIMIT $4`, [
     owner.orgId,
     owner.apiKeyId,

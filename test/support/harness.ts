@@ -8,7 +8,7 @@ import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../../db/database';
 import type { Access } from '../../domain/identity/abilities';
-import type { GatedWriteRequest } from '../../domain/gate/decide';
+import type { GatedWriteRequest } from '../../domain/gate/contract';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';

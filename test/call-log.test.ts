@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listActivity, type Activity } from '../domain/usage/call-log';
+import { listCalls, type LoggedCall } from '../domain/usage/call-log';
 import { parseToken } from '../domain/identity/tokens';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -26,8 +26,8 @@ async function freshKey(abilities: string[], access: 'read' | 'read_write' = 're
 }
 
 /** The key's rows, oldest first, once `count` of them are written (recording is asynchronous). */
-async function rowsOf(orgId: string, keyId: string, count: number): Promise<Activity[]> {
-  const read = async () => (await listActivity(h.db, orgId, { api_key_id: keyId, limit: 50 })).items;
+async function rowsOf(orgId: string, keyId: string, count: number): Promise<LoggedCall[]> {
+  const read = async () => (await listCalls(h.db, orgId, { api_key_id: keyId, limit: 50 })).items;
   await expect.poll(async () => (await read()).length, { timeout: 5_000 }).toBeGreaterThanOrEqual(count);
   return (await read()).reverse();
 }
@@ -49,7 +49,7 @@ describe('REST calls', () => {
       outcome: 'ok',
     });
     expect(rows[0]!.latency_ms).toBeGreaterThan(0);
-    expect(rows[0]!.id).toMatch(/^act_/);
+    expect(rows[0]!.id).toMatch(/^call_/);
   });
 
   it('gated writes are recorded with the gate outcome: applied, policy_denied, pending_review', async () => {
@@ -75,15 +75,15 @@ describe('REST calls', () => {
     const [missing] = await rowsOf(org.organization.id, keyId, 1);
     expect(missing).toMatchObject({ operation: 'tasks.get', status: 404, outcome: 'not_found' });
 
-    const before = (await listActivity(h.db, org.organization.id, { limit: 200 })).items.length;
+    const before = (await listCalls(h.db, org.organization.id, { limit: 200 })).items.length;
     expect((await h.request({ method: 'GET', url: '/api/v1/reviews', token: org.reviewerToken })).statusCode).toBe(200);
     await expect
-      .poll(async () => (await listActivity(h.db, org.organization.id, { limit: 200 })).items.find((row) => row.user_id !== null))
+      .poll(async () => (await listCalls(h.db, org.organization.id, { limit: 200 })).items.find((row) => row.user_id !== null))
       .toMatchObject({ api_key_id: null, user_id: expect.stringMatching(/^usr_/), operation: 'reviews.list', outcome: 'ok' });
 
     expect((await h.request({ method: 'GET', url: '/api/v1/tasks', token: 'gate_k_nonsense' })).statusCode).toBe(401);
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect((await listActivity(h.db, org.organization.id, { limit: 200 })).items.length).toBe(before + 1);
+    expect((await listCalls(h.db, org.organization.id, { limit: 200 })).items.length).toBe(before + 1);
   });
 });
 
@@ -138,12 +138,12 @@ describe('MCP tool calls', () => {
       { operation: 'tasks.get', tool: 'get_task', status: 404, outcome: 'not_found' },
       { operation: 'tasks.create', tool: 'create_task', status: 404, outcome: 'not_found' },
       { operation: 'tasks.list', tool: 'list_tasks', status: 422, outcome: 'validation_failed' },
-      { operation: 'get_review_status', tool: 'get_review_status', status: 404, outcome: 'not_found' },
+      { operation: 'reviews.status', tool: 'get_review_status', status: 404, outcome: 'not_found' },
     ]);
   });
 });
 
-describe('the activity list', () => {
+describe('the call log', () => {
   it("holds only the organization's own calls, and filters and pages", async () => {
     await h.request({ method: 'GET', url: '/api/v1/tasks', token: other.readWriteToken });
     await (await h.mcp(other.readWriteToken)).callTool({ name: 'list_tasks', arguments: {} });
@@ -155,24 +155,24 @@ describe('the activity list', () => {
     await (await h.mcp(token)).callTool({ name: 'list_tasks', arguments: {} });
     await rowsOf(org.organization.id, keyId, 4);
 
-    const ours = (await listActivity(h.db, org.organization.id, { limit: 200 })).items;
+    const ours = (await listCalls(h.db, org.organization.id, { limit: 200 })).items;
     expect(ours.some((row) => row.api_key_id === otherKey)).toBe(false);
-    const theirs = (await listActivity(h.db, other.organization.id, { limit: 200 })).items;
+    const theirs = (await listCalls(h.db, other.organization.id, { limit: 200 })).items;
     expect(theirs.map((row) => row.api_key_id)).toEqual([otherKey, otherKey]);
     expect(theirs.map((row) => row.interface).sort()).toEqual(['mcp', 'rest']);
 
-    const mcpOnly = await listActivity(h.db, org.organization.id, { api_key_id: keyId, interface: 'mcp', limit: 10 });
+    const mcpOnly = await listCalls(h.db, org.organization.id, { api_key_id: keyId, interface: 'mcp', limit: 10 });
     expect(mcpOnly.items.map((row) => row.tool)).toEqual(['list_tasks']);
 
-    const first = await listActivity(h.db, org.organization.id, { api_key_id: keyId, limit: 3 });
+    const first = await listCalls(h.db, org.organization.id, { api_key_id: keyId, limit: 3 });
     expect(first.items).toHaveLength(3);
     expect(first.nextCursor).not.toBeNull();
-    const second = await listActivity(h.db, org.organization.id, { api_key_id: keyId, limit: 3, cursor: first.nextCursor! });
+    const second = await listCalls(h.db, org.organization.id, { api_key_id: keyId, limit: 3, cursor: first.nextCursor! });
     expect(second.items).toHaveLength(1);
     expect(second.nextCursor).toBeNull();
     expect(new Set([...first.items, ...second.items].map((row) => row.id)).size).toBe(4);
     // A cursor from another organization's list leads nowhere here.
-    const foreign = await listActivity(h.db, other.organization.id, { limit: 1 });
-    expect((await listActivity(h.db, org.organization.id, { limit: 10, cursor: foreign.nextCursor! })).items).toEqual([]);
+    const foreign = await listCalls(h.db, other.organization.id, { limit: 1 });
+    expect((await listCalls(h.db, org.organization.id, { limit: 10, cursor: foreign.nextCursor! })).items).toEqual([]);
   });
 });

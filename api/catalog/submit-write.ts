@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ApiKeyActor } from '../../domain/identity/actors';
 import { AppError } from '../../domain/kit/errors';
-import type { GateAnswer, GatedWriteRequest } from '../../domain/gate/decide';
+import type { GateAnswer, GatedWriteRequest } from '../../domain/gate/contract';
 import {
   claimIdempotencyKey,
   releaseIdempotencyKey,
@@ -38,13 +38,13 @@ export async function submitGatedWrite(
   const request: GatedWriteRequest = {
     orgId: org.id,
     orgSlug: org.slug,
-    operation: operation.write,
+    operation: operation.write.name,
     input,
     interface: context.interface,
     apiKey: { id: key.keyId, label: key.label, access: key.access, abilities: key.abilities },
   };
 
-  let workflowId = `${org.slug}:${operation.write}:${sortableUnique()}`;
+  let workflowId = `${org.slug}:${operation.write.name}:${sortableUnique()}`;
   let scope: IdempotencyScope | undefined;
   if (idempotencyKey !== undefined) {
     if (!idempotencyKeyShape.test(idempotencyKey)) {
@@ -53,10 +53,10 @@ export async function submitGatedWrite(
       });
     }
     scope = { orgId: org.id, apiKeyId: key.keyId, key: idempotencyKey };
-    const fingerprint = requestFingerprint(operation.name, input);
+    const fingerprint = requestFingerprint(operation.write.name, input);
     // The body is part of the id: a key whose first run failed can never lend that run's decision to another body.
     const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}\0${fingerprint}`).digest('hex').slice(0, 26);
-    const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write}:idem-${digest}`);
+    const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write.name}:idem-${digest}`);
     if (claim.state === 'replay') return { workflowId: claim.workflowId, answer: claim.answer, replayed: true };
     workflowId = claim.workflowId;
   }

@@ -1,0 +1,178 @@
+import type { Database } from '../../db/database';
+import type { Interface } from '../../domain/gate/contract';
+import type { Caller } from '../../domain/identity/actors';
+import { authenticate } from '../../domain/identity/authenticate';
+import { AppError, toAppError } from '../../domain/kit/errors';
+import type { Page } from '../../domain/kit/pagination';
+import { callLogWriter } from '../../domain/usage/call-log';
+import { createRequestLimits, rateLimitedError, type RequestVerdict } from '../../domain/usage/limits';
+import { assertApiAccess, authorize, isAllowed } from './access';
+import type { GateClient } from './gate-client';
+import { catalog } from './index';
+import type { Operation, OperationContext } from './operation';
+import { codeOf, statusOf, type CallOutcome } from './outcome';
+import { submitGatedWrite } from './submit-write';
+
+// The one way an operation is called, whatever the interface: REST, MCP and the people's console translate
+// their wire format into these two steps and render the outcome.
+//
+//   admit   authenticate the token, count it against the plan's limits (every authenticated request counts,
+//           refused ones too), and apply the interface's own rule (MCP: API keys of organizations with API access)
+//   call    the organization in the path, access and plan, parse the input, run the read, gated write or
+//           person's action, and end in a typed outcome, which the call log records
+
+/** Who is calling, counted against the limits; `admitted: false` when the limits or the interface refuse them. */
+export type Admission = {
+  caller: Caller;
+  via: Interface;
+  /** What the limits counted; undefined when they are off. */
+  verdict: RequestVerdict | undefined;
+  /** The rate-limit headers that go on every answer to the request, refusals included. */
+  headers: Record<string, string>;
+  startedAt: number;
+} & ({ admitted: true } | { admitted: false; refusal: AppError });
+
+export interface CallRequest {
+  /** The operation asked for; undefined when the interface's name for it matches none (an unknown MCP tool). */
+  operation: Operation | undefined;
+  /** The name the interface asked for it by, where it has its own (the MCP tool). */
+  tool?: string;
+  /** The unparsed input, gathered from the wire (path, query or body, headers). */
+  input: unknown;
+  /** The organization named in an explicit-organization path. */
+  orgSlug?: string;
+  idempotencyKey?: string;
+}
+
+export interface CallPipeline {
+  /** Refuses a missing or unknown token with 401 (no one to count or record); anything else is an Admission. */
+  admit(authorization: string | undefined, via: Interface): Promise<Admission>;
+  /** Never throws: every call ends in an outcome, recorded in the call log. */
+  call(admission: Admission, request: CallRequest): Promise<CallOutcome>;
+  /** Waits for the call log's last rows and the limits' housekeeping. */
+  close(): Promise<void>;
+}
+
+export interface CallPipelineOptions {
+  db: Database;
+  gate: GateClient;
+  /** Absolute URL of the REST base (`…/api`), for links in answers. */
+  apiBaseUrl: string;
+  /** Where "now" comes from for the limits (the minute, the organization's day); tests move it. */
+  clock?: () => Date;
+  /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
+  rateLimits?: boolean;
+  /** Told of what failed on our side (a fault, a call log row not written); refusals are answers, not incidents. */
+  log: (error: unknown, message: string) => void;
+}
+
+export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
+  const { db, gate, apiBaseUrl } = options;
+  const limits = createRequestLimits({ db, clock: options.clock, enabled: options.rateLimits ?? true });
+  const callLog = callLogWriter(db, (error) => options.log(error, 'call log row not written'));
+
+  async function run(admission: Admission & { admitted: true }, request: CallRequest): Promise<CallOutcome> {
+    const { caller, via } = admission;
+    const { operation } = request;
+    let input: unknown;
+    try {
+      if (!operation) throw new AppError('not_found', `No tool ${request.tool ?? ''}: see the tools this key has in tools/list`);
+      if (request.orgSlug !== undefined && request.orgSlug !== caller.organization.slug) {
+        throw new AppError('organization_mismatch', `This token belongs to another organization than "${request.orgSlug}"`);
+      }
+      // An MCP client is offered only the tools its key may use; to it, any other does not exist.
+      if (via === 'mcp' && !isAllowed(operation, caller)) throw new AppError('not_found', `Tool ${request.tool ?? operation.name} not found for this key`);
+      authorize(operation, caller);
+      input = parse(operation, request.input);
+    } catch (error) {
+      return { kind: 'refused', error: toAppError(error) };
+    }
+
+    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, catalog, limits, usage: admission.verdict?.today };
+    try {
+      switch (operation.kind) {
+        case 'gated_write':
+          return { kind: 'gated', submitted: await submitGatedWrite(operation, input, context, request.idempotencyKey) };
+        case 'read': {
+          const data = await operation.handler(input, context);
+          return operation.list ? { kind: 'page', page: data as Page<unknown> } : { kind: 'data', data };
+        }
+        case 'person_action':
+          return { kind: 'data', data: await operation.handler(input, context) };
+      }
+    } catch (error) {
+      const failure = toAppError(error);
+      if (failure.code === 'internal_error') options.log(error, `${operation.name} failed`);
+      return { kind: 'failed', error: failure };
+    }
+  }
+
+  return {
+    async admit(authorization, via) {
+      const startedAt = performance.now();
+      const caller = await authenticate(db, authorization);
+      const verdict = await limits.count(caller, via);
+      const common = { caller, via, verdict, headers: verdict ? rateLimitHeaders(verdict) : {}, startedAt };
+      let refusal: AppError | undefined;
+      try {
+        if (verdict && !verdict.admitted) throw rateLimitedError(caller, via, verdict);
+        if (via === 'mcp') {
+          // MCP is for agents; the whole exchange (initialize, tools/list) needs API access.
+          if (caller.actor.kind !== 'api_key') {
+            throw new AppError('person_required', 'The MCP server takes API keys; personal tokens are for people using the REST API');
+          }
+          assertApiAccess(caller);
+        }
+      } catch (error) {
+        refusal = toAppError(error);
+      }
+      return refusal ? { ...common, admitted: false, refusal } : { ...common, admitted: true };
+    },
+
+    async call(admission, request) {
+      const outcome = admission.admitted ? await run(admission, request) : { kind: 'refused' as const, error: admission.refusal };
+      const { caller, via } = admission;
+      const status = statusOf(request.operation, outcome);
+      callLog.record({
+        orgId: caller.organization.id,
+        apiKeyId: caller.actor.kind === 'api_key' ? caller.actor.keyId : null,
+        userId: caller.actor.kind === 'person' ? caller.actor.userId : null,
+        interface: via,
+        operation: request.operation?.name ?? request.tool ?? '(unknown)',
+        tool: request.tool ?? null,
+        // A tool's result is an MCP answer of its own, not an HTTP one: 200 unless the tool answered an error.
+        status: via === 'mcp' && status < 400 ? 200 : status,
+        outcome: codeOf(outcome),
+        latencyMs: performance.now() - admission.startedAt,
+      });
+      return outcome;
+    },
+
+    async close() {
+      await callLog.drain();
+      await limits.close();
+    },
+  };
+}
+
+/** The operation's input: one object, checked whole against its schema. */
+function parse(operation: Operation, input: unknown): unknown {
+  if (typeof input !== 'object' || input === null || Array.isArray(input)) {
+    throw new AppError('validation_failed', 'The input must be a JSON object', { fields: [{ field: '(input)', message: 'must be a JSON object' }] });
+  }
+  return operation.input.parse(input);
+}
+
+/**
+ * The rate-limit headers, REST and MCP alike: the limit nearest exhaustion (the token's per-minute ceiling or
+ * the organization's daily budget), what is left of it, and the seconds until it resets.
+ */
+function rateLimitHeaders(verdict: RequestVerdict): Record<string, string> {
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(verdict.binding.limit),
+    'x-ratelimit-remaining': String(verdict.binding.remaining),
+    'x-ratelimit-reset': String(verdict.resetSeconds),
+  };
+  if (!verdict.admitted) headers['retry-after'] = String(verdict.resetSeconds);
+  return headers;
+}

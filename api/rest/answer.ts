@@ -1,0 +1,81 @@
+import { AppError } from '../../domain/kit/errors';
+import { etagOf } from '../../domain/kit/rows';
+import type { GateAnswer } from '../../domain/gate/contract';
+import type { Operation } from '../catalog/operation';
+import { statusOf, type CallOutcome } from '../catalog/outcome';
+import { reviewUrl } from '../catalog/reviews';
+import { errorBody } from './errors';
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: unknown;
+}
+
+/** A call's outcome as REST answers it: the envelope, the status, and the headers that go with them. */
+export function httpAnswer(operation: Operation | undefined, outcome: CallOutcome, apiBaseUrl: string): HttpAnswer {
+  const status = statusOf(operation, outcome);
+  switch (outcome.kind) {
+    case 'data':
+      return { status, headers: etagHeader(outcome.data), body: { success: true, data: outcome.data } };
+    case 'page':
+      return { status, headers: {}, body: { success: true, data: outcome.page.items, page: { next_cursor: outcome.page.nextCursor } } };
+    case 'refused':
+    case 'failed':
+      return { status, headers: {}, body: errorBody(outcome.error) };
+    case 'gated': {
+      const { answer, workflowId, replayed } = outcome.submitted;
+      const gated = gateAnswerBody(answer, apiBaseUrl);
+      const headers: Record<string, string> = {
+        ...gated.headers,
+        ...etagHeader(answer.outcome === 'applied' ? answer.result : undefined),
+        'x-gatehouse-workflow-id': workflowId,
+        ...(replayed ? { 'idempotent-replayed': 'true' } : {}),
+      };
+      return { status, headers, body: gated.body };
+    }
+  }
+}
+
+/** How REST tells the decisions: the record, 202 pending_review with the review, 403 policy_denied, or the error. */
+function gateAnswerBody(answer: GateAnswer, apiBaseUrl: string): { body: unknown; headers: Record<string, string> } {
+  switch (answer.outcome) {
+    case 'applied':
+      return { headers: {}, body: { success: true, data: answer.result } };
+    case 'pending_review': {
+      const url = reviewUrl(apiBaseUrl, answer.review.id);
+      return {
+        headers: { location: url },
+        body: {
+          success: false,
+          error: {
+            code: 'pending_review',
+            message: `Held for review: ${answer.reason}. A person must approve it in the review queue before it is written.`,
+            details: { decision_id: answer.decisionId, policy_ids: answer.policyIds },
+          },
+          review: { id: answer.review.id, status: 'pending', url, expires_at: answer.review.expiresAt },
+        },
+      };
+    }
+    case 'denied':
+      return {
+        headers: {},
+        body: {
+          success: false,
+          error: {
+            code: 'policy_denied',
+            message: `Denied by policy: ${answer.reason}`,
+            details: { reason: answer.reason, decision_id: answer.decisionId, policy_ids: answer.policyIds },
+          },
+        },
+      };
+    case 'failed':
+      return { headers: {}, body: errorBody(new AppError(answer.code, answer.message, answer.details)) };
+  }
+}
+
+/** A single record's ETag is its version, for If-Match on the next update. */
+function etagHeader(data: unknown): Record<string, string> {
+  const version = (data as { version?: unknown } | null)?.version;
+  return typeof version === 'number' ? { etag: etagOf(version) } : {};
+}

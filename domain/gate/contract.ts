@@ -1,0 +1,71 @@
+import type { ErrorCode } from '../kit/errors';
+
+// What crosses Temporal between the api, the gated-write workflow and its activities, as JSON. The workflow
+// imports this file at run time (for the failure types at the end), so it imports nothing but types.
+
+export type Interface = 'rest' | 'mcp';
+
+/** A gated write as the api hands it to the workflow. */
+export interface GatedWriteRequest {
+  orgId: string;
+  orgSlug: string;
+  /** The gated write's name, which is also the policy's action: `tasks.create`. */
+  operation: string;
+  input: unknown;
+  interface: Interface;
+  apiKey: { id: string; label: string; access: 'read' | 'read_write'; abilities: string[] };
+}
+
+export interface RecordedDecision {
+  decisionId: string;
+  /** The policy's decision; `refused` when it was Review but the organization's review queue was full. */
+  decision: 'allow' | 'review' | 'deny' | 'refused';
+  reason: string;
+  policyIds: string[];
+  policyVersion: number;
+  review?: { id: string; expiresAt: string };
+}
+
+/** Settings of the worker that the workflow needs: how often a held write re-reads its review. */
+export interface DecisionWithSettings extends RecordedDecision {
+  reviewRecheckMs: number;
+}
+
+/** The first answer a gated write gets: what the caller of the REST route or MCP tool is told. */
+export type GateAnswer =
+  | { outcome: 'applied'; decisionId: string; reason: string; policyIds: string[]; result: unknown }
+  | {
+      outcome: 'pending_review';
+      decisionId: string;
+      reason: string;
+      policyIds: string[];
+      review: { id: string; expiresAt: string };
+    }
+  | { outcome: 'denied'; decisionId: string; reason: string; policyIds: string[] }
+  | { outcome: 'failed'; code: ErrorCode; message: string; details?: Record<string, unknown> };
+
+export type ReviewResolution =
+  | { status: 'approved'; result: unknown }
+  | { status: 'approved'; failure: { code: ErrorCode; message: string } }
+  | { status: 'denied' }
+  | { status: 'expired' };
+
+/** What the workflow returns: its first answer and, for a held write, how the review ended. */
+export interface GatedWriteOutcome {
+  answer: GateAnswer;
+  resolution?: ReviewResolution;
+}
+
+/**
+ * The type of the ApplicationFailure an activity raises when it refuses a write: final, never retried. Its
+ * first detail is a WriteRefusal. Every other failure of an activity is a fault, which Temporal retries.
+ */
+export const writeRefusedFailure = 'WriteRefused';
+
+export interface WriteRefusal {
+  code: ErrorCode;
+  details?: Record<string, unknown>;
+}
+
+/** The failure of an activity asked to apply a held write whose review no person approved: it never runs. */
+export const reviewNotApprovedFailure = 'ReviewNotApproved';
