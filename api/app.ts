@@ -40,7 +40,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     // An empty body is an empty input (approve without a comment), not broken JSON.
     if ((body as string).trim() === '') return done(null, undefined);
-    parseJson(request, body as string, done);
+    void parseJson(request, body as string, done);
   });
   app.setErrorHandler((error, request, reply) => {
     const appError = httpError(error);

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
+import type pg from 'pg';
 import { newId } from '../domain/kit/ids';
 
 export const kinds = ['allow', 'review', 'deny', 'insert'] as const;

@@ -237,7 +237,7 @@ async function provePolling(allow: Operation, services: Service[]): Promise<void
       await allow(-1 - attempt);
       return;
     } catch (error) {
-      if (Date.now() > deadline) throw new Error(`no gated write answered 201 within 90 s: ${(error as Error).message}`);
+      if (Date.now() > deadline) throw new Error(`no gated write answered 201 within 90 s: ${(error as Error).message}`, { cause: error });
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }

@@ -29,7 +29,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
   } catch (error) {
     await temporal.close();
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new Error(`port ${config.port} is taken; set PORT to use another`);
+    if (code === 'EADDRINUSE') throw new Error(`port ${config.port} is taken; set PORT to use another`, { cause: error });
     throw error;
   }
   return {

@@ -60,7 +60,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
     await waitUntilServing(address, exited);
   } catch (error) {
     child.kill('SIGKILL');
-    throw new Error(`${(error as Error).message}${stderr ? `\n${stderr.trim()}` : ''}`);
+    throw new Error(`${(error as Error).message}${stderr ? `\n${stderr.trim()}` : ''}`, { cause: error });
   }
   return {
     address,

@@ -74,7 +74,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   async function run(admission: Admission & { admitted: true }, request: CallRequest): Promise<CallOutcome> {
     const { caller, via } = admission;
     const { operation } = request;
-    let input: unknown;
+    let input: Record<string, unknown>;
     try {
       if (!operation) throw new AppError('not_found', `No tool ${request.tool ?? ''}: see the tools this key has in tools/list`);
       if (request.orgSlug !== undefined && request.orgSlug !== caller.organization.slug) {
@@ -156,7 +156,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
 }
 
 /** The operation's input: one object, checked whole against its schema. */
-function parse(operation: Operation, input: unknown): unknown {
+function parse(operation: Operation, input: unknown): Record<string, unknown> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw new AppError('validation_failed', 'The input must be a JSON object', { fields: [{ field: '(input)', message: 'must be a JSON object' }] });
   }

@@ -77,7 +77,7 @@ export interface PersonActionOperation<Input extends z.ZodObject = z.ZodObject> 
   handler(input: z.infer<Input>, context: OperationContext): Promise<unknown>;
 }
 
-export type Operation = ReadOperation<any> | GatedWriteOperation<any> | PersonActionOperation<any>;
+export type Operation = ReadOperation | GatedWriteOperation | PersonActionOperation;
 
 export function defineOperation<Input extends z.ZodObject>(operation: ReadOperation<Input>): ReadOperation<Input>;
 export function defineOperation<Input extends z.ZodObject>(operation: GatedWriteOperation<Input>): GatedWriteOperation<Input>;

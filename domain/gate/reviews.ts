@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Database, Queryable } from '../../db/database';
+import type { QueryResultRow } from 'pg';
 import { recordAudit } from './audit';
 import { AppError } from '../kit/errors';
 import { instantField, recordId, text } from '../kit/fields';
@@ -166,7 +167,7 @@ function iso(value: unknown): string | null {
   return value ? (value as Date).toISOString() : null;
 }
 
-function reviewFromRow(row: Record<string, any>): Review {
+function reviewFromRow(row: QueryResultRow): Review {
   return {
     id: row.id,
     status: row.effective_status,

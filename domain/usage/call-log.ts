@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database';
+import type { QueryResultRow } from 'pg';
 import type { Interface } from '../gate/contract';
 import { newId } from '../kit/ids';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
@@ -84,7 +85,7 @@ export async function listCalls(db: Queryable, orgId: string, input: ListCallsIn
   return toPage(rows.map(callFromRow), input.limit);
 }
 
-function callFromRow(row: Record<string, any>): LoggedCall {
+function callFromRow(row: QueryResultRow): LoggedCall {
   return {
     id: row.id,
     api_key_id: row.api_key_id,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database';
+import type { QueryResultRow } from 'pg';
 import { reviewStatusSql } from '../gate/reviews';
 
 // MCP tasks: gated writes an agent ran as tasks of the MCP protocol (not the organization's tasks). A held
@@ -10,7 +11,7 @@ export interface McpTaskOwner {
   apiKeyId: string;
 }
 
-export type McpTaskRow = Record<string, any>;
+export type McpTaskRow = QueryResultRow;
 
 const selectTasks = `
   SELECT t.id, t.seq, t.tool, t.review_id, t.status, t.result, t.created_at,

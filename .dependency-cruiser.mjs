@@ -1,0 +1,151 @@
+// What may import what: the layer rules of the README's "Architecture", checked by test/architecture.test.ts
+// (and by `npx depcruise --config .dependency-cruiser.mjs api workflows activities worker domain data-import db
+// policy runtime cli`). Type-only imports count: a layer that names another's types depends on it too, except
+// where a rule says otherwise.
+
+const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|runtime|cli|bench|test)/';
+const runtimeOnly = { dependencyTypesNot: ['type-only'] };
+
+/** A concern of the domain may import only the concerns listed (and itself). */
+const domainLayer = (concern, mayImport, why) => ({
+  name: `domain-${concern}`,
+  comment: why,
+  severity: 'error',
+  from: { path: `^domain/${concern}/` },
+  to: { path: '^domain/', pathNot: [`^domain/(${[concern, ...mayImport].join('|')})/`] },
+});
+
+export default {
+  forbidden: [
+    {
+      name: 'no-cycles',
+      comment: 'No module imports itself through others, type-only imports included.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+
+    // The domain: business logic, free of transports, Temporal and the processes that host it.
+    {
+      name: 'domain-is-the-core',
+      comment: 'domain/ imports only domain/, db/ and policy/ of ours (never api, workflows, activities, worker, runtime, cli, data-import).',
+      severity: 'error',
+      from: { path: '^domain/' },
+      to: { path: ours, pathNot: '^(domain|db|policy)/' },
+    },
+    {
+      name: 'domain-has-no-transport',
+      comment: 'domain/ knows no HTTP server, MCP or Temporal.',
+      severity: 'error',
+      from: { path: '^domain/' },
+      to: { path: 'node_modules/(fastify|@fastify|@modelcontextprotocol|@temporalio)/' },
+    },
+    domainLayer('kit', [], 'kit/ (errors, ids, fields, pagination, queries, rows) is what every concern shares: it imports none of them.'),
+    domainLayer('gate', ['kit'], 'gate/ (decisions, reviews, policies, audit, idempotency) imports only kit/.'),
+    domainLayer('identity', ['kit', 'gate'], 'identity/ imports kit/ and gate/ (a new organization gets the default policy; key changes are audited).'),
+    domainLayer('resources', ['kit', 'gate'], 'resources/ (the families and their gated writes) import kit/ and gate/, never each other through identity or usage.'),
+    domainLayer('usage', ['kit', 'gate', 'identity'], 'usage/ (limits, call log, MCP tasks) imports kit/, gate/ and identity/.'),
+
+    // Temporal: the api starts workflows, the worker runs them, activities do the work.
+    {
+      name: 'workflows-are-pure',
+      comment:
+        'Workflows run in a deterministic sandbox: at run time they import only @temporalio/workflow, their own folder and the gate contract (which imports nothing at run time).',
+      severity: 'error',
+      from: { path: '^workflows/' },
+      to: { ...runtimeOnly, pathNot: ['^workflows/', '^domain/gate/contract\\.ts$', 'node_modules/@temporalio/workflow/'] },
+    },
+    {
+      name: 'the-contract-is-pure',
+      comment: 'domain/gate/contract.ts is bundled into the workflow sandbox: it imports types only.',
+      severity: 'error',
+      from: { path: '^domain/gate/contract\\.ts$' },
+      to: runtimeOnly,
+    },
+    {
+      name: 'activities-do-not-reach-up',
+      comment: 'activities/ import no api, workflow or worker code.',
+      severity: 'error',
+      from: { path: '^activities/' },
+      to: { path: '^(api|workflows|worker|runtime|cli)/' },
+    },
+    {
+      name: 'api-starts-workflows-only',
+      comment: 'api/ never imports activities or the worker, and takes from workflows/ only the messages (and types).',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^(activities|worker|runtime|cli|data-import)/' },
+    },
+    {
+      name: 'api-takes-workflow-messages',
+      comment: 'From workflows/, the api imports the message definitions at run time, the rest by type only.',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { ...runtimeOnly, path: '^workflows/', pathNot: '^workflows/messages\\.ts$' },
+    },
+
+    // Inside the api: the catalog, and the interfaces that translate to it.
+    {
+      name: 'the-catalog-knows-no-interface',
+      comment: 'api/catalog/ (the operations and the call pipeline) imports neither REST nor MCP.',
+      severity: 'error',
+      from: { path: '^api/catalog/' },
+      to: { path: '^api/(rest|mcp)/' },
+    },
+    {
+      name: 'rest-knows-no-mcp',
+      comment: 'The REST adapter imports nothing of the MCP adapter.',
+      severity: 'error',
+      from: { path: '^api/rest/' },
+      to: { path: '^api/mcp/' },
+    },
+    {
+      name: 'mcp-knows-no-rest',
+      comment: 'The MCP adapter imports from REST only its mapping of HTTP errors (both are Fastify plugins).',
+      severity: 'error',
+      from: { path: '^api/mcp/' },
+      to: { path: '^api/rest/', pathNot: '^api/rest/errors\\.ts$' },
+    },
+    {
+      name: 'interfaces-call-the-pipeline',
+      comment: 'REST and MCP reach the domain through the catalog and its pipeline; they read the domain only for types and rendering helpers.',
+      severity: 'error',
+      from: { path: '^api/(rest|mcp)/' },
+      to: {
+        ...runtimeOnly,
+        path: '^domain/',
+        pathNot: ['^domain/kit/', '^domain/identity/(abilities|actors)\\.ts$', '^domain/gate/policies\\.ts$', '^domain/usage/mcp-tasks\\.ts$'],
+      },
+    },
+
+    // Leaves and tools.
+    {
+      name: 'leaves',
+      comment: 'db/ (the connection, migrations) and policy/ (the Cedar engine) import nothing of ours.',
+      severity: 'error',
+      from: { path: '^(db|policy)/' },
+      to: { path: ours, pathNot: '^(db|policy)/' },
+    },
+    {
+      name: 'data-import-is-outside-the-core',
+      comment: 'data-import/ (import, seed) writes through the domain and the database; nothing of the service imports it but the CLI, dev mode and the benchmark.',
+      severity: 'error',
+      from: { path: '^(api|workflows|activities|worker|domain|db|policy)/' },
+      to: { path: '^data-import/' },
+    },
+    {
+      name: 'tests-and-bench-are-not-imported',
+      comment: 'Nothing of the service imports test/ or bench/.',
+      severity: 'error',
+      from: { pathNot: '^(test|bench)/' },
+      to: { path: '^(test|bench)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
+    exclude: { path: '^scratch/' },
+  },
+};
