@@ -37,6 +37,7 @@ COPY worker/ ./worker/
 COPY workflows/ ./workflows/
 COPY activities/ ./activities/
 COPY domain/ ./domain/
+COPY data-import/ ./data-import/
 COPY policy/ ./policy/
 COPY db/ ./db/
 

@@ -9,6 +9,12 @@ import { decodeCursor, pageInput, toPage, type Page } from '../kit/pagination';
 export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
 export type ReviewStatus = (typeof reviewStatuses)[number];
 
+/** Why a write a person approved could not be applied. */
+const applyFailure = z.object({
+  code: z.string().describe('An error code as in error answers, e.g. conflict, not_found, validation_failed'),
+  message: z.string().describe('What went wrong, for a person to read'),
+});
+
 export const reviewSchema = z
   .object({
     id: recordId('review', 'rev', 'use it as {id} in /v1/reviews/{id}; a person approves or denies it at /v1/reviews/{id}/approve or /deny'),
@@ -47,13 +53,7 @@ export const reviewSchema = z
     comment: z.string().nullable().describe("The person's comment; null when none"),
     applied_at: instantField('When the approved write ran', 'null until it has run').nullable(),
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
-    failure: z
-      .object({
-        code: z.string().describe('An error code as in error answers, e.g. conflict, not_found, validation_failed'),
-        message: z.string().describe('What went wrong, for a person to read'),
-      })
-      .nullable()
-      .describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
+    failure: applyFailure.nullable().describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
     workflow_id: z.string().describe('The Temporal workflow that holds the write'),
   })
   .describe('A gated write held for a person to approve or deny');
@@ -216,13 +216,7 @@ export const reviewProgressSchema = z.object({
   comment: z.string().nullable().describe("The person's comment, or null"),
   applied: z.boolean().describe('True once the approved write has run'),
   result: z.unknown().describe('The record the approved write produced, once applied'),
-  failure: z
-    .object({
-      code: z.string().describe('An error code as in error answers, e.g. conflict, not_found, validation_failed'),
-      message: z.string().describe('What went wrong, for a person to read'),
-    })
-    .nullable()
-    .describe('Why an approved write could not be applied, or null'),
+  failure: applyFailure.nullable().describe('Why an approved write could not be applied, or null'),
 });
 
 /**
