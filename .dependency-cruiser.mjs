@@ -40,6 +40,13 @@ export default {
       from: { path: '^domain/' },
       to: { path: 'node_modules/(fastify|@fastify|@modelcontextprotocol|@temporalio)/' },
     },
+    {
+      name: 'domain-files-live-in-a-concern',
+      comment: 'Every file of domain/ belongs to one of its concerns: kit, gate, identity, resources or usage.',
+      severity: 'error',
+      from: {},
+      to: { path: '^domain/', pathNot: '^domain/(kit|gate|identity|resources|usage)/' },
+    },
     domainLayer('kit', [], 'kit/ (errors, ids, fields, pagination, queries, rows) is what every concern shares: it imports none of them.'),
     domainLayer('gate', ['kit'], 'gate/ (decisions, reviews, policies, audit, idempotency) imports only kit/.'),
     domainLayer('identity', ['kit', 'gate'], 'identity/ imports kit/ and gate/ (a new organization gets the default policy; key changes are audited).'),
@@ -101,10 +108,10 @@ export default {
     },
     {
       name: 'mcp-knows-no-rest',
-      comment: 'The MCP adapter imports from REST only its mapping of HTTP errors (both are Fastify plugins).',
+      comment: 'The MCP adapter imports from REST only what every HTTP answer shares (rest/http.ts: errors, rate-limit headers).',
       severity: 'error',
       from: { path: '^api/mcp/' },
-      to: { path: '^api/rest/', pathNot: '^api/rest/errors\\.ts$' },
+      to: { path: '^api/rest/', pathNot: '^api/rest/http\\.ts$' },
     },
     {
       name: 'interfaces-call-the-pipeline',

@@ -6,7 +6,7 @@ import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
 import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
-import { errorBody, httpError } from './rest/errors';
+import { errorBody, httpError } from './rest/http';
 import { restApi } from './rest/plugin';
 
 export interface AppDependencies {

@@ -11,7 +11,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { findTemporalCli } from '../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
-import { createBenchDatabase, type BenchDatabase } from './database';
+import { createScratchDatabase, type ScratchDatabase } from '../db/scratch-database';
 import { limitOperations } from './limits';
 import { connectBenchMcp, mcpOperations } from './mcp';
 import { gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
@@ -60,7 +60,7 @@ const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
   const { samples, warmup, readSamples, mcpSamples, limitSamples } = options();
-  const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+  const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
 
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     log('interrupted; cleaning up…');
   });
 
-  let database: BenchDatabase | undefined;
+  let database: ScratchDatabase | undefined;
   let temporal: TemporalDevServer | undefined;
   let pool: pg.Pool | undefined;
   const services: Service[] = [];
@@ -80,7 +80,7 @@ async function main(): Promise<void> {
     log('creating the database and starting the Temporal dev server…');
     // Both settle before anything throws, so the finally below cleans up whichever one started.
     const [createdDatabase, startedTemporal] = await Promise.allSettled([
-      createBenchDatabase(adminUrl),
+      createScratchDatabase('bench', adminUrl),
       startTemporalDevServer({ cliPath, headless: true }),
     ]);
     if (createdDatabase.status === 'fulfilled') database = createdDatabase.value;

@@ -124,7 +124,7 @@ describe('MCP tool calls', () => {
     for (const row of rows) expect(row.latency_ms).toBeGreaterThan(0);
   });
 
-  it('errors are recorded with their code, including calls the SDK refuses before a tool runs', async () => {
+  it('errors are recorded with their code, including calls refused before the tool runs (a tool the key lacks, arguments its schema refuses)', async () => {
     const { token, keyId } = await freshKey(['tasks.read'], 'read');
     const mcp = await h.mcp(token);
     expect((await mcp.callTool({ name: 'get_task', arguments: { id: missingTask } })).isError).toBe(true);

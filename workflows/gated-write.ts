@@ -1,15 +1,14 @@
-import { ApplicationFailure, allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   reviewNotApprovedFailure,
-  writeRefusedFailure,
   type DecisionWithSettings,
   type GateAnswer,
   type GatedWriteOutcome,
   type GatedWriteRequest,
   type ReviewResolution,
-  type WriteRefusal,
 } from '../domain/gate/contract';
+import { refusalOf } from './refusal';
 import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
 
 const quick = proxyActivities<Activities>({
@@ -108,11 +107,8 @@ async function applyApproved(request: GatedWriteRequest, reviewId: string): Prom
 
 /** What the caller is told of an activity that failed: the refusal it raised, or that the write could not be done. */
 function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
-  const cause = (error as { cause?: unknown }).cause;
-  if (cause instanceof ApplicationFailure && cause.type === writeRefusedFailure) {
-    const refusal = cause.details?.[0] as WriteRefusal;
-    return { outcome: 'failed', code: refusal.code, message: cause.message, details: refusal.details };
-  }
+  const refusal = refusalOf((error as { cause?: unknown }).cause);
+  if (refusal) return { outcome: 'failed', code: refusal.code, message: refusal.message, details: refusal.details };
   return {
     outcome: 'failed',
     code: 'unavailable',

@@ -8,7 +8,8 @@ import type { Operation } from './operation';
  * transports call this, so a refusal reads the same over REST and MCP.
  */
 export function authorize(operation: Operation, caller: Caller): void {
-  assertApiAccess(caller);
+  const switchedOff = apiAccessRefusal(caller);
+  if (switchedOff) throw switchedOff;
   if (operation.feature && !includesFeature(caller.plan, operation.feature)) {
     throw new AppError('feature_not_in_plan', `${operation.name} needs the ${operation.feature} feature, which the ${caller.plan.name} plan does not include`, {
       feature: operation.feature,
@@ -55,8 +56,7 @@ export function isAllowed(operation: Operation, caller: Caller): boolean {
 }
 
 /** The organization's "Enable API access" switch: off, no token of it reaches the API. */
-export function assertApiAccess(caller: Caller): void {
-  if (!caller.organization.apiAccess) {
-    throw new AppError('api_access_disabled', `API access is turned off for the organization ${caller.organization.slug}`);
-  }
+export function apiAccessRefusal(caller: Caller): AppError | undefined {
+  if (caller.organization.apiAccess) return undefined;
+  return new AppError('api_access_disabled', `API access is turned off for the organization ${caller.organization.slug}`);
 }

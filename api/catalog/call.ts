@@ -2,11 +2,11 @@ import type { Database } from '../../db/database';
 import type { Interface } from '../../domain/gate/contract';
 import type { Caller } from '../../domain/identity/actors';
 import { authenticate } from '../../domain/identity/authenticate';
-import { AppError, toAppError } from '../../domain/kit/errors';
+import { AppError, asRefusal, toAppError } from '../../domain/kit/errors';
 import type { Page } from '../../domain/kit/pagination';
 import { callLogWriter } from '../../domain/usage/call-log';
 import { createRequestLimits, rateLimitedError, type RequestVerdict } from '../../domain/usage/limits';
-import { assertApiAccess, authorize, isAllowed } from './access';
+import { apiAccessRefusal, authorize, isAllowed } from './access';
 import type { GateClient } from './gate-client';
 import { catalog } from './index';
 import type { Operation, OperationContext } from './operation';
@@ -25,10 +25,8 @@ import { submitGatedWrite } from './submit-write';
 export type Admission = {
   caller: Caller;
   via: Interface;
-  /** What the limits counted; undefined when they are off. */
+  /** What the limits counted (every answer to the request tells it, refusals included); undefined when they are off. */
   verdict: RequestVerdict | undefined;
-  /** The rate-limit headers that go on every answer to the request, refusals included. */
-  headers: Record<string, string>;
   startedAt: number;
 } & ({ admitted: true } | { admitted: false; refusal: AppError });
 
@@ -85,7 +83,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       authorize(operation, caller);
       input = parse(operation, request.input);
     } catch (error) {
-      return { kind: 'refused', error: toAppError(error) };
+      const refusal = asRefusal(error);
+      return refusal ? { kind: 'refused', error: refusal } : failed(error, `${request.operation?.name ?? request.tool} could not be read`);
     }
 
     const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, catalog, limits, usage: admission.verdict?.today };
@@ -101,10 +100,15 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
           return { kind: 'data', data: await operation.handler(input, context) };
       }
     } catch (error) {
-      const failure = toAppError(error);
-      if (failure.code === 'internal_error') options.log(error, `${operation.name} failed`);
-      return { kind: 'failed', error: failure };
+      return failed(error, `${operation.name} failed`);
     }
+  }
+
+  /** What failed while a call ran; what failed on our side (500, 503) is logged, refusals are answers. */
+  function failed(error: unknown, message: string): CallOutcome {
+    const failure = toAppError(error);
+    if (failure.status >= 500) options.log(error, message);
+    return { kind: 'failed', error: failure };
   }
 
   return {
@@ -112,20 +116,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       const startedAt = performance.now();
       const caller = await authenticate(db, authorization);
       const verdict = await limits.count(caller, via);
-      const common = { caller, via, verdict, headers: verdict ? rateLimitHeaders(verdict) : {}, startedAt };
-      let refusal: AppError | undefined;
-      try {
-        if (verdict && !verdict.admitted) throw rateLimitedError(caller, via, verdict);
-        if (via === 'mcp') {
-          // MCP is for agents; the whole exchange (initialize, tools/list) needs API access.
-          if (caller.actor.kind !== 'api_key') {
-            throw new AppError('person_required', 'The MCP server takes API keys; personal tokens are for people using the REST API');
-          }
-          assertApiAccess(caller);
-        }
-      } catch (error) {
-        refusal = toAppError(error);
-      }
+      const common = { caller, via, verdict, startedAt };
+      const refusal = refusalAtTheDoor(caller, via, verdict);
       return refusal ? { ...common, admitted: false, refusal } : { ...common, admitted: true };
     },
 
@@ -155,24 +147,19 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   };
 }
 
+/** Why a counted request goes no further: over a limit, or not what the interface takes. */
+function refusalAtTheDoor(caller: Caller, via: Interface, verdict: RequestVerdict | undefined): AppError | undefined {
+  if (verdict && !verdict.admitted) return rateLimitedError(caller, via, verdict);
+  if (via !== 'mcp') return undefined;
+  // MCP is for agents; the whole exchange (initialize, tools/list) needs API access.
+  if (caller.actor.kind !== 'api_key') return new AppError('person_required', 'The MCP server takes API keys; personal tokens are for people using the REST API');
+  return apiAccessRefusal(caller);
+}
+
 /** The operation's input: one object, checked whole against its schema. */
 function parse(operation: Operation, input: unknown): Record<string, unknown> {
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
-    throw new AppError('validation_failed', 'The input must be a JSON object', { fields: [{ field: '(input)', message: 'must be a JSON object' }] });
+    throw new AppError('validation_failed', 'The request body must be a JSON object', { fields: [{ field: '(body)', message: 'must be a JSON object' }] });
   }
   return operation.input.parse(input);
-}
-
-/**
- * The rate-limit headers, REST and MCP alike: the limit nearest exhaustion (the token's per-minute ceiling or
- * the organization's daily budget), what is left of it, and the seconds until it resets.
- */
-function rateLimitHeaders(verdict: RequestVerdict): Record<string, string> {
-  const headers: Record<string, string> = {
-    'x-ratelimit-limit': String(verdict.binding.limit),
-    'x-ratelimit-remaining': String(verdict.binding.remaining),
-    'x-ratelimit-reset': String(verdict.resetSeconds),
-  };
-  if (!verdict.admitted) headers['retry-after'] = String(verdict.resetSeconds);
-  return headers;
 }

@@ -40,7 +40,7 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
           const outcome = await client.workflow.getHandle<typeof gatedWrite>(workflowId).result();
           return outcome.answer;
         }
-        throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`);
+        throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`, { cause: error });
       }
     },
 

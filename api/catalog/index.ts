@@ -36,4 +36,11 @@ export const catalog: readonly Operation[] = [
   denyReviewOperation,
 ];
 
+const byTool = new Map(catalog.filter((operation) => operation.tool).map((operation) => [operation.tool!, operation]));
+
+/** The operation an MCP tool name stands for, whoever asks. */
+export function operationOfTool(name: string): Operation | undefined {
+  return byTool.get(name);
+}
+
 export type { Operation, OperationContext } from './operation';

@@ -3,7 +3,7 @@ import { families } from '../../domain/identity/abilities';
 import { roles } from '../../domain/identity/actors';
 import { dayField, instantField } from '../../domain/kit/fields';
 import { isAllowed } from './access';
-import { defineOperation } from './operation';
+import { defineOperation, templatedPath } from './operation';
 
 const meOutput = z.object({
   organization: z
@@ -118,7 +118,7 @@ export const getMe = defineOperation({
     for (const operation of catalog) {
       if (operation.family === 'me') continue;
       const list = byFamily.get(operation.family) ?? [];
-      list.push({ name: operation.name, method: operation.method, path: `/v1${operation.path.replace(/:([a-z_]+)/g, '{$1}')}`, allowed: isAllowed(operation, caller) });
+      list.push({ name: operation.name, method: operation.method, path: templatedPath(operation.path), allowed: isAllowed(operation, caller) });
       byFamily.set(operation.family, list);
     }
     return {

@@ -21,7 +21,7 @@ export interface OperationContext {
   apiBaseUrl: string;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
-  /** The plan's request limits, for answers that tell the usage (discovery); the transports do the counting. */
+  /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */
   limits: RequestLimits;
   /** The organization's day as this request's counting left it; absent when limits are off. */
   usage?: DailyUsage;
@@ -88,4 +88,9 @@ export function defineOperation(operation: Operation): Operation {
 
 export function pathParameters(path: string): string[] {
   return [...path.matchAll(/:([a-z_]+)/g)].map((match) => match[1]!);
+}
+
+/** The path as people and OpenAPI write it: `/v1/tasks/{id}`. */
+export function templatedPath(path: string): string {
+  return `/v1${path.replace(/:([a-z_]+)/g, '{$1}')}`;
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { ApiKeyActor } from '../../domain/identity/actors';
-import { AppError } from '../../domain/kit/errors';
+import { AppError, isErrorCode } from '../../domain/kit/errors';
 import type { GateAnswer, GatedWriteRequest } from '../../domain/gate/contract';
 import {
   claimIdempotencyKey,
@@ -57,13 +57,13 @@ export async function submitGatedWrite(
     // The body is part of the id: a key whose first run failed can never lend that run's decision to another body.
     const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}\0${fingerprint}`).digest('hex').slice(0, 26);
     const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write.name}:idem-${digest}`);
-    if (claim.state === 'replay') return { workflowId: claim.workflowId, answer: claim.answer, replayed: true };
+    if (claim.state === 'replay') return { workflowId: claim.workflowId, answer: known(claim.answer), replayed: true };
     workflowId = claim.workflowId;
   }
 
   let answer: GateAnswer;
   try {
-    answer = await gate.submit(workflowId, request);
+    answer = known(await gate.submit(workflowId, request));
   } catch (error) {
     if (!(error instanceof GateUnavailableError)) throw error;
     // The workflow goes on and may still apply the write; only the wait for its answer ended.
@@ -73,6 +73,7 @@ export async function submitGatedWrite(
         ? 'The write was not decided in time; it may still be applied. Retry with the same Idempotency-Key to learn its outcome.'
         : 'The write was not decided in time; it may still be applied. Check before retrying, and send an Idempotency-Key so that a retry is safe.',
       { workflow_id: workflowId },
+      { cause: error },
     );
   }
   if (scope) {
@@ -80,4 +81,12 @@ export async function submitGatedWrite(
     else await storeIdempotentAnswer(db, scope, answer);
   }
   return { workflowId, answer, replayed: false };
+}
+
+/**
+ * An answer as it comes back from Temporal or the idempotency record (JSON, perhaps written by another version):
+ * a failure whose code this version does not know reads as `unavailable`.
+ */
+function known(answer: GateAnswer): GateAnswer {
+  return answer.outcome === 'failed' && !isErrorCode(answer.code) ? { ...answer, code: 'unavailable' } : answer;
 }

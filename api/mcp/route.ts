@@ -4,8 +4,9 @@ import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
 import { AppError } from '../../domain/kit/errors';
 import type { CallPipeline } from '../catalog/call';
-import { httpError } from '../rest/errors';
-import { buildMcpServer, operationOfTool } from './server';
+import { httpError, rateLimitHeaders } from '../rest/http';
+import { operationOfTool } from '../catalog/index';
+import { buildMcpServer } from './server';
 
 export interface McpOptions {
   pipeline: CallPipeline;
@@ -57,7 +58,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     // Every authenticated POST counts against the MCP ceiling and the daily budget, refused ones too.
     const admission = await pipeline.admit(request.headers.authorization, 'mcp');
     // On the raw response: after reply.hijack() the MCP transport writes the answer, and keeps these.
-    for (const [name, value] of Object.entries(admission.headers)) reply.raw.setHeader(name, value);
+    for (const [name, value] of Object.entries(rateLimitHeaders(admission.verdict))) reply.raw.setHeader(name, value);
     // One message per request: MCP dropped JSON-RPC batches (2025-06-18), and a batch would pass many calls
     // through the limits as one.
     if (Array.isArray(request.body) && request.body.length !== 1) {
@@ -74,7 +75,14 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       return refuse(reply, admission.refusal);
     }
 
-    const server = buildMcpServer({ pipeline, admission, db: options.db, apiBaseUrl: options.apiBaseUrl, version });
+    const server = buildMcpServer({
+      pipeline,
+      admission,
+      db: options.db,
+      apiBaseUrl: options.apiBaseUrl,
+      version,
+      log: (error, message) => request.log.error({ err: error }, message),
+    });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     reply.hijack();
     const exchange = {

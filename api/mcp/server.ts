@@ -10,15 +10,16 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
+import { AppError } from '../../domain/kit/errors';
 import { policyTexts } from '../../domain/gate/policies';
 import type { ApiKeyActor } from '../../domain/identity/actors';
 import { isAllowed } from '../catalog/access';
 import type { Admission, CallPipeline } from '../catalog/call';
-import { catalog } from '../catalog/index';
+import { catalog, operationOfTool } from '../catalog/index';
 import type { Operation } from '../catalog/operation';
 import type { CallOutcome } from '../catalog/outcome';
 import { registerPrompts } from './prompts';
-import { toolResult } from './results';
+import { errorResult, toolResult } from './results';
 import { PostgresTaskStore, taskCapabilities } from './task-store';
 
 const instructions = `Gatehouse holds this organization's business data: tasks, projects, customers, calendar, invoices, products, bookings, expenses, work logs, the team roster and meeting notes. Start with whoami to see what this key may do.
@@ -28,12 +29,6 @@ Lists are paginated: pass next_cursor back as cursor for the next page.`;
 /** What the host may hand the model at once while the task runs (2025-11-25, tools/call tasks). */
 const modelImmediateResponse = 'io.modelcontextprotocol/model-immediate-response';
 
-const byTool = new Map(catalog.filter((operation) => operation.tool).map((operation) => [operation.tool!, operation]));
-
-/** The catalog operation an MCP tool name stands for, whoever asks. */
-export function operationOfTool(name: string): Operation | undefined {
-  return byTool.get(name);
-}
 
 export interface McpServerOptions {
   pipeline: CallPipeline;
@@ -43,6 +38,8 @@ export interface McpServerOptions {
   /** The REST base, for links a person can follow. */
   apiBaseUrl: string;
   version: string;
+  /** Told of what failed on our side while the answer was made. */
+  log: (error: unknown, message: string) => void;
 }
 
 /**
@@ -50,7 +47,7 @@ export interface McpServerOptions {
  * no write tools), the organization never an argument. Every tools/call goes through the call pipeline, as a
  * REST request does; gated writes run as MCP tasks for clients that ask.
  */
-export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, version }: McpServerOptions): McpServer {
+export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, version, log }: McpServerOptions): McpServer {
   const { caller } = admission;
   const orgId = caller.organization.id;
   const taskStore = new PostgresTaskStore({ db, orgId, apiKeyId: (caller.actor as ApiKeyActor).keyId, apiBaseUrl });
@@ -59,18 +56,37 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, version }:
 
   server.server.registerCapabilities({ tools: { listChanged: true } });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: catalog.filter((operation) => operation.tool && isAllowed(operation, caller)).map(toolOf),
+    tools: catalog.filter((operation) => operation.tool && isAllowed(operation, caller)).map((operation) => toolOf(operation).tool),
   }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult | CreateTaskResult> => {
     const { name, arguments: input = {}, task } = request.params;
     const operation = operationOfTool(name);
     const outcome = await pipeline.call(admission, { operation, tool: name, input });
-    const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
-    const result = toolResult(outcome, { apiBaseUrl, summary: operation?.summary.toLowerCase() ?? name, rules });
-    if (!task || operation?.kind !== 'gated_write') return result;
-    return asTask(name, outcome, result, taskStore);
+    try {
+      const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
+      const result = toolResult(outcome, { apiBaseUrl, summary: operation?.summary.toLowerCase() ?? name, rules });
+      if (task && operation?.kind === 'gated_write') return await asTask(name, outcome, result, taskStore);
+      return operation ? checkedAgainstSchema(operation, result, log) : result;
+    } catch (error) {
+      if (error instanceof McpError) throw error;
+      log(error, `the answer of ${name} could not be made`);
+      throw new McpError(ErrorCode.InternalError, 'Something went wrong on our side; it has been logged');
+    }
   });
   return server;
+}
+
+/**
+ * A result whose structured content does not match the tool's output schema is our mistake: the agent gets an
+ * error rather than data its client would refuse, and the mismatch is logged.
+ */
+function checkedAgainstSchema(operation: Operation, result: CallToolResult, log: McpServerOptions['log']): CallToolResult {
+  const { output } = toolOf(operation);
+  if (!output || result.isError) return result;
+  const checked = output.safeParse(result.structuredContent);
+  if (checked.success) return result;
+  log(checked.error, `the answer of ${operation.tool} does not match its output schema`);
+  return errorResult(new AppError('internal_error', `The answer of ${operation.tool} did not match its output schema; it has been logged`));
 }
 
 /**
@@ -89,14 +105,14 @@ async function asTask(tool: string, outcome: CallOutcome, result: CallToolResult
   return { task, _meta: { [modelImmediateResponse]: `Held for review, not written yet. ${task.statusMessage ?? ''} Do not submit the same write again.` } };
 }
 
-const tools = new Map<Operation, Tool>();
+const tools = new Map<Operation, { tool: Tool; output: z.ZodObject | undefined }>();
 
-/** The tool as tools/list shows it; the same for every key, so made once per operation. */
-function toolOf(operation: Operation): Tool {
-  let tool = tools.get(operation);
-  if (!tool) {
-    const outputSchema = outputSchemaOf(operation);
-    tool = {
+/** The tool as tools/list shows it, and the schema of its structured content; the same for every key, so made once. */
+function toolOf(operation: Operation): { tool: Tool; output: z.ZodObject | undefined } {
+  let made = tools.get(operation);
+  if (!made) {
+    const output = outputSchemaOf(operation);
+    const tool: Tool = {
       name: operation.tool!,
       title: operation.summary,
       description: operation.description,
@@ -104,11 +120,12 @@ function toolOf(operation: Operation): Tool {
       annotations: annotationsOf(operation),
       // Gated writes may run as tasks; nothing else does.
       execution: { taskSupport: operation.kind === 'gated_write' ? 'optional' : 'forbidden' },
-      ...(outputSchema ? { outputSchema: jsonSchema(outputSchema, 'output') } : {}),
+      ...(output ? { outputSchema: jsonSchema(output, 'output') } : {}),
     };
-    tools.set(operation, tool);
+    made = { tool, output };
+    tools.set(operation, made);
   }
-  return tool;
+  return made;
 }
 
 /** JSON Schema as MCP clients expect it (draft 7), from the operation's zod schema. */

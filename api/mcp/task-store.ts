@@ -3,7 +3,7 @@ import { ErrorCode, McpError, type CallToolResult, type Result, type ServerCapab
 import type { Queryable } from '../../db/database';
 import type { ErrorCode as AppErrorCode } from '../../domain/kit/errors';
 import { findMcpTask, listMcpTasks, recordAnsweredTask, recordHeldTask, type McpTaskRow } from '../../domain/usage/mcp-tasks';
-import { catalog } from '../catalog/index';
+import { operationOfTool } from '../catalog/index';
 import { reviewUrl } from '../catalog/reviews';
 import { dataResult, errorText } from './results';
 
@@ -130,7 +130,7 @@ export class PostgresTaskStore implements TaskStore {
     }
 
     const reviewId: string = row.review_id;
-    const summary = catalog.find((op) => op.tool === row.tool)?.summary.toLowerCase() ?? row.tool;
+    const summary = operationOfTool(row.tool)?.summary.toLowerCase() ?? row.tool;
     const url = reviewUrl(this.scope.apiBaseUrl, reviewId);
     const decidedAt = row.decided_at ? iso(row.decided_at) : createdAt;
     const failed = (text: string, at: string): TaskState => ({

@@ -4,7 +4,7 @@ import type { GateAnswer } from '../../domain/gate/contract';
 import type { Operation } from '../catalog/operation';
 import { statusOf, type CallOutcome } from '../catalog/outcome';
 import { reviewUrl } from '../catalog/reviews';
-import { errorBody } from './errors';
+import { errorBody } from './http';
 
 export interface HttpAnswer {
   status: number;

@@ -1,6 +1,6 @@
 import { families } from '../../domain/identity/abilities';
 import { roles } from '../../domain/identity/actors';
-import { pathParameters, type Operation } from '../catalog/operation';
+import { pathParameters, templatedPath, type Operation } from '../catalog/operation';
 import { JsonSchemaConverter, type JsonSchema, type UnrepresentableListener } from './json-schema';
 import {
   envelopeSchemas,
@@ -88,7 +88,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
   const paths: OpenApiDocument['paths'] = {};
   for (const explicitOrganization of [false, true]) {
     for (const { operation, parts } of described) {
-      const path = `/v1${explicitOrganization ? '/organizations/{slug}' : ''}${operation.path.replace(/:([a-z_]+)/g, '{$1}')}`;
+      const path = templatedPath(`${explicitOrganization ? '/organizations/:slug' : ''}${operation.path}`);
       (paths[path] ??= {})[operation.method.toLowerCase()] = {
         operationId: `${operation.name.replace(/\./g, '_')}${explicitOrganization ? '_in_organization' : ''}`,
         tags: [operation.family],

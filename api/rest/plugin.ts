@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/kit/errors';
-import { errorBody } from './errors';
+import { errorBody } from './http';
 import { restRoutes, type RestOptions } from './routes';
 
 /** The REST API under /api: the discovery index and every catalog operation. */

@@ -3,6 +3,7 @@ import type { CallPipeline } from '../catalog/call';
 import { catalog } from '../catalog/index';
 import { pathParameters, type Operation } from '../catalog/operation';
 import { httpAnswer } from './answer';
+import { rateLimitHeaders } from './http';
 
 export interface RestOptions {
   pipeline: CallPipeline;
@@ -33,7 +34,7 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
     idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
   });
   const answer = httpAnswer(operation, outcome, apiBaseUrl);
-  return reply.status(answer.status).headers({ ...admission.headers, ...answer.headers }).send(answer.body);
+  return reply.status(answer.status).headers({ ...rateLimitHeaders(admission.verdict), ...answer.headers }).send(answer.body);
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database';
-import { reviewStatusSql } from './reviews';
+import { stillPendingSql } from './reviews';
 
 /** How full an organization's review queue is, as seen by the transaction that holds the queue's lock. */
 export interface ReviewQueue {
@@ -17,7 +17,7 @@ export async function lockReviewQueue(tx: Queryable, orgId: string): Promise<Rev
   // A statement of its own, after the lock: its snapshot sees every review committed before the lock was ours.
   const { rows } = await tx.query(
     `SELECT p.name AS plan, p.pending_review_cap AS cap,
-            (SELECT count(*)::int FROM reviews r WHERE r.org_id = o.id AND ${reviewStatusSql('r')} = 'pending') AS pending
+            (SELECT count(*)::int FROM reviews r WHERE r.org_id = o.id AND ${stillPendingSql('r')}) AS pending
      FROM organizations o JOIN plans p ON p.name = o.plan WHERE o.id = $1`,
     [orgId],
   );

@@ -71,11 +71,12 @@ export const decideReviewInput = z.strictObject({
 });
 
 /**
- * A review's status as SQL, for the review table under `alias`: a pending review past its deadline reads as
- * expired, even before its workflow has recorded it.
+ * A pending review past its deadline counts as expired, even before its workflow has recorded it. The rule in
+ * SQL for the review table under `alias`, in its two forms: the filter of the reviews still waiting (which an
+ * index on the status can serve), and the status a review reads as.
  */
-export const reviewStatusSql = (alias: string) =>
-  `CASE WHEN ${alias}.status = 'pending' AND ${alias}.expires_at <= now() THEN 'expired' ELSE ${alias}.status END`;
+export const stillPendingSql = (alias: string) => `(${alias}.status = 'pending' AND ${alias}.expires_at > now())`;
+export const reviewStatusSql = (alias: string) => `CASE WHEN ${stillPendingSql(alias)} THEN 'pending' WHEN ${alias}.status = 'pending' THEN 'expired' ELSE ${alias}.status END`;
 
 const selectReview = `
   SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.reason,
@@ -114,7 +115,7 @@ export async function decideReview(
   await db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `UPDATE reviews AS r SET status = $3, decided_by = $4, decided_at = now(), comment = $5
-       WHERE r.org_id = $1 AND r.id = $2 AND ${reviewStatusSql('r')} = 'pending'
+       WHERE r.org_id = $1 AND r.id = $2 AND ${stillPendingSql('r')}
        RETURNING workflow_id`,
       [input.orgId, input.reviewId, input.verdict, input.userId, input.comment ?? null],
     );

@@ -38,8 +38,10 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: Record<string, unknown>,
+    /** What caused it, for the log; never shown to a caller. */
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'AppError';
     this.status = errorStatus[code];
   }
@@ -62,7 +64,7 @@ function fieldsOf(error: z.ZodError): FieldProblem[] {
     if (issue.code === 'unrecognized_keys') {
       return issue.keys.map((key) => ({ field: at ? `${at}.${key}` : key, message: 'unknown field' }));
     }
-    return [{ field: at || '(input)', message: issue.message }];
+    return [{ field: at || '(body)', message: issue.message }];
   });
 }
 

@@ -36,3 +36,34 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number): Page
   const items = rows.slice(0, limit);
   return { items, nextCursor: rows.length > limit ? encodeCursor(items.at(-1)!.id) : null };
 }
+
+/** Where a page ordered by an instant and the id ends (the calendar feed, customers' sync). */
+export interface TimeCursor {
+  /** The instant in microseconds since the epoch, as PostgreSQL stores it: many rows of one import share a millisecond. */
+  micros: number;
+  id: string;
+}
+
+/**
+ * A page of rows ordered by (instant, id), fetched with `limit + 1`; each row carries its instant as
+ * `cursor_micros`, which the items leave out.
+ */
+export function toTimePage<T>(rows: Record<string, unknown>[], limit: number, item: (row: Record<string, unknown>) => T): Page<T> {
+  const shown = rows.slice(0, limit);
+  const last = shown.at(-1);
+  return {
+    items: shown.map(({ cursor_micros: _, ...row }) => item(row)),
+    nextCursor: rows.length > limit && last ? encodeCursor(`${String(last.cursor_micros)}|${String(last.id)}`) : null,
+  };
+}
+
+export function decodeTimeCursor(cursor: string | undefined): TimeCursor | undefined {
+  if (cursor === undefined) return undefined;
+  const [micros, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
+  if (!micros || !/^-?\d{1,17}$/.test(micros) || !id || !/^[a-z]+_[0-9a-z]{26}$/.test(id)) {
+    throw new AppError('validation_failed', 'cursor is not one this API gave out', {
+      fields: [{ field: 'cursor', message: 'not a cursor from a previous page of this list' }],
+    });
+  }
+  return { micros: Number(micros), id };
+}

@@ -4,7 +4,7 @@ import { createWrite, deleteWrite, updateWrite } from '../gate/writes';
 import { AppError } from '../kit/errors';
 import { createdAt, ifMatch, instantField, recordId, recordVersion, text, updatedAt, utcInstant } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { encodeCursor, pageInput, type Page } from '../kit/pagination';
+import { decodeTimeCursor, pageInput, toTimePage, type Page } from '../kit/pagination';
 import { Filters, listPage } from '../kit/query';
 import type { Reference } from '../kit/references';
 import { loadRecord, plainRecord } from '../kit/rows';
@@ -174,7 +174,7 @@ export const calendarFeedInput = z.strictObject({
 export async function calendarFeed(db: Queryable, orgId: string, timezone: string, input: z.infer<typeof calendarFeedInput>): Promise<Page<CalendarItem>> {
   const { from, to } = window(input);
   const sources = input.sources?.length ? input.sources : ['event', 'booking', 'task_due'];
-  const after = input.cursor ? decodeFeedCursor(input.cursor) : undefined;
+  const after = decodeTimeCursor(input.cursor);
   const { rows } = await db.query(
     `WITH items AS (
        SELECT 'event' AS source, id, title, starts_at, ends_at, false AS all_day, attendee_ids, customer_id, NULL::text AS status
@@ -188,27 +188,13 @@ export async function calendarFeed(db: Queryable, orgId: string, timezone: strin
        FROM tasks WHERE org_id = $1 AND due_on IS NOT NULL
          AND (due_on + 1)::timestamp AT TIME ZONE $4 > $2 AND due_on::timestamp AT TIME ZONE $4 < $3
      )
-     SELECT *, (extract(epoch FROM starts_at) * 1000000)::bigint AS sort_micros FROM items
+     SELECT *, (extract(epoch FROM starts_at) * 1000000)::bigint AS cursor_micros FROM items
      WHERE source = ANY ($5::text[]) AND ($6::text IS NULL OR $6 = ANY (attendee_ids))
        AND ($7::bigint IS NULL OR (starts_at, id) > (timestamptz 'epoch' + $7 * interval '1 microsecond', $8))
      ORDER BY starts_at, id LIMIT $9`,
     [orgId, from, to, timezone, sources, input.attendee_id ?? null, after?.micros ?? null, after?.id ?? '', input.limit + 1],
   );
-  const shown = rows.slice(0, input.limit);
-  const last = shown.at(-1);
-  return {
-    items: shown.map(({ sort_micros: _, ...row }) => plainRecord(row) as CalendarItem),
-    // The cursor keeps the start to the microsecond, as stored.
-    nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.sort_micros}|${last.id}`) : null,
-  };
-}
-
-function decodeFeedCursor(cursor: string): { micros: number; id: string } {
-  const [micros, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!micros || !/^-?\d{1,17}$/.test(micros) || !id || !/^[a-z]+_[0-9a-z]{26}$/.test(id)) {
-    throw new AppError('validation_failed', 'cursor is not one this API gave out', { fields: [{ field: 'cursor', message: 'not a cursor from this feed' }] });
-  }
-  return { micros: Number(micros), id };
+  return toTimePage(rows, input.limit, (row) => plainRecord(row) as CalendarItem);
 }
 
 const eventRefs = (fields: { attendee_ids?: unknown; customer_id?: unknown }): Reference[] => [

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { createWrite, updateWrite } from '../gate/writes';
-import { AppError } from '../kit/errors';
 import { createdAt, ifMatch, recordId, recordVersion, text } from '../kit/fields';
 import { newId } from '../kit/ids';
-import { encodeCursor, pageInput, type Page } from '../kit/pagination';
+import { decodeTimeCursor, pageInput, toTimePage, type Page } from '../kit/pagination';
 import { containsPattern, Filters, listPage } from '../kit/query';
 import { loadRecord, plainRecord } from '../kit/rows';
 
@@ -90,32 +89,16 @@ export async function listCustomers(db: Queryable, orgId: string, input: z.infer
     // Oldest change first, by (updated_at, id): the order sync needs, and a stable one. The cursor keeps
     // updated_at to the microsecond, as stored: many customers of one import share a millisecond.
     filters.add('updated_at >= $?', new Date(input.updated_since));
-    const after = decodeSyncCursor(input.cursor);
+    const after = decodeTimeCursor(input.cursor);
     if (after) filters.add(`(updated_at, id) > (timestamptz 'epoch' + $? * interval '1 microsecond', ${filters.param(after.id)})`, after.micros);
     const { rows } = await db.query(
-      `SELECT *, (extract(epoch FROM updated_at) * 1000000)::bigint AS sync_micros FROM customers ${filters.where}
+      `SELECT *, (extract(epoch FROM updated_at) * 1000000)::bigint AS cursor_micros FROM customers ${filters.where}
        ORDER BY updated_at, id LIMIT ${filters.param(input.limit + 1)}`,
       filters.values,
     );
-    const shown = rows.slice(0, input.limit);
-    const last = shown.at(-1);
-    return {
-      items: shown.map(({ sync_micros: _, ...row }) => plainRecord(row) as Customer),
-      nextCursor: rows.length > input.limit && last ? encodeCursor(`${last.sync_micros}|${last.id}`) : null,
-    };
+    return toTimePage(rows, input.limit, (row) => plainRecord(row) as Customer);
   }
   return listPage(db, 'customers', filters, input);
-}
-
-function decodeSyncCursor(cursor: string | undefined): { micros: number; id: string } | undefined {
-  if (cursor === undefined) return undefined;
-  const [micros, id] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (!micros || !/^\d{1,17}$/.test(micros) || !id || !/^cus_[0-9a-z]{26}$/.test(id)) {
-    throw new AppError('validation_failed', 'cursor is not one this API gave out', {
-      fields: [{ field: 'cursor', message: 'not a cursor from a previous page of this sync' }],
-    });
-  }
-  return { micros: Number(micros), id };
 }
 
 export async function getCustomer(db: Queryable, orgId: string, id: string): Promise<Customer> {

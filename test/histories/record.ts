@@ -9,11 +9,10 @@ import { Client, Connection } from '@temporalio/client';
 import protos from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import { readFileSync, writeFileSync } from 'node:fs';
-import pg from 'pg';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase } from '../../db/database';
-import { migrate } from '../../db/migrate';
+import { createScratchDatabase } from '../../db/scratch-database';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
@@ -31,15 +30,8 @@ const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI });
 if (!cliPath) throw new Error('needs the Temporal CLI');
 const temporal = await startTemporalDevServer({ cliPath, headless: true });
 
-const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const databaseName = `gatehouse_histories_${Date.now()}`;
-const admin = new pg.Client({ connectionString: adminUrl });
-await admin.connect();
-await admin.query(`CREATE DATABASE ${databaseName}`);
-const databaseUrl = new URL(adminUrl);
-databaseUrl.pathname = `/${databaseName}`;
-await migrate(databaseUrl.toString());
-const db = connectDatabase(databaseUrl.toString());
+const database = await createScratchDatabase('histories', process.env.TEST_DATABASE_ADMIN_URL);
+const db = connectDatabase(database.url);
 
 const taskQueue = 'histories';
 const connection = await Connection.connect({ address: temporal.address });
@@ -124,6 +116,5 @@ try {
   await connection.close();
   await db.close();
   await temporal.stop();
-  await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`);
-  await admin.end();
+  await database.drop();
 }

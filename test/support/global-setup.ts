@@ -1,9 +1,8 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import type { TestProject } from 'vitest/node';
-import { migrate } from '../../db/migrate';
+import { createScratchDatabase } from '../../db/scratch-database';
 import { findTemporalCli } from '../../runtime/temporal-binary';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { bundleWorkflows } from '../../worker';
@@ -28,14 +27,7 @@ export default async function setup(project: TestProject) {
   });
   if (!cliPath) throw new Error('The tests need the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
 
-  const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const databaseName = `gatehouse_test_${Date.now()}_${process.pid}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${databaseName}`);
-  const databaseUrl = new URL(adminUrl);
-  databaseUrl.pathname = `/${databaseName}`;
-  await migrate(databaseUrl.toString());
+  const database = await createScratchDatabase('test', process.env.TEST_DATABASE_ADMIN_URL);
 
   const [temporal, bundle] = await Promise.all([
     startTemporalDevServer({ cliPath, headless: true }),
@@ -47,13 +39,12 @@ export default async function setup(project: TestProject) {
 
   project.provide('temporalAddress', temporal.address);
   project.provide('temporalCliPath', cliPath);
-  project.provide('databaseUrl', databaseUrl.toString());
+  project.provide('databaseUrl', database.url);
   project.provide('workflowBundlePath', workflowBundlePath);
 
   return async () => {
     await temporal.stop();
     rmSync(bundleDir, { recursive: true, force: true });
-    await admin.query(`DROP DATABASE IF EXISTS ${databaseName} WITH (FORCE)`).catch(() => {});
-    await admin.end();
+    await database.drop().catch(() => {});
   };
 }

@@ -1,4 +1,8 @@
 import { AppError, toAppError } from '../../domain/kit/errors';
+import type { RequestVerdict } from '../../domain/usage/limits';
+
+// What every HTTP answer of the service shares, REST's and MCP's alike: the error envelope, Fastify's own
+// errors as ours, and the rate-limit headers.
 
 export interface ErrorBody {
   success: false;
@@ -35,4 +39,19 @@ export function httpError(error: unknown): AppError {
   if (status === 404) return new AppError('not_found', 'No such route');
   if (status && status >= 400 && status < 500 && !(error instanceof AppError)) return new AppError('validation_failed', 'The request could not be read');
   return toAppError(error);
+}
+
+/**
+ * The rate-limit headers, REST and MCP alike: the limit nearest exhaustion (the token's per-minute ceiling or
+ * the organization's daily budget), what is left of it, and the seconds until it resets.
+ */
+export function rateLimitHeaders(verdict: RequestVerdict | undefined): Record<string, string> {
+  if (!verdict) return {};
+  const headers: Record<string, string> = {
+    'x-ratelimit-limit': String(verdict.binding.limit),
+    'x-ratelimit-remaining': String(verdict.binding.remaining),
+    'x-ratelimit-reset': String(verdict.resetSeconds),
+  };
+  if (!verdict.admitted) headers['retry-after'] = String(verdict.resetSeconds);
+  return headers;
 }

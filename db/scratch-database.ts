@@ -1,16 +1,20 @@
 import pg from 'pg';
-import { migrate } from '../db/migrate';
+import { migrate } from './migrate';
 
-export interface BenchDatabase {
+/** A database of its own for one run of the tests, the benchmark or a script, dropped at the end. */
+export interface ScratchDatabase {
   name: string;
   url: string;
   /** Drops the database, closing any connection still open to it. */
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database `gatehouse_bench_<timestamp>` on the server at `adminUrl`. */
-export async function createBenchDatabase(adminUrl: string): Promise<BenchDatabase> {
-  const name = `gatehouse_bench_${Date.now()}`;
+/** The local PostgreSQL server of a development machine, as its superuser. */
+export const localAdminUrl = 'postgres://postgres@127.0.0.1:5432/postgres';
+
+/** A fresh, migrated database `gatehouse_<purpose>_<timestamp>_<pid>` on the server at `adminUrl`. */
+export async function createScratchDatabase(purpose: string, adminUrl = localAdminUrl): Promise<ScratchDatabase> {
+  const name = `gatehouse_${purpose}_${Date.now()}_${process.pid}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   const drop = async () => {
