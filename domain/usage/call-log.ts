@@ -38,15 +38,15 @@ export interface LoggedCall {
 }
 
 /**
- * One INSERT. The id and the time are taken when this is called (the call has just ended), not when the
- * row reaches the database: rows written in the background still sort in the order the calls ended.
+ * One INSERT. The id and the time are those of the end of the call, not of the row reaching the database:
+ * rows written in the background still sort in the order the calls ended.
  */
-export async function recordCall(db: Queryable, entry: CallRecord): Promise<void> {
+export async function recordCall(db: Queryable, entry: CallRecord, ended = { id: newId('call'), at: new Date() }): Promise<void> {
   await db.query(
     `INSERT INTO call_log (id, org_id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
     [
-      newId('call'),
+      ended.id,
       entry.orgId,
       entry.apiKeyId,
       entry.userId,
@@ -56,7 +56,7 @@ export async function recordCall(db: Queryable, entry: CallRecord): Promise<void
       entry.status,
       entry.outcome,
       entry.latencyMs,
-      new Date(),
+      ended.at,
     ],
   );
 }
@@ -110,7 +110,10 @@ export interface CallLogWriter {
 /** At most this many rows in flight; beyond it (the database is struggling) rows are dropped, not queued. */
 const maxInFlight = 1000;
 
-/** Writes the call log off the request path; failures go to `onError`, never to the caller. */
+/**
+ * Writes the call log off the request path, once the answer is on its way (the row is written on the next turn
+ * of the event loop, after the answer); failures go to `onError`, never to the caller.
+ */
 export function callLogWriter(db: Queryable, onError: (error: unknown) => void): CallLogWriter {
   const inFlight = new Set<Promise<void>>();
   let dropped = 0;
@@ -125,7 +128,9 @@ export function callLogWriter(db: Queryable, onError: (error: unknown) => void):
         onError(new Error(`call log: ${dropped} rows were dropped while the database caught up`));
         dropped = 0;
       }
-      const write: Promise<void> = recordCall(db, entry)
+      const ended = { id: newId('call'), at: new Date() };
+      const write: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => recordCall(db, entry, ended))
         .catch(onError)
         .finally(() => inFlight.delete(write));
       inFlight.add(write);
