@@ -3,7 +3,7 @@ import { families } from '../../domain/identity/abilities';
 import { roles } from '../../domain/identity/actors';
 import { dayField, instantField } from '../../domain/kit/fields';
 import { isAllowed } from './access';
-import { defineOperation, templatedPath } from './operation';
+import { defineOperation, templatedPath, type Operation } from './operation';
 
 const meOutput = z.object({
   organization: z
@@ -97,6 +97,14 @@ const meOutput = z.object({
     .describe('The endpoint families of the API and what this token may call'),
 });
 
+/** Each operation's path as discovery shows it, made once. */
+const paths = new Map<Operation, string>();
+function pathOf(operation: Operation): string {
+  let path = paths.get(operation);
+  if (path === undefined) paths.set(operation, (path = templatedPath(operation.path)));
+  return path;
+}
+
 export const getMe = defineOperation({
   kind: 'read',
   name: 'me.get',
@@ -118,7 +126,7 @@ export const getMe = defineOperation({
     for (const operation of catalog) {
       if (operation.family === 'me') continue;
       const list = byFamily.get(operation.family) ?? [];
-      list.push({ name: operation.name, method: operation.method, path: templatedPath(operation.path), allowed: isAllowed(operation, caller) });
+      list.push({ name: operation.name, method: operation.method, path: pathOf(operation), allowed: isAllowed(operation, caller) });
       byFamily.set(operation.family, list);
     }
     return {

@@ -17,19 +17,36 @@ export const headerFields: Record<string, string> = { if_match: 'If-Match' };
 /** Every catalog operation on both route shapes: /v1/<path> and /v1/organizations/{slug}/<path>. */
 export async function restRoutes(app: FastifyInstance, options: RestOptions): Promise<void> {
   for (const operation of catalog) {
-    const handler = (request: FastifyRequest, reply: FastifyReply) => handle(operation, request, reply, options);
+    const wire = wireOf(operation);
+    const handler = (request: FastifyRequest, reply: FastifyReply) => handle(operation, wire, request, reply, options);
     app.route({ method: operation.method, url: `/v1${operation.path}`, handler });
     app.route({ method: operation.method, url: `/v1/organizations/:org_slug${operation.path}`, handler });
   }
 }
 
-async function handle(operation: Operation, request: FastifyRequest, reply: FastifyReply, { pipeline, apiBaseUrl }: RestOptions) {
+/** Where an operation's input fields travel besides the query or body: the path, and request headers. */
+interface Wire {
+  fromPath: string[];
+  /** Input field and the header that carries it. */
+  fromHeaders: [string, string][];
+}
+
+function wireOf(operation: Operation): Wire {
+  return {
+    fromPath: pathParameters(operation.path),
+    fromHeaders: Object.entries(headerFields)
+      .filter(([field]) => field in operation.input.shape)
+      .map(([field, header]) => [field, header.toLowerCase()]),
+  };
+}
+
+async function handle(operation: Operation, wire: Wire, request: FastifyRequest, reply: FastifyReply, { pipeline, apiBaseUrl }: RestOptions) {
   const admission = await pipeline.admit(request.headers.authorization, 'rest');
   const params = request.params as Record<string, string>;
   const idempotencyKey = request.headers['idempotency-key'];
   const outcome = await pipeline.call(admission, {
     operation,
-    input: inputOf(operation, request, params),
+    input: inputOf(operation, wire, request, params),
     orgSlug: params.org_slug,
     idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
   });
@@ -41,14 +58,14 @@ async function handle(operation: Operation, request: FastifyRequest, reply: Fast
  * One input object per operation: the query (GET, DELETE) or the JSON body (POST, PATCH), the fields sent as
  * headers, and the path parameters. A body that is not an object is handed on as it is, for the call to refuse.
  */
-function inputOf(operation: Operation, request: FastifyRequest, params: Record<string, string>): unknown {
+function inputOf(operation: Operation, wire: Wire, request: FastifyRequest, params: Record<string, string>): unknown {
   const fields = operation.method === 'GET' || operation.method === 'DELETE' ? (request.query ?? {}) : (request.body ?? {});
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return fields;
-  const fromHeaders: Record<string, string> = {};
-  for (const [field, header] of Object.entries(headerFields)) {
-    const value = request.headers[header.toLowerCase()];
-    if (field in operation.input.shape && typeof value === 'string') fromHeaders[field] = value;
+  const input: Record<string, unknown> = { ...fields };
+  for (const [field, header] of wire.fromHeaders) {
+    const value = request.headers[header];
+    if (typeof value === 'string') input[field] = value;
   }
-  const fromPath = Object.fromEntries(pathParameters(operation.path).map((name) => [name, params[name]]));
-  return { ...fields, ...fromHeaders, ...fromPath };
+  for (const name of wire.fromPath) input[name] = params[name];
+  return input;
 }
