@@ -13,8 +13,8 @@ import type { Operation, OperationContext } from './operation';
 import { codeOf, statusOf, type CallOutcome } from './outcome';
 import { submitGatedWrite } from './submit-write';
 
-// The one way an operation is called, whatever the interface: REST, MCP and the people's console translate
-// their wire format into these two steps and render the outcome.
+// The one way an operation is called, whatever the interface: REST and MCP (and the people's console to come)
+// translate their wire format into these two steps and render the outcome.
 //
 //   admit   authenticate the token, count it against the plan's limits (every authenticated request counts,
 //           refused ones too), and apply the interface's own rule (MCP: API keys of organizations with API access)
@@ -27,6 +27,7 @@ export type Admission = {
   via: Interface;
   /** What the limits counted (every answer to the request tells it, refusals included); undefined when they are off. */
   verdict: RequestVerdict | undefined;
+  /** When the request arrived (performance.now()): the call's latency runs from here. */
   startedAt: number;
 } & ({ admitted: true } | { admitted: false; refusal: AppError });
 
