@@ -1,9 +1,14 @@
+import fastifyCookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import { fileURLToPath } from 'node:url';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/kit/errors';
 import { createCallPipeline } from './catalog/call';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
+import { consolePages, sendConsolePage, wantsConsolePage } from './console/pages';
+import { consoleApi, signedInOnly } from './console/plugin';
+import type { SessionPolicy } from '../domain/identity/sessions';
 import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
 import { errorBody, httpError } from './rest/http';
@@ -22,7 +27,16 @@ export interface AppDependencies {
   clock?: () => Date;
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
   rateLimits?: boolean;
+  /** How long console sessions live (default: 2 hours idle, 12 hours at most). */
+  sessions?: SessionPolicy;
+  /** Whether to believe X-Forwarded-* headers (TLS ends at a proxy: the session cookie is Secure when it says https). */
+  trustProxy?: boolean | string[];
+  /** The built console (default: web/dist in this package). */
+  consoleDir?: string;
 }
+
+export const defaultSessionPolicy: SessionPolicy = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
+const builtConsole = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -32,6 +46,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
     return503OnClosing: true,
+    trustProxy: deps.trustProxy ?? false,
   });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -48,9 +63,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.status).send(errorBody(appError));
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(errorBody(new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}; the API is under /api`))),
-  );
+  const consoleDir = deps.consoleDir ?? builtConsole;
+  app.setNotFoundHandler((request, reply) => {
+    // The console's pages route in the browser: any page address serves the app, which shows the page.
+    if (wantsConsolePage(request)) return sendConsolePage(reply, consoleDir);
+    return reply.status(404).send(errorBody(new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}; the API is under /api`)));
+  });
 
   app.get('/healthz', async (_request, reply) => {
     try {
@@ -61,16 +79,22 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     }
   });
   const apiBaseUrl = `${deps.publicUrl}/api`;
+  const sessions = deps.sessions ?? defaultSessionPolicy;
   const pipeline = createCallPipeline({
     db: deps.db,
     gate: deps.gate,
     apiBaseUrl,
+    publicUrl: deps.publicUrl,
+    sessions,
     clock: deps.clock,
     rateLimits: deps.rateLimits,
     log: (error, message) => app.log.error({ err: error }, message),
   });
   app.addHook('onClose', () => pipeline.close());
-  await app.register(apiDocs, { catalog, apiBaseUrl });
+  await app.register(fastifyCookie);
+  await app.register(consolePages, { dir: consoleDir });
+  await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions }) });
+  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, apiBaseUrl, sessions });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl });
   await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;

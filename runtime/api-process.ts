@@ -22,6 +22,8 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     mcpAllowedOrigins: config.mcpAllowedOrigins,
     logLevel: config.logLevel,
     rateLimits: config.rateLimits,
+    sessions: config.sessions,
+    trustProxy: config.trustProxy,
   });
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');
   try {

@@ -42,6 +42,19 @@ const environmentSchema = z.object({
     .string()
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
+  SESSION_IDLE_TIMEOUT: duration.default(2 * 60 * 60 * 1000),
+  SESSION_MAX_AGE: duration.default(12 * 60 * 60 * 1000),
+  TRUST_PROXY: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .optional()
+      .transform((value): boolean | string[] => {
+        if (value === undefined || value === 'false') return false;
+        if (value === 'true') return true;
+        return value.split(',').map((address) => address.trim()).filter(Boolean);
+      }),
+  ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
   RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
@@ -66,6 +79,10 @@ export interface Config {
   reviewExpiryMs: number;
   /** Browser origins allowed to call /mcp besides the service's own (MCP_ALLOWED_ORIGINS, comma-separated). */
   mcpAllowedOrigins: string[];
+  /** Console sessions end after this long without a request, or this long after sign-in. */
+  sessions: { idleMs: number; lifetimeMs: number };
+  /** Whether to believe X-Forwarded-* (a TLS-terminating proxy in front): true, or the proxies' addresses. */
+  trustProxy: boolean | string[];
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
   /** The plans' request limits (RATE_LIMITS=on, the default); off only for the benchmark's comparison. */
   rateLimits: boolean;
@@ -98,6 +115,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: resolve(e.GATEHOUSE_DATA_DIR),
     reviewExpiryMs: e.REVIEW_EXPIRY,
     mcpAllowedOrigins: e.MCP_ALLOWED_ORIGINS,
+    sessions: { idleMs: e.SESSION_IDLE_TIMEOUT, lifetimeMs: e.SESSION_MAX_AGE },
+    trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     rateLimits: e.RATE_LIMITS === 'on',
   };

@@ -75,7 +75,7 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
     const db = connectDatabase(databaseUrl, { maxConnections: embedded ? embeddedPoolSize : 10 });
     cleanups.push(() => db.close());
 
-    const demo = (await countOrganizations(db)) === 0 ? await createDemoOrganization(db) : undefined;
+    const demo = (await countOrganizations(db)) === 0 ? await createDemoOrganization(db, config.publicUrl) : undefined;
     if (demo) await seedOrganization(db, demo.organization, { size: 'small' });
 
     const worker = await startWorker(config, db, temporalAddress);

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { z } from 'zod';
-import { catalog } from '../api/catalog';
-import type { Operation } from '../api/catalog/operation';
+import { catalog as wholeCatalog } from '../api/catalog';
+import { isOfferedOn, type Operation } from '../api/catalog/operation';
 import { newId } from '../domain/kit/ids';
 import { insertFixtures, type Fixtures } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+
+/** What REST offers (the console's own operations are tested in console-api.test.ts). */
+const catalog = wholeCatalog.filter((operation) => isOfferedOn(operation, 'rest'));
 
 // Table-driven over the whole catalog: each operation, on both route shapes, answers as its schema says,
 // goes through the gate if it writes, and refuses what it must.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { catalog } from '../api/catalog';
-import { pathParameters } from '../api/catalog/operation';
+import { isOfferedOn, pathParameters } from '../api/catalog/operation';
 import { allAbilities } from '../domain/identity/abilities';
 import { gatedWrites } from '../domain/resources';
 
@@ -44,6 +44,8 @@ describe('the operation catalog', () => {
         expect(op.method).toBe('GET');
         // Open to every key only where the answer is about the key itself: who it is, the writes it submitted.
         if (ability === null) expect(['me.get', 'reviews.status']).toContain(op.name);
+        // The organization's own settings are for people in the console alone.
+        else if (ability === undefined) expect(op.interfaces).toEqual(['console']);
         else expect(ability).toBe(`${op.family}.read`);
         if (op.list) expect(Object.keys(op.input.shape)).toEqual(expect.arrayContaining(['limit', 'cursor']));
         break;
@@ -55,10 +57,21 @@ describe('the operation catalog', () => {
         expect(op.input).toBe(op.write.input);
         break;
       case 'person_action':
-        expect(op.method).toBe('POST');
+        expect(['POST', 'PATCH']).toContain(op.method);
         expect(op.access.apiKey).toBeUndefined();
         expect(op.access.person?.roles).not.toContain('member');
         break;
     }
+  });
+
+  it.each(catalog.map((op) => [op.name, op] as const))('%s is offered where its callers are', (_name, op) => {
+    // REST and MCP are the agents' (and people's scripts'); the console takes people only.
+    if (isOfferedOn(op, 'console')) expect(op.access.person).toBeDefined();
+    if (isOfferedOn(op, 'mcp')) expect(op.access.apiKey).toBeDefined();
+    if (!isOfferedOn(op, 'rest')) {
+      expect(op.tool).toBeUndefined();
+      expect(op.access.apiKey).toBeUndefined();
+    }
+    expect(['rest', 'mcp', 'console'].some((via) => isOfferedOn(op, via as 'rest'))).toBe(true);
   });
 });

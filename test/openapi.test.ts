@@ -3,11 +3,14 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import type { LightMyRequestResponse } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { catalog } from '../api/catalog';
-import { pathParameters, type Operation } from '../api/catalog/operation';
+import { catalog as wholeCatalog } from '../api/catalog';
+import { isOfferedOn, pathParameters, type Operation } from '../api/catalog/operation';
 import { buildOpenApiDocument, type OpenApiDocument, type OpenApiOperation } from '../api/rest/openapi';
 import { errorStatus } from '../domain/kit/errors';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
+
+/** What REST offers (the console's own operations are tested in console-api.test.ts). */
+const catalog = wholeCatalog.filter((operation) => isOfferedOn(operation, 'rest'));
 
 const shapes = [
   { explicit: false, label: '/v1/…' },

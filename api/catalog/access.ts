@@ -24,7 +24,7 @@ export function isAllowed(operation: Operation, caller: Caller): boolean {
   return denialOf(operation, caller) === undefined;
 }
 
-/** The organization's "Enable API access" switch: off, no token of it reaches the API. */
+/** The organization's "Enable API access" switch: off, no token of it reaches the API; the console stays open. */
 export function apiAccessRefusal(caller: Caller): AppError | undefined {
   const denial = apiAccessDenial(caller);
   return denial && new AppError(denial.code, denial.message);
@@ -32,6 +32,8 @@ export function apiAccessRefusal(caller: Caller): AppError | undefined {
 
 function apiAccessDenial(caller: Caller): Denial | undefined {
   if (caller.organization.apiAccess) return undefined;
+  // The switch is for tokens; people in the console keep working (and may switch it on again).
+  if (caller.actor.kind === 'person' && caller.actor.credential.type === 'session') return undefined;
   return { code: 'api_access_disabled', message: `API access is turned off for the organization ${caller.organization.slug}` };
 }
 
@@ -65,7 +67,7 @@ function denialOf(operation: Operation, caller: Caller): Denial | undefined {
     return undefined;
   }
   const rule = operation.access.person;
-  if (!rule) return { code: 'insufficient_ability', message: `${operation.name} is for API keys; personal tokens cannot use it` };
+  if (!rule) return { code: 'insufficient_ability', message: `${operation.name} is for API keys; people cannot use it` };
   if (!rule.roles.includes(actor.role)) {
     return { code: 'insufficient_role', message: `${operation.name} needs one of the roles ${rule.roles.join(', ')}; you are ${actor.role}` };
   }

@@ -2,29 +2,33 @@ import type { Database } from '../../db/database';
 import type { Interface } from '../../domain/gate/contract';
 import type { Caller } from '../../domain/identity/actors';
 import { authenticate } from '../../domain/identity/authenticate';
+import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
+import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal, toAppError } from '../../domain/kit/errors';
 import type { Page } from '../../domain/kit/pagination';
-import { callLogWriter } from '../../domain/usage/call-log';
+import { callLogWriter, type CallInterface } from '../../domain/usage/call-log';
 import { createRequestLimits, rateLimitedError, type RequestVerdict } from '../../domain/usage/limits';
 import { apiAccessRefusal, authorize, isAllowed } from './access';
 import type { GateClient } from './gate-client';
 import { catalog } from './index';
-import type { Operation, OperationContext } from './operation';
+import { isOfferedOn, type Operation, type OperationContext } from './operation';
 import { codeOf, statusOf, type CallOutcome } from './outcome';
 import { submitGatedWrite } from './submit-write';
 
-// The one way an operation is called, whatever the interface: REST and MCP (and the people's console to come)
-// translate their wire format into these two steps and render the outcome.
+// The one way an operation is called, whatever the interface: REST, MCP and the people's console translate
+// their wire format into these two steps and render the outcome.
 //
-//   admit   authenticate the token, count it against the plan's limits (every authenticated request counts,
-//           refused ones too), and apply the interface's own rule (MCP: API keys of organizations with API access)
+//   admit   authenticate (a bearer token for REST and MCP, a session for the console: never the one for the
+//           other), count the agents' calls against the plan's limits (every authenticated request counts,
+//           refused ones too), and apply the interface's own rule (MCP: API keys of organizations with API
+//           access; the console: the session's cross-site request token on every state-changing call)
 //   call    the organization in the path, access and plan, parse the input, run the read, gated write or
 //           person's action, and end in a typed outcome, which the call log records
 
 /** Who is calling, counted against the limits; `admitted: false` when the limits or the interface refuse them. */
 export type Admission = {
   caller: Caller;
-  via: Interface;
+  via: CallInterface;
   /** What the limits counted (every answer to the request tells it, refusals included); undefined when they are off. */
   verdict: RequestVerdict | undefined;
   /** When the request arrived (performance.now()): the call's latency runs from here. */
@@ -43,9 +47,24 @@ export interface CallRequest {
   idempotencyKey?: string;
 }
 
+/** What a request proves who it is with: the agents' interfaces take a bearer token, the console a session. */
+export type Credential =
+  | { via: Interface; authorization: string | undefined }
+  | {
+      via: 'console';
+      /** The session cookie's value. */
+      session: string | undefined;
+      /** The X-CSRF-Token header, required when the call changes something. */
+      csrfToken: string | undefined;
+      changesState: boolean;
+    };
+
 export interface CallPipeline {
-  /** Refuses a missing or unknown token with 401 (no one to count or record); anything else is an Admission. */
-  admit(authorization: string | undefined, via: Interface): Promise<Admission>;
+  /**
+   * Refuses a missing, unknown or ended credential with 401 (no one to count or record); anything else is an
+   * Admission.
+   */
+  admit(credential: Credential): Promise<Admission>;
   /** Never throws: every call ends in an outcome, recorded in the call log. */
   call(admission: Admission, request: CallRequest): Promise<CallOutcome>;
   /** Waits for the call log's last rows and the limits' housekeeping. */
@@ -57,12 +76,16 @@ export interface CallPipelineOptions {
   gate: GateClient;
   /** Absolute URL of the REST base (`…/api`), for links in answers. */
   apiBaseUrl: string;
+  /** Where people reach the console (`http://localhost:3000`), for links to its pages. */
+  publicUrl: string;
   /** Where "now" comes from for the limits (the minute, the organization's day); tests move it. */
   clock?: () => Date;
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
   rateLimits?: boolean;
   /** Told of what failed on our side (a fault, a call log row not written); refusals are answers, not incidents. */
   log: (error: unknown, message: string) => void;
+  /** How long console sessions live. */
+  sessions: SessionPolicy;
 }
 
 export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
@@ -76,6 +99,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     let input: Record<string, unknown>;
     try {
       if (!operation) throw new AppError('not_found', `No tool ${request.tool ?? ''}: see the tools this key has in tools/list`);
+      if (!isOfferedOn(operation, via)) throw new AppError('not_found', `${operation.name} is not offered here`);
       if (request.orgSlug !== undefined && request.orgSlug !== caller.organization.slug) {
         throw new AppError('organization_mismatch', `This token belongs to another organization than "${request.orgSlug}"`);
       }
@@ -88,7 +112,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return refusal ? { kind: 'refused', error: refusal } : failed(error, `${request.operation?.name ?? request.tool} could not be read`);
     }
 
-    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, catalog, limits, usage: admission.verdict?.today };
+    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, catalog, limits, usage: admission.verdict?.today };
     try {
       switch (operation.kind) {
         case 'gated_write':
@@ -113,9 +137,17 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
   }
 
   return {
-    async admit(authorization, via) {
+    async admit(credential) {
       const startedAt = performance.now();
-      const caller = await authenticate(db, authorization);
+      if (credential.via === 'console') {
+        const resumed = await resumeSession(db, credential.session, options.sessions);
+        if (!resumed) throw new AppError('unauthorized', 'Sign in first: there is no session, or it has ended');
+        const common = { caller: resumed.caller, via: credential.via, verdict: undefined, startedAt };
+        const forged = credential.changesState && !secretsMatch(credential.csrfToken, resumed.session.csrfToken);
+        return forged ? { ...common, admitted: false, refusal: csrfRefusal() } : { ...common, admitted: true };
+      }
+      const { via } = credential;
+      const caller = await authenticate(db, credential.authorization);
       const verdict = await limits.count(caller, via);
       const common = { caller, via, verdict, startedAt };
       const refusal = refusalAtTheDoor(caller, via, verdict);
@@ -155,6 +187,10 @@ function refusalAtTheDoor(caller: Caller, via: Interface, verdict: RequestVerdic
   // MCP is for agents; the whole exchange (initialize, tools/list) needs API access.
   if (caller.actor.kind !== 'api_key') return new AppError('person_required', 'The MCP server takes API keys; personal tokens are for people using the REST API');
   return apiAccessRefusal(caller);
+}
+
+export function csrfRefusal(): AppError {
+  return new AppError('csrf_failed', 'This request did not come from the console: the X-CSRF-Token header is missing or wrong');
 }
 
 /** The operation's input: one object, checked whole against its schema. */

@@ -1,3 +1,4 @@
+import { apiKeyOperations } from './api-keys';
 import { bookingOperations } from './bookings';
 import { calendarOperations } from './calendar';
 import { customerOperations } from './customers';
@@ -7,6 +8,8 @@ import { getMe } from './me';
 import { meetingIngestOperations } from './meeting-ingests';
 import { memoryOperations } from './memories';
 import type { Operation } from './operation';
+import { organizationOperations } from './organization';
+import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
 import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
@@ -14,7 +17,10 @@ import { taskOperations } from './tasks';
 import { teamOperations } from './team';
 import { workLogOperations } from './work-logs';
 
-/** Every operation of the API, declared once; REST routes, MCP tools and the OpenAPI document loop over it. */
+/**
+ * Every operation, declared once; REST routes, MCP tools, the console's routes and the OpenAPI document loop over
+ * it, each taking the operations offered on its interface.
+ */
 export const catalog: readonly Operation[] = [
   getMe,
   ...taskOperations,
@@ -34,6 +40,9 @@ export const catalog: readonly Operation[] = [
   reviewStatusOperation,
   approveReviewOperation,
   denyReviewOperation,
+  ...organizationOperations,
+  ...apiKeyOperations,
+  ...peopleOperations,
 ];
 
 const byTool = new Map(catalog.filter((operation) => operation.tool).map((operation) => [operation.tool!, operation]));

@@ -3,7 +3,7 @@ import { families } from '../../domain/identity/abilities';
 import { roles } from '../../domain/identity/actors';
 import { dayField, instantField } from '../../domain/kit/fields';
 import { isAllowed } from './access';
-import { defineOperation, templatedPath, type Operation } from './operation';
+import { defineOperation, isOfferedOn, templatedPath, type Operation } from './operation';
 
 const meOutput = z.object({
   organization: z
@@ -124,7 +124,7 @@ export const getMe = defineOperation({
     const usage = counted ?? (await limits.dailyUsage(caller));
     const byFamily = new Map<string, { name: string; method: string; path: string; allowed: boolean }[]>();
     for (const operation of catalog) {
-      if (operation.family === 'me') continue;
+      if (operation.family === 'me' || !isOfferedOn(operation, 'rest')) continue;
       const list = byFamily.get(operation.family) ?? [];
       list.push({ name: operation.name, method: operation.method, path: pathOf(operation), allowed: isAllowed(operation, caller) });
       byFamily.set(operation.family, list);
@@ -144,7 +144,7 @@ export const getMe = defineOperation({
       token:
         actor.kind === 'api_key'
           ? { type: 'api_key', id: actor.keyId, label: actor.label, access: actor.access, abilities: actor.abilities }
-          : { type: 'personal', id: actor.tokenId, user: { id: actor.userId, email: actor.email, role: actor.role } },
+          : { type: 'personal', id: actor.credential.id, user: { id: actor.userId, email: actor.email, role: actor.role } },
       endpoints: [...byFamily].map(([family, operations]) => ({
         family,
         description: families[family as keyof typeof families]?.description ?? family,

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { Database } from '../../db/database';
 import type { Ability } from '../../domain/identity/abilities';
 import type { Caller, Role } from '../../domain/identity/actors';
-import type { Interface } from '../../domain/gate/contract';
+import type { CallInterface } from '../../domain/usage/call-log';
 import type { GatedWrite } from '../../domain/gate/writes';
 import type { DailyUsage, RequestLimits } from '../../domain/usage/limits';
 import type { Page } from '../../domain/kit/pagination';
@@ -16,9 +16,11 @@ export interface OperationContext {
   db: Database;
   gate: GateClient;
   caller: Caller;
-  interface: Interface;
+  interface: CallInterface;
   /** Absolute URL of the REST base (`…/api`), for links in answers. */
   apiBaseUrl: string;
+  /** Where people reach the console, for links to its pages (a set-password link, say). */
+  publicUrl: string;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */
@@ -53,6 +55,11 @@ interface OperationBase<Input extends z.ZodObject> {
   access: OperationAccess;
   /** A plan feature the operation needs (expenses, work_logs); without it: 403 feature_not_in_plan. */
   feature?: Feature;
+  /**
+   * Where it is offered. By default: REST, MCP when it has a tool, and the console when people may call it.
+   * The organization's own settings (keys, people) are the console's alone.
+   */
+  interfaces?: readonly CallInterface[];
 }
 
 /** Reads change nothing; lists answer a page. */
@@ -84,6 +91,14 @@ export function defineOperation<Input extends z.ZodObject>(operation: GatedWrite
 export function defineOperation<Input extends z.ZodObject>(operation: PersonActionOperation<Input>): PersonActionOperation<Input>;
 export function defineOperation(operation: Operation): Operation {
   return operation;
+}
+
+/** Whether an interface offers the operation; to an interface that does not, it does not exist. */
+export function isOfferedOn(operation: Operation, via: CallInterface): boolean {
+  if (operation.interfaces) return operation.interfaces.includes(via);
+  if (via === 'mcp') return operation.tool !== undefined;
+  if (via === 'console') return operation.access.person !== undefined;
+  return true;
 }
 
 export function pathParameters(path: string): string[] {

@@ -12,10 +12,11 @@ import {
   reviewSchema,
   type Review,
 } from '../../domain/gate/reviews';
-import { reviewerRoles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
+import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
 
-const readAccess = { apiKey: { ability: 'reviews.read' as const }, person: { roles: reviewerRoles } };
+// Every person sees the queue; only reviewers and above decide (members see, and do not decide).
+const readAccess = { apiKey: { ability: 'reviews.read' as const }, person: { roles } };
 
 const seenBy = (review: Review, caller: Caller) => (caller.actor.kind === 'api_key' ? asSeenByKey(review, caller.actor.keyId) : review);
 

@@ -34,6 +34,8 @@ export async function submitGatedWrite(
 ): Promise<SubmittedWrite> {
   const { caller, db, gate } = context;
   const key = caller.actor as ApiKeyActor;
+  // Gated writes are the agents' (their access names API keys only), so they come over REST or MCP.
+  if (context.interface === 'console') throw new Error(`${operation.name} is not offered on the console`);
   const org = caller.organization;
   const request: GatedWriteRequest = {
     orgId: org.id,

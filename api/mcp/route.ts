@@ -56,7 +56,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       return refuse(reply, new AppError('insufficient_ability', `Origin ${origin} may not call this MCP server`));
     }
     // Every authenticated POST counts against the MCP ceiling and the daily budget, refused ones too.
-    const admission = await pipeline.admit(request.headers.authorization, 'mcp');
+    const admission = await pipeline.admit({ via: 'mcp', authorization: request.headers.authorization });
     // On the raw response: after reply.hijack() the MCP transport writes the answer, and keeps these.
     for (const [name, value] of Object.entries(rateLimitHeaders(admission.verdict))) reply.raw.setHeader(name, value);
     // One message per request: MCP dropped JSON-RPC batches (2025-06-18), and a batch would pass many calls

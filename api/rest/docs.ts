@@ -1,6 +1,6 @@
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Operation } from '../catalog/operation';
 import { buildOpenApiDocument } from './openapi';
 
@@ -8,6 +8,8 @@ export interface DocsOptions {
   catalog: readonly Operation[];
   /** Absolute URL of the REST base, ending in /api. */
   apiBaseUrl: string;
+  /** Who may open the playground (a signed-in person); the OpenAPI document stays public. */
+  guard: (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
 /**
@@ -24,10 +26,10 @@ const contentSecurityPolicy = {
   'object-src': "'none'",
   'base-uri': "'self'",
   'form-action': "'self'",
-  'frame-ancestors': "'self'",
+  'frame-ancestors': "'none'",
 };
 
-/** The OpenAPI document at /api/openapi.json and the playground that tries it at /api/docs; neither needs a token. */
+/** The OpenAPI document at /api/openapi.json (public) and the playground that tries it at /api/docs (people signed in). */
 export async function apiDocs(app: FastifyInstance, options: DocsOptions): Promise<void> {
   const document = buildOpenApiDocument(options.catalog, { serverUrl: options.apiBaseUrl });
   app.get('/api/openapi.json', async () => document);
@@ -37,6 +39,12 @@ export async function apiDocs(app: FastifyInstance, options: DocsOptions): Promi
   await app.register(fastifySwagger, { mode: 'static', specification: { document: playgroundDocument } });
   await app.register(fastifySwaggerUi, {
     routePrefix: '/api/docs',
+    uiHooks: {
+      onRequest: (request, reply, done) => {
+        // A guard that answered (sent the browser to sign in) ends the request here.
+        options.guard(request, reply).then(() => reply.sent || done(), done);
+      },
+    },
     staticCSP: contentSecurityPolicy,
     theme: { title: 'Gatehouse API playground' },
     uiConfig: {

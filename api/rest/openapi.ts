@@ -1,6 +1,6 @@
 import { families } from '../../domain/identity/abilities';
 import { roles } from '../../domain/identity/actors';
-import { pathParameters, templatedPath, type Operation } from '../catalog/operation';
+import { isOfferedOn, pathParameters, templatedPath, type Operation } from '../catalog/operation';
 import { JsonSchemaConverter, type JsonSchema, type UnrepresentableListener } from './json-schema';
 import {
   envelopeSchemas,
@@ -79,8 +79,9 @@ const etag = {
   schema: { type: 'string' },
 };
 
-/** The OpenAPI 3.1 document of the REST API: a loop over the catalog, each operation on both route shapes. */
-export function buildOpenApiDocument(operations: readonly Operation[], options: OpenApiOptions): OpenApiDocument {
+/** The OpenAPI 3.1 document of the REST API: a loop over the operations REST offers, each on both route shapes. */
+export function buildOpenApiDocument(catalog: readonly Operation[], options: OpenApiOptions): OpenApiDocument {
+  const operations = catalog.filter((operation) => isOfferedOn(operation, 'rest'));
   const schemas = new JsonSchemaConverter(options.onUnrepresentable);
   // What both route shapes of an operation share is written once, here, and referenced from each.
   const shared: SharedComponents = { responses: { PendingReview: pendingReviewResponse }, requestBodies: {} };

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/kit/errors';
 import { errorBody } from './http';
-import { restRoutes, type RestOptions } from './routes';
+import { agentsDialect, restRoutes, type RestOptions } from './routes';
 
 /** The REST API under /api: the discovery index and every catalog operation. */
 export async function restApi(app: FastifyInstance, options: RestOptions): Promise<void> {
@@ -13,5 +13,5 @@ export async function restApi(app: FastifyInstance, options: RestOptions): Promi
     success: true,
     data: { name: 'Gatehouse', version: 'v1', discovery: `${options.apiBaseUrl}/v1/me` },
   }));
-  await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl });
+  await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl, dialect: agentsDialect });
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { CallPipeline } from '../catalog/call';
+import type { CallPipeline, Credential } from '../catalog/call';
 import { catalog } from '../catalog/index';
-import { pathParameters, type Operation } from '../catalog/operation';
+import { isOfferedOn, pathParameters, type Operation } from '../catalog/operation';
 import { httpAnswer } from './answer';
 import { rateLimitHeaders } from './http';
 
@@ -11,16 +11,33 @@ export interface RestOptions {
   apiBaseUrl: string;
 }
 
+/**
+ * The interfaces that speak this REST dialect: the agents' API under /api (bearer tokens, both route shapes) and
+ * the console's under /console/api (a session; the signed-in person's own organization only).
+ */
+export interface RestDialect {
+  via: 'rest' | 'console';
+  credentialOf(request: FastifyRequest): Credential;
+  /** Whether the /v1/organizations/{slug}/… shape is offered too. */
+  explicitOrganization: boolean;
+}
+
+export const agentsDialect: RestDialect = {
+  via: 'rest',
+  credentialOf: (request) => ({ via: 'rest', authorization: request.headers.authorization }),
+  explicitOrganization: true,
+};
+
 /** Input fields a REST client sends as a request header rather than in the query or body. */
 export const headerFields: Record<string, string> = { if_match: 'If-Match' };
 
-/** Every catalog operation on both route shapes: /v1/<path> and /v1/organizations/{slug}/<path>. */
-export async function restRoutes(app: FastifyInstance, options: RestOptions): Promise<void> {
-  for (const operation of catalog) {
+/** Every catalog operation the dialect offers, at /v1/<path> (and /v1/organizations/{slug}/<path> for agents). */
+export async function restRoutes(app: FastifyInstance, options: RestOptions & { dialect: RestDialect }): Promise<void> {
+  for (const operation of catalog.filter((candidate) => isOfferedOn(candidate, options.dialect.via))) {
     const wire = wireOf(operation);
     const handler = (request: FastifyRequest, reply: FastifyReply) => handle(operation, wire, request, reply, options);
     app.route({ method: operation.method, url: `/v1${operation.path}`, handler });
-    app.route({ method: operation.method, url: `/v1/organizations/:org_slug${operation.path}`, handler });
+    if (options.dialect.explicitOrganization) app.route({ method: operation.method, url: `/v1/organizations/:org_slug${operation.path}`, handler });
   }
 }
 
@@ -40,8 +57,14 @@ function wireOf(operation: Operation): Wire {
   };
 }
 
-async function handle(operation: Operation, wire: Wire, request: FastifyRequest, reply: FastifyReply, { pipeline, apiBaseUrl }: RestOptions) {
-  const admission = await pipeline.admit(request.headers.authorization, 'rest');
+async function handle(
+  operation: Operation,
+  wire: Wire,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  { pipeline, apiBaseUrl, dialect }: RestOptions & { dialect: RestDialect },
+) {
+  const admission = await pipeline.admit(dialect.credentialOf(request));
   const params = request.params as Record<string, string>;
   const idempotencyKey = request.headers['idempotency-key'];
   const outcome = await pipeline.call(admission, {

@@ -4,6 +4,7 @@ import { startApi } from '../../runtime/api-process';
 import { loadConfig, type Config } from '../../runtime/config';
 import { openDatabase } from '../../runtime/database';
 import { readRunningDevState } from '../../runtime/dev-state';
+import type { DemoPerson } from '../../runtime/demo';
 import { startDev, type DevService } from '../../runtime/dev-process';
 import { startWorker } from '../../runtime/worker-process';
 import { emit, fail, wantsJson } from '../output';
@@ -39,7 +40,9 @@ function devBanner(service: DevService): string[] {
   const lines = [
     'Gatehouse is running. Stop it with Ctrl-C.',
     '',
+    `  Console           ${service.apiUrl.replace(/\/api$/, '')}/   (people sign in here)`,
     `  REST API          ${service.apiUrl}   (discovery: GET ${service.apiUrl}/v1/me)`,
+    `  API playground    ${service.apiUrl}/docs   (signed-in people)`,
     `  Temporal Web UI   ${service.temporalUiUrl ?? '(set TEMPORAL_UI_URL to show it here)'}`,
     `  Temporal server   ${service.temporalAddress}`,
     `  PostgreSQL        ${service.databaseDescription}`,
@@ -49,11 +52,15 @@ function devBanner(service: DevService): string[] {
     lines.push(
       '',
       `First start: created the demo organization "${demo.organization.slug}" (${demo.organization.name}).`,
-      'These tokens are shown this once; copy them now:',
+      'These tokens and links are shown this once; copy them now:',
       '',
       `  read-write API key       ${demo.readWriteToken}`,
       `  read-only API key        ${demo.readOnlyToken}`,
       `  reviewer personal token  ${demo.reviewer.token}   (${demo.reviewer.email})`,
+      '',
+      'Set a password to sign in to the console (organization "demo"; each link works once, until ' + demo.owner.linkExpiresAt + '):',
+      `  owner     ${demo.owner.email.padEnd(24)} ${demo.owner.setPasswordUrl}`,
+      `  reviewer  ${demo.reviewer.email.padEnd(24)} ${demo.reviewer.setPasswordUrl}`,
       '',
       'Try it:',
       `  curl -s ${service.apiUrl}/v1/tasks -H "Authorization: Bearer <read-write key>" \\`,
@@ -61,6 +68,10 @@ function devBanner(service: DevService): string[] {
     );
   }
   return lines;
+}
+
+function linkJson(person: DemoPerson) {
+  return { email: person.email, role: person.role, set_password_url: person.setPasswordUrl, link_expires_at: person.linkExpiresAt };
 }
 
 export function serveCommands(): Command[] {
@@ -86,7 +97,8 @@ export function serveCommands(): Command[] {
                 organization: service.demo.organization,
                 read_write_token: service.demo.readWriteToken,
                 read_only_token: service.demo.readOnlyToken,
-                reviewer: service.demo.reviewer,
+                owner: linkJson(service.demo.owner),
+                reviewer: { ...linkJson(service.demo.reviewer), token: service.demo.reviewer.token },
               }
             : null,
         },

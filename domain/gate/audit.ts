@@ -30,7 +30,14 @@ export type AuditEvent =
   | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null } })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number } }
-  | { type: 'api_key.created' | 'api_key.revoked'; actor: ActorRef; resourceId: string; data: { label: string } }
+  | { type: 'api_key.created' | 'api_key.revoked'; actor: ActorRef; resourceId: string; data: { label: string; access?: string; abilities?: string[]; expires_at?: string | null } }
+  | {
+      type: 'person.invited' | 'person.updated' | 'person.password_set' | 'person.password_reset' | 'person.sessions_ended' | 'person.signed_in' | 'person.locked';
+      actor: ActorRef;
+      /** The person concerned (usr_…). */
+      resourceId: string;
+      data: Record<string, unknown>;
+    }
   | { type: 'organization.updated'; actor: ActorRef; data: Record<string, unknown> }
   | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> };
 

@@ -5,8 +5,26 @@ import type { Plan } from './plans';
 export type Role = 'owner' | 'admin' | 'reviewer' | 'member';
 export const roles: readonly Role[] = ['owner', 'admin', 'reviewer', 'member'];
 
+/**
+ * Who may do what, by role (the README's matrix). Members see the queue and the organization; they decide
+ * nothing and change nothing.
+ */
+export const rolesThat = {
+  decideReviews: ['owner', 'admin', 'reviewer'],
+  manageKeys: ['owner', 'admin'],
+  managePeople: ['owner', 'admin'],
+  editPolicy: ['owner', 'admin'],
+  seeMemories: ['owner', 'admin'],
+} as const satisfies Record<string, readonly Role[]>;
+
+export type Permission = keyof typeof rolesThat;
+
 /** Roles that may decide reviews. */
-export const reviewerRoles: readonly Role[] = ['owner', 'admin', 'reviewer'];
+export const reviewerRoles: readonly Role[] = rolesThat.decideReviews;
+
+export function permissionsOf(role: Role): Permission[] {
+  return (Object.keys(rolesThat) as Permission[]).filter((permission) => (rolesThat[permission] as readonly Role[]).includes(role));
+}
 
 export interface ApiKeyActor {
   kind: 'api_key';
@@ -19,7 +37,8 @@ export interface ApiKeyActor {
 export interface PersonActor {
   kind: 'person';
   userId: string;
-  tokenId: string;
+  /** How the person came: a personal token (their scripts, over REST) or a console session (the browser). */
+  credential: { type: 'personal_token' | 'session'; id: string };
   email: string;
   role: Role;
 }

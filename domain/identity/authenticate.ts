@@ -6,7 +6,7 @@ import { organizationColumns, organizationFromRow } from './organizations';
 import { planColumns, planFromRow } from './plans';
 import { parseToken, tokenMatches } from './tokens';
 
-const refused = () => new AppError('unauthorized', 'The bearer token is missing, malformed, unknown or revoked');
+const refused = () => new AppError('unauthorized', 'The bearer token is missing, malformed, unknown, expired or revoked');
 
 const lastTouched = new Map<string, number>();
 const touchEveryMs = 60_000;
@@ -27,17 +27,18 @@ function noteUse(db: Queryable, table: 'api_keys' | 'personal_tokens', id: strin
 export async function authenticate(db: Queryable, authorization: string | undefined): Promise<Caller> {
   const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
   const parsed = match ? parseToken(match[1]!) : undefined;
-  if (!match || !parsed) throw refused();
+  // Session cookies and password links are never bearer tokens.
+  if (!match || !parsed || parsed.kind === 'session' || parsed.kind === 'password_link') throw refused();
   const token = match[1]!;
 
   if (parsed.kind === 'api_key') {
     const { rows } = await db.query(
-      `SELECT k.id AS key_id, k.label, k.access, k.abilities, k.token_digest, k.revoked_at, ${organizationColumns}, ${planColumns}
+      `SELECT k.id AS key_id, k.label, k.access, k.abilities, k.token_digest, k.revoked_at, k.expires_at <= now() AS expired, ${organizationColumns}, ${planColumns}
        FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.name = o.plan WHERE k.id = $1`,
       [parsed.id],
     );
     const row = rows[0];
-    if (!row || row.revoked_at || !tokenMatches(token, row.token_digest as Buffer)) throw refused();
+    if (!row || row.revoked_at || row.expired || !tokenMatches(token, row.token_digest as Buffer)) throw refused();
     noteUse(db, 'api_keys', parsed.id);
     return {
       organization: organizationFromRow(row),
@@ -55,7 +56,7 @@ export async function authenticate(db: Queryable, authorization: string | undefi
   const { rows } = await db.query(
     `SELECT t.id AS token_id, t.token_digest, t.revoked_at, u.id AS user_id, u.email, u.role, ${organizationColumns}, ${planColumns}
      FROM personal_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.id = t.org_id
-     JOIN plans p ON p.name = o.plan WHERE t.id = $1`,
+     JOIN plans p ON p.name = o.plan WHERE t.id = $1 AND u.deactivated_at IS NULL`,
     [parsed.id],
   );
   const row = rows[0];
@@ -64,6 +65,12 @@ export async function authenticate(db: Queryable, authorization: string | undefi
   return {
     organization: organizationFromRow(row),
     plan: planFromRow(row),
-    actor: { kind: 'person', userId: row.user_id, tokenId: row.token_id, email: row.email, role: row.role as Role },
+    actor: {
+      kind: 'person',
+      userId: row.user_id,
+      credential: { type: 'personal_token', id: row.token_id },
+      email: row.email,
+      role: row.role as Role,
+    },
   };
 }

@@ -3,7 +3,7 @@ import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { findPlan, listPlans } from './plans';
 import { defaultPolicySource, savePolicySet } from '../gate/policies';
-import { cliActor, recordAudit } from '../gate/audit';
+import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
 
 export interface Organization {
   id: string;
@@ -60,7 +60,7 @@ export async function createOrganization(
   });
 }
 
-export async function updateOrganization(db: Database, slug: string, settings: OrganizationSettings): Promise<Organization> {
+export async function updateOrganization(db: Database, slug: string, settings: OrganizationSettings, by: ActorRef = cliActor): Promise<Organization> {
   checkSettings(settings);
   return db.transaction(async (tx) => {
     await checkPlan(tx, settings.plan);
@@ -74,7 +74,7 @@ export async function updateOrganization(db: Database, slug: string, settings: O
     );
     if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
     const organization = organizationFromRow(rows[0]);
-    await recordAudit(tx, organization.id, { type: 'organization.updated', actor: cliActor, data: { ...settings } });
+    await recordAudit(tx, organization.id, { type: 'organization.updated', actor: by, data: { ...settings } });
     return organization;
   });
 }

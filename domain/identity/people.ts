@@ -1,7 +1,10 @@
 import type { Database, Queryable } from '../../db/database';
-import { roles, type Role } from './actors';
+import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
+import { roles, type Role } from './actors';
+import { issuePasswordLink, type PasswordLink } from './password-links';
+import { endSessionsOf } from './sessions';
 import { issueToken } from './tokens';
 
 export interface User {
@@ -10,27 +13,58 @@ export interface User {
   email: string;
   name: string | null;
   role: Role;
+  active: boolean;
+  /** Whether they have set a password (an invited person has not, until they open their link). */
+  hasPassword: boolean;
   createdAt: string;
 }
+
+/** A person as the People page lists them. */
+export interface Person extends User {
+  lastSignInAt: string | null;
+  openSessions: number;
+}
+
+/** Who changes the roster: a signed-in person with their role, or the CLI (the server's operator, as an owner). */
+export interface RosterManager {
+  ref: ActorRef;
+  role: Role;
+}
+
+export const cliManager: RosterManager = { ref: cliActor, role: 'owner' };
 
 export async function createUser(
   db: Queryable,
   input: { orgId: string; email: string; role: string; name?: string },
 ): Promise<User> {
-  const email = input.email.trim().toLowerCase();
-  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(email)) throw new AppError('validation_failed', `"${input.email}" is not an email address`);
+  const email = normalizeEmail(input.email);
   if (!roles.includes(input.role as Role)) throw new AppError('validation_failed', `role must be one of ${roles.join(', ')}`);
   const { rows } = await db.query(
     `INSERT INTO users (id, org_id, email, name, role) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT (org_id, email) DO NOTHING RETURNING *`,
-    [newId('usr'), input.orgId, email, input.name ?? null, input.role],
+    [newId('usr'), input.orgId, email, input.name?.trim() || null, input.role],
   );
   if (!rows[0]) throw new AppError('conflict', `${email} is already a member of this organization`);
   return userFromRow(rows[0]);
 }
 
+/** Adds a person and answers the one-time link with which they set their password. */
+export async function invitePerson(
+  db: Database,
+  input: { orgId: string; email: string; role: Role; name?: string },
+  by: RosterManager,
+): Promise<{ user: User; link: PasswordLink }> {
+  assertMayGrant(by, input.role);
+  return db.transaction(async (tx) => {
+    const user = await createUser(tx, input);
+    const link = await issuePasswordLink(tx, user);
+    await recordAudit(tx, input.orgId, { type: 'person.invited', actor: by.ref, resourceId: user.id, data: { email: user.email, role: user.role } });
+    return { user, link };
+  });
+}
+
 export async function findUserByEmail(db: Queryable, orgId: string, email: string): Promise<User> {
-  const { rows } = await db.query('SELECT * FROM users WHERE org_id = $1 AND email = $2', [orgId, email.trim().toLowerCase()]);
+  const { rows } = await db.query('SELECT * FROM users WHERE org_id = $1 AND email = $2', [orgId, normalizeEmail(email)]);
   if (!rows[0]) throw new AppError('not_found', `no user ${email} in this organization`);
   return userFromRow(rows[0]);
 }
@@ -38,6 +72,85 @@ export async function findUserByEmail(db: Queryable, orgId: string, email: strin
 export async function listUsers(db: Queryable, orgId: string): Promise<User[]> {
   const { rows } = await db.query('SELECT * FROM users WHERE org_id = $1 ORDER BY email', [orgId]);
   return rows.map(userFromRow);
+}
+
+export async function listPeople(db: Queryable, orgId: string): Promise<Person[]> {
+  const { rows } = await db.query(
+    `SELECT u.*, s.last_sign_in_at, COALESCE(s.open_sessions, 0)::int AS open_sessions
+     FROM users u LEFT JOIN LATERAL (
+       SELECT max(created_at) AS last_sign_in_at,
+              count(*) FILTER (WHERE ended_at IS NULL AND expires_at > now()) AS open_sessions
+       FROM sessions WHERE user_id = u.id
+     ) s ON true
+     WHERE u.org_id = $1 ORDER BY u.deactivated_at IS NOT NULL, u.email`,
+    [orgId],
+  );
+  return rows.map((row) => ({
+    ...userFromRow(row),
+    lastSignInAt: row.last_sign_in_at ? (row.last_sign_in_at as Date).toISOString() : null,
+    openSessions: row.open_sessions as number,
+  }));
+}
+
+/**
+ * Changes a person's role or switches them off (their sessions and personal tokens stop at once) or on again.
+ * An organization always keeps an active owner.
+ */
+export async function updatePerson(
+  db: Database,
+  target: { orgId: string; userId: string },
+  change: { role?: Role; active?: boolean },
+  by: RosterManager,
+): Promise<User> {
+  return db.transaction(async (tx) => {
+    const before = await lockPerson(tx, target);
+    assertMayManage(by, before);
+    if (change.role !== undefined) assertMayGrant(by, change.role);
+    if (change.active === false && by.ref.type === 'user' && by.ref.id === before.id) {
+      throw new AppError('conflict', 'You cannot deactivate yourself; ask another admin or owner');
+    }
+    const role = change.role ?? before.role;
+    const active = change.active ?? before.active;
+    if (before.role === 'owner' && before.active && (role !== 'owner' || !active)) await assertAnotherOwner(tx, before);
+    const { rows } = await tx.query(
+      `UPDATE users SET role = $2, deactivated_at = CASE WHEN $3 THEN NULL ELSE COALESCE(deactivated_at, now()) END, updated_at = now()
+       WHERE id = $1 RETURNING *`,
+      [before.id, role, active],
+    );
+    const ended = active ? 0 : await endSessionsOf(tx, before.id);
+    const changed: Record<string, unknown> = {};
+    if (role !== before.role) changed.role = { from: before.role, to: role };
+    if (active !== before.active) changed.active = { from: before.active, to: active };
+    if (Object.keys(changed).length) {
+      await recordAudit(tx, target.orgId, { type: 'person.updated', actor: by.ref, resourceId: before.id, data: { ...changed, sessions_ended: ended } });
+    }
+    return userFromRow(rows[0]);
+  });
+}
+
+/** The person's password stops working and their sessions end; the answer is a new link to set one. */
+export async function resetPassword(db: Database, target: { orgId: string; userId: string }, by: RosterManager): Promise<{ user: User; link: PasswordLink }> {
+  return db.transaction(async (tx) => {
+    const user = await lockPerson(tx, target);
+    assertMayManage(by, user);
+    if (!user.active) throw new AppError('conflict', `${user.email} is deactivated; activate them first`);
+    await tx.query('UPDATE users SET password_hash = NULL, failed_sign_ins = 0, locked_until = NULL, updated_at = now() WHERE id = $1', [user.id]);
+    const ended = await endSessionsOf(tx, user.id);
+    const link = await issuePasswordLink(tx, user);
+    await recordAudit(tx, target.orgId, { type: 'person.password_reset', actor: by.ref, resourceId: user.id, data: { sessions_ended: ended } });
+    return { user: { ...user, hasPassword: false }, link };
+  });
+}
+
+/** Signs a person out everywhere. */
+export async function endPersonSessions(db: Database, target: { orgId: string; userId: string }, by: RosterManager): Promise<number> {
+  return db.transaction(async (tx) => {
+    const user = await lockPerson(tx, target);
+    if (!(by.ref.type === 'user' && by.ref.id === user.id)) assertMayManage(by, user);
+    const ended = await endSessionsOf(tx, user.id);
+    await recordAudit(tx, target.orgId, { type: 'person.sessions_ended', actor: by.ref, resourceId: user.id, data: { sessions_ended: ended } });
+    return ended;
+  });
 }
 
 /** A personal access token for a person to use the API (deciding reviews, say); shown once. */
@@ -61,6 +174,42 @@ export async function revokePersonalToken(db: Queryable, orgId: string, tokenId:
   if (!rowCount) throw new AppError('not_found', `the organization has no personal token ${tokenId}`);
 }
 
+/** Owners manage everyone; admins manage everyone but owners. */
+function assertMayManage(by: RosterManager, target: User): void {
+  if (by.role === 'owner') return;
+  if (by.role === 'admin' && target.role !== 'owner') return;
+  throw new AppError('insufficient_role', by.role === 'admin' ? 'Only an owner may change an owner' : 'Only owners and admins manage people');
+}
+
+function assertMayGrant(by: RosterManager, role: Role): void {
+  if (by.role === 'owner' || (by.role === 'admin' && role !== 'owner')) return;
+  throw new AppError('insufficient_role', by.role === 'admin' ? 'Only an owner may make someone an owner' : 'Only owners and admins manage people');
+}
+
+async function assertAnotherOwner(tx: Queryable, owner: User): Promise<void> {
+  const { rows } = await tx.query(
+    `SELECT id FROM users WHERE org_id = $1 AND role = 'owner' AND deactivated_at IS NULL AND id <> $2`,
+    [owner.orgId, owner.id],
+  );
+  if (!rows.length) throw new AppError('conflict', 'An organization needs at least one active owner; make someone else an owner first');
+}
+
+/** Roster changes of one organization take turns, so two admins cannot each remove "the other" last owner. */
+async function lockPerson(tx: Queryable, target: { orgId: string; userId: string }): Promise<User> {
+  await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [target.orgId]);
+  const { rows } = await tx.query('SELECT * FROM users WHERE id = $1 AND org_id = $2 FOR UPDATE', [target.userId, target.orgId]);
+  if (!rows[0]) throw new AppError('not_found', `The organization has no person ${target.userId}`);
+  return userFromRow(rows[0]);
+}
+
+function normalizeEmail(email: string): string {
+  const normalized = email.trim().toLowerCase();
+  if (!/^[^\s@]+@[^\s@]+\.[^\s@]+$/.test(normalized) || normalized.length > 254) {
+    throw new AppError('validation_failed', `"${email}" is not an email address`, { fields: [{ field: 'email', message: 'must be an email address' }] });
+  }
+  return normalized;
+}
+
 function userFromRow(row: Record<string, unknown>): User {
   return {
     id: row.id as string,
@@ -68,6 +217,8 @@ function userFromRow(row: Record<string, unknown>): User {
     email: row.email as string,
     name: (row.name as string | null) ?? null,
     role: row.role as Role,
+    active: row.deactivated_at === null || row.deactivated_at === undefined,
+    hasPassword: typeof row.password_hash === 'string',
     createdAt: (row.created_at as Date).toISOString(),
   };
 }

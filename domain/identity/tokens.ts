@@ -1,23 +1,25 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * Tokens read `gate_k_<key id>_<secret>` (API keys) or `gate_p_<token id>_<secret>` (people). The id
- * finds the row; the secret (256 random bits) is checked against a SHA-256 digest in constant time.
+ * Tokens read `gate_<kind>_<id>_<secret>`: `k` an API key, `p` a person's personal token, `s` a console session
+ * (the cookie), `l` a one-time link to set a password. The id finds the row; the secret (256 random bits) is
+ * checked against a SHA-256 digest in constant time. The kind is part of the token, so one never passes for another.
  */
-export type TokenKind = 'api_key' | 'personal';
+export type TokenKind = 'api_key' | 'personal' | 'session' | 'password_link';
 
-const prefixes: Record<TokenKind, string> = { api_key: 'gate_k_', personal: 'gate_p_' };
-const shape = /^gate_([kp])_([a-z]+_[0-9a-z]{26})_([A-Za-z0-9_-]{43})$/;
+const letters: Record<TokenKind, string> = { api_key: 'k', personal: 'p', session: 's', password_link: 'l' };
+const kindOfLetter = new Map(Object.entries(letters).map(([kind, letter]) => [letter, kind as TokenKind]));
+const shape = /^gate_([kpsl])_([a-z]+_[0-9a-z]{26})_([A-Za-z0-9_-]{43})$/;
 
 export function issueToken(kind: TokenKind, id: string): { token: string; digest: Buffer } {
-  const token = `${prefixes[kind]}${id}_${randomBytes(32).toString('base64url')}`;
+  const token = `gate_${letters[kind]}_${id}_${randomBytes(32).toString('base64url')}`;
   return { token, digest: digestToken(token) };
 }
 
 export function parseToken(token: string): { kind: TokenKind; id: string } | undefined {
   const match = shape.exec(token);
   if (!match) return undefined;
-  return { kind: match[1] === 'k' ? 'api_key' : 'personal', id: match[2]! };
+  return { kind: kindOfLetter.get(match[1]!)!, id: match[2]! };
 }
 
 export function digestToken(token: string): Buffer {
@@ -27,4 +29,12 @@ export function digestToken(token: string): Buffer {
 export function tokenMatches(token: string, storedDigest: Buffer): boolean {
   const digest = digestToken(token);
   return digest.length === storedDigest.length && timingSafeEqual(digest, storedDigest);
+}
+
+/** Two secrets compared in constant time (a CSRF token against the session's, say). */
+export function secretsMatch(given: string | undefined, expected: string): boolean {
+  if (given === undefined) return false;
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
 }

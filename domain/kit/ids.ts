@@ -19,7 +19,7 @@ function pooledRandom(): number {
 const nextUlid = monotonicFactory(pooledRandom);
 
 export type IdPrefix =
-  | 'org' | 'key' | 'usr' | 'pat' | 'dec' | 'rev' | 'evt'
+  | 'org' | 'key' | 'usr' | 'pat' | 'ses' | 'pwl' | 'dec' | 'rev' | 'evt'
   | 'task' | 'prj' | 'cus' | 'cal' | 'mem' | 'prd' | 'inv' | 'bkg' | 'exp' | 'wlg' | 'mtg' | 'mry' | 'call';
 
 /** Opaque ids that sort by creation time, so they double as a stable pagination order. */

@@ -4,14 +4,17 @@ import type { Interface } from '../gate/contract';
 import { newId } from '../kit/ids';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
 
+/** Where a call came in: the agents' interfaces (REST, MCP) or the people's console. */
+export type CallInterface = Interface | 'console';
+
 /** One call of an operation, as the call log keeps it. */
 export interface CallRecord {
   orgId: string;
   /** The key that called (agents, scripts); null for a person's token. */
   apiKeyId: string | null;
-  /** The person who called with a personal token; null for keys. */
+  /** The person who called (a personal token, a console session); null for keys. */
   userId: string | null;
-  interface: Interface;
+  interface: CallInterface;
   /** The catalog operation (tasks.create), or the name asked for when it matches none (an unknown MCP tool). */
   operation: string;
   /** The MCP tool called; null over REST. */
@@ -28,7 +31,7 @@ export interface LoggedCall {
   id: string;
   api_key_id: string | null;
   user_id: string | null;
-  interface: Interface;
+  interface: CallInterface;
   operation: string;
   tool: string | null;
   status: number;
@@ -63,7 +66,7 @@ export async function recordCall(db: Queryable, entry: CallRecord, ended = { id:
 
 export interface ListCallsInput {
   api_key_id?: string;
-  interface?: Interface;
+  interface?: CallInterface;
   limit: number;
   cursor?: string;
 }

@@ -104,7 +104,7 @@ const usageStatement = `
  */
 const sweepStatement = `DELETE FROM usage_counters WHERE expires_at < LEAST($1::timestamptz, now()) - interval '5 minutes'`;
 
-const tokenIdOf = (caller: Caller) => (caller.actor.kind === 'api_key' ? caller.actor.keyId : caller.actor.tokenId);
+const tokenIdOf = (caller: Caller) => (caller.actor.kind === 'api_key' ? caller.actor.keyId : caller.actor.credential.id);
 
 export function createRequestLimits({ db, clock = () => new Date(), enabled = true }: RequestLimitsOptions): RequestLimits {
   let lastSweep = 0;

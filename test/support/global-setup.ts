@@ -1,6 +1,7 @@
 import { writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { build } from 'vite';
 import type { TestProject } from 'vitest/node';
 import { createScratchDatabase } from '../../db/scratch-database';
 import { findTemporalCli } from '../../runtime/temporal-binary';
@@ -13,6 +14,8 @@ declare module 'vitest' {
     temporalCliPath: string;
     databaseUrl: string;
     workflowBundlePath: string;
+    /** The console built from web/ for this run, so that browser tests see the sources as they are. */
+    consoleDir: string;
   }
 }
 
@@ -29,11 +32,13 @@ export default async function setup(project: TestProject) {
 
   const database = await createScratchDatabase('test', process.env.TEST_DATABASE_ADMIN_URL);
 
+  const bundleDir = mkdtempSync(join(tmpdir(), 'gatehouse-workflows-'));
+  const consoleDir = join(bundleDir, 'console');
   const [temporal, bundle] = await Promise.all([
     startTemporalDevServer({ cliPath, headless: true }),
     bundleWorkflows(),
+    buildConsole(consoleDir),
   ]);
-  const bundleDir = mkdtempSync(join(tmpdir(), 'gatehouse-workflows-'));
   const workflowBundlePath = join(bundleDir, 'workflows.js');
   writeFileSync(workflowBundlePath, bundle.code);
 
@@ -41,10 +46,17 @@ export default async function setup(project: TestProject) {
   project.provide('temporalCliPath', cliPath);
   project.provide('databaseUrl', database.url);
   project.provide('workflowBundlePath', workflowBundlePath);
+  project.provide('consoleDir', consoleDir);
 
   return async () => {
     await temporal.stop();
     rmSync(bundleDir, { recursive: true, force: true });
     await database.drop().catch(() => {});
   };
+}
+
+/** Under vitest (NODE_ENV=test) Vite builds React's development flavour, whose checks the browser tests want. */
+async function buildConsole(outDir: string): Promise<void> {
+  const web = new URL('../../web', import.meta.url).pathname;
+  await build({ root: web, configFile: join(web, 'vite.config.ts'), logLevel: 'warn', build: { outDir, emptyOutDir: true, chunkSizeWarningLimit: 2048 } });
 }

@@ -13,6 +13,7 @@ import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { setPolicySet } from '../../domain/gate/policies';
+import type { SessionPolicy } from '../../domain/identity/sessions';
 import { createWorker } from '../../worker';
 import { connectMcp } from './mcp';
 
@@ -63,6 +64,9 @@ export interface HarnessOptions {
   answerTimeoutMs?: number;
   /** The app's clock for request limits (the minute, the organization's day); real time by default. */
   clock?: () => Date;
+  /** Console sessions and the sign-in throttle (the app's defaults otherwise). */
+  sessions?: SessionPolicy;
+  trustProxy?: boolean;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -102,7 +106,16 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
   let baseUrl: string | undefined;
   const mcpClients: McpClient[] = [];
-  const app = await buildApp({ db, gate, publicUrl, logLevel: 'silent', clock: options.clock });
+  const app = await buildApp({
+    db,
+    gate,
+    publicUrl,
+    logLevel: 'silent',
+    clock: options.clock,
+    sessions: options.sessions,
+    trustProxy: options.trustProxy,
+    consoleDir: inject('consoleDir'),
+  });
 
   const harness: Harness = {
     db,

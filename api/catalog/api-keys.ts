@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { allAbilities, families, isWriteAbility } from '../../domain/identity/abilities';
+import { rolesThat, type PersonActor } from '../../domain/identity/actors';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../../domain/identity/api-keys';
+import { text } from '../../domain/kit/fields';
+import { defineOperation } from './operation';
+
+// The organization's API keys, managed by people in the console (Settings → Advanced → API Keys).
+
+const access = { person: { roles: rolesThat.manageKeys } };
+const consoleOnly = ['console'] as const;
+
+const apiKeySchema = z.object({
+  id: z.string().describe('The key id (key_…); the token starts gate_k_<id>_'),
+  label: z.string().describe('What the key is for'),
+  access: z.enum(['read', 'read_write']).describe('read: reads only; read_write: may also submit gated writes'),
+  abilities: z.array(z.string()).describe('What the key may reach, <family>.read or <family>.write'),
+  created_at: z.iso.datetime(),
+  created_by: z.object({ id: z.string(), email: z.string() }).nullable().describe('The person who made it; null when the CLI did'),
+  expires_at: z.iso.datetime().nullable().describe('When it stops working by itself; null: until revoked'),
+  last_used_at: z.iso.datetime().nullable().describe('To the minute'),
+  revoked_at: z.iso.datetime().nullable(),
+  state: z.enum(['active', 'expired', 'revoked']),
+});
+
+function wireOf(key: ApiKey): z.infer<typeof apiKeySchema> {
+  const expired = key.expiresAt !== null && Date.parse(key.expiresAt) <= Date.now();
+  return {
+    id: key.id,
+    label: key.label,
+    access: key.access,
+    abilities: key.abilities,
+    created_at: key.createdAt,
+    created_by: key.createdBy,
+    expires_at: key.expiresAt,
+    last_used_at: key.lastUsedAt,
+    revoked_at: key.revokedAt,
+    state: key.revokedAt ? 'revoked' : expired ? 'expired' : 'active',
+  };
+}
+
+const actorOf = (actor: PersonActor) => ({ type: 'user' as const, id: actor.userId });
+
+export const listApiKeysOperation = defineOperation({
+  kind: 'read',
+  name: 'api_keys.list',
+  family: 'api_keys',
+  summary: "List the organization's API keys",
+  description: 'Every key, active, expired or revoked, oldest first; tokens are never shown again.',
+  method: 'GET',
+  path: '/api-keys',
+  // Whole: an organization has tens of keys, not thousands.
+  list: false,
+  input: z.strictObject({}),
+  output: z.array(apiKeySchema),
+  access,
+  interfaces: consoleOnly,
+  handler: async (_input, { db, caller }) => (await listApiKeys(db, caller.organization.id)).map(wireOf),
+});
+
+export const apiKeyAbilitiesOperation = defineOperation({
+  kind: 'read',
+  name: 'api_keys.abilities',
+  family: 'api_keys',
+  summary: 'The abilities a key may carry',
+  description: 'Each ability with its family and what the family holds; write abilities need a read-write key.',
+  method: 'GET',
+  path: '/api-keys/abilities',
+  list: false,
+  input: z.strictObject({}),
+  output: z.array(z.object({ ability: z.string(), family: z.string(), description: z.string(), write: z.boolean() })),
+  access,
+  interfaces: consoleOnly,
+  handler: async () =>
+    allAbilities.map((ability) => {
+      const family = ability.split('.')[0] as keyof typeof families;
+      return { ability, family, description: families[family].description, write: isWriteAbility(ability) };
+    }),
+});
+
+export const createApiKeyOperation = defineOperation({
+  kind: 'person_action',
+  name: 'api_keys.create',
+  family: 'api_keys',
+  summary: 'Create an API key',
+  description: 'A new key for an agent, an automation or a script. The answer carries its token, shown this once.',
+  method: 'POST',
+  path: '/api-keys',
+  input: z.strictObject({
+    label: text({ min: 1, max: 100 }).describe('What the key is for, e.g. "Support agent"'),
+    access: z.enum(['read', 'read_write']).describe('read: reads only; read_write: may also submit gated writes'),
+    abilities: z.array(z.string().max(60)).max(100).optional().describe('Default: everything the access level allows'),
+    expires_at: z.iso.datetime({ offset: true }).nullish().describe('When it stops working by itself; omit for never'),
+  }),
+  output: z.object({ key: apiKeySchema, token: z.string().describe('The bearer token, shown once: store it now') }),
+  access,
+  interfaces: consoleOnly,
+  handler: async (input, { db, caller }) => {
+    const created = await createApiKey(
+      db,
+      { orgId: caller.organization.id, label: input.label, access: input.access, abilities: input.abilities, expiresAt: input.expires_at ?? null },
+      actorOf(caller.actor as PersonActor),
+    );
+    return { key: wireOf(created.key), token: created.token };
+  },
+});
+
+export const revokeApiKeyOperation = defineOperation({
+  kind: 'person_action',
+  name: 'api_keys.revoke',
+  family: 'api_keys',
+  summary: 'Revoke an API key',
+  description: 'The key stops working at its next request. Revoking a revoked key changes nothing.',
+  method: 'POST',
+  path: '/api-keys/:id/revoke',
+  input: z.strictObject({ id: z.string().max(100).describe('The key id (key_…)') }),
+  output: apiKeySchema,
+  access,
+  interfaces: consoleOnly,
+  handler: async (input, { db, caller }) => {
+    return wireOf(await revokeApiKey(db, caller.organization.id, input.id, actorOf(caller.actor as PersonActor)));
+  },
+});
+
+export const apiKeyOperations = [listApiKeysOperation, apiKeyAbilitiesOperation, createApiKeyOperation, revokeApiKeyOperation];

@@ -1,0 +1,70 @@
+import { z } from 'zod';
+import { roles, rolesThat, type PersonActor } from '../../domain/identity/actors';
+import { updateOrganization, type Organization } from '../../domain/identity/organizations';
+import { text } from '../../domain/kit/fields';
+import { defineOperation } from './operation';
+
+// The organization's own settings, as people see and change them in the console.
+
+const organizationSchema = z.object({
+  id: z.string(),
+  slug: z.string().describe('What people type to sign in, and agents name in explicit-organization paths'),
+  name: z.string(),
+  plan: z.string(),
+  timezone: z.string(),
+  api_access: z.boolean().describe('The "Enable API access for this organization" switch: off, no API key or personal token is accepted'),
+});
+
+const wireOf = (organization: Organization): z.infer<typeof organizationSchema> => ({
+  id: organization.id,
+  slug: organization.slug,
+  name: organization.name,
+  plan: organization.plan,
+  timezone: organization.timezone,
+  api_access: organization.apiAccess,
+});
+
+export const getOrganizationOperation = defineOperation({
+  kind: 'read',
+  name: 'organization.get',
+  family: 'organization',
+  summary: "The organization's settings",
+  description: 'Its name, slug, plan, time zone and whether API access is on.',
+  method: 'GET',
+  path: '/organization',
+  list: false,
+  input: z.strictObject({}),
+  output: organizationSchema,
+  access: { person: { roles } },
+  interfaces: ['console'],
+  handler: async (_input, { caller }) => wireOf(caller.organization),
+});
+
+export const updateOrganizationOperation = defineOperation({
+  kind: 'person_action',
+  name: 'organization.update',
+  family: 'organization',
+  summary: "Change the organization's settings",
+  description: 'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), rename, or change the time zone.',
+  method: 'PATCH',
+  path: '/organization',
+  input: z.strictObject({
+    api_access: z.boolean().optional(),
+    name: text({ min: 1, max: 200 }).optional(),
+    timezone: text({ min: 1, max: 100 }).optional(),
+  }),
+  output: organizationSchema,
+  access: { person: { roles: rolesThat.manageKeys } },
+  interfaces: ['console'],
+  handler: async (input, { db, caller }) =>
+    wireOf(
+      await updateOrganization(
+        db,
+        caller.organization.slug,
+        { apiAccess: input.api_access, name: input.name, timezone: input.timezone },
+        { type: 'user', id: (caller.actor as PersonActor).userId },
+      ),
+    ),
+});
+
+export const organizationOperations = [getOrganizationOperation, updateOrganizationOperation];

@@ -1,0 +1,64 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database';
+import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
+import { AppError } from '../../domain/kit/errors';
+import type { CallPipeline } from '../catalog/call';
+import { errorBody } from '../rest/http';
+import { restRoutes, type RestDialect } from '../rest/routes';
+import { changesState, crossSiteRefusal, headerValue, sessionCookieOf } from './cookies';
+import { sessionRoutes } from './session-routes';
+
+export interface ConsoleApiOptions {
+  db: Database;
+  pipeline: CallPipeline;
+  apiBaseUrl: string;
+  sessions: SessionPolicy;
+}
+
+/** The console speaks the REST dialect of the catalog, with a session where the agents' API takes a bearer token. */
+const consoleDialect: RestDialect = {
+  via: 'console',
+  credentialOf: (request) => ({
+    via: 'console',
+    session: sessionCookieOf(request),
+    csrfToken: headerValue(request.headers['x-csrf-token']),
+    changesState: changesState(request),
+  }),
+  explicitOrganization: false,
+};
+
+/**
+ * The console's API under /console/api: the session door (sign in, sign out, set a password) and, under /v1,
+ * every catalog operation offered to people in the console. No bearer token is read here. Needs the cookie
+ * parser on the root.
+ */
+export async function consoleApi(app: FastifyInstance, options: ConsoleApiOptions): Promise<void> {
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody(new AppError('not_found', `No console route ${request.method} ${request.url.split('?')[0]}`))),
+  );
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    const refusal = crossSiteRefusal(request);
+    if (refusal) return reply.status(refusal.status).send(errorBody(refusal));
+    if (request.headers.authorization !== undefined) {
+      const keyRefused = new AppError('unauthorized', 'The console takes a signed-in session, never a bearer token; agents use /api');
+      return reply.status(401).send(errorBody(keyRefused));
+    }
+  });
+  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions });
+  await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl, dialect: consoleDialect });
+}
+
+/**
+ * Keeps a page for signed-in people only (the API playground): a browser is sent to sign in and back, any other
+ * client gets 401. Needs the cookie parser on the instance it guards.
+ */
+export function signedInOnly(options: { db: Database; sessions: SessionPolicy }) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    if (await resumeSession(options.db, sessionCookieOf(request), options.sessions)) return;
+    if ((request.headers.accept ?? '').includes('text/html')) {
+      return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
+    }
+    return reply.status(401).send(errorBody(new AppError('unauthorized', 'The API playground needs a signed-in person: sign in to the console first')));
+  };
+}

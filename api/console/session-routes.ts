@@ -1,0 +1,94 @@
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { Database } from '../../db/database';
+import { permissionsOf } from '../../domain/identity/actors';
+import { readPasswordLink, setPasswordWithLink } from '../../domain/identity/password-links';
+import { passwordRules } from '../../domain/identity/passwords';
+import { endSession, resumeSession, signIn, type SessionPolicy } from '../../domain/identity/sessions';
+import { secretsMatch } from '../../domain/identity/tokens';
+import { AppError, asRefusal } from '../../domain/kit/errors';
+import type { Caller } from '../../domain/identity/actors';
+import type { Session } from '../../domain/identity/sessions';
+import { errorBody, httpError } from '../rest/http';
+import { changesState, clearSessionCookie, headerValue, sessionCookieOf, setSessionCookie } from './cookies';
+
+// The console's door: signing in and out, and setting a password from a one-time link. These are how a person
+// gets a session, not calls of operations; everything a signed-in person does goes through the call pipeline.
+
+export interface SessionRoutesOptions {
+  db: Database;
+  sessions: SessionPolicy;
+}
+
+const signInInput = z.strictObject({
+  organization: z.string().trim().min(1).max(63).describe("The organization's slug"),
+  email: z.string().trim().min(3).max(254),
+  password: z.string().min(1).max(passwordRules.maxLength * 4),
+});
+const linkInput = z.strictObject({ token: z.string().min(1).max(200) });
+const setPasswordInput = linkInput.extend({ password: z.string().max(passwordRules.maxLength * 4) });
+
+function sessionAnswer(caller: Caller, session: Session) {
+  const actor = caller.actor;
+  if (actor.kind !== 'person') throw new Error('a session is always a person');
+  return {
+    person: { id: actor.userId, email: actor.email, name: session.personName, role: actor.role },
+    organization: { slug: caller.organization.slug, name: caller.organization.name, api_access: caller.organization.apiAccess },
+    permissions: permissionsOf(actor.role),
+    csrf_token: session.csrfToken,
+    expires_at: session.expiresAt,
+  };
+}
+
+export async function sessionRoutes(app: FastifyInstance, options: SessionRoutesOptions): Promise<void> {
+  const { db, sessions } = options;
+
+  app.setErrorHandler((error, request, reply) => {
+    const refusal = asRefusal(error) ?? httpError(error);
+    if (refusal.status >= 500) request.log.error({ err: error }, 'console request failed');
+    return reply.status(refusal.status).send(errorBody(refusal));
+  });
+
+  app.get('/session', async (request, reply) => {
+    const resumed = await resumeSession(db, sessionCookieOf(request), sessions);
+    // Asking whether anyone is signed in is no error: the page asks before it knows.
+    if (!resumed) {
+      if (sessionCookieOf(request) !== undefined) clearSessionCookie(request, reply);
+      return { success: true, data: null };
+    }
+    return { success: true, data: sessionAnswer(resumed.caller, resumed.session) };
+  });
+
+  app.post('/session', async (request, reply) => {
+    const input = signInInput.parse(request.body ?? {});
+    const signedIn = await signIn(
+      db,
+      { orgSlug: input.organization, email: input.email, password: input.password, userAgent: request.headers['user-agent'] },
+      sessions,
+    );
+    setSessionCookie(request, reply, signedIn.token, sessions.lifetimeMs);
+    reply.header('cache-control', 'no-store');
+    return reply.status(201).send({ success: true, data: sessionAnswer(signedIn.caller, signedIn.session) });
+  });
+
+  app.delete('/session', async (request, reply) => {
+    const resumed = await resumeSession(db, sessionCookieOf(request), sessions);
+    // Sign-out needs the CSRF token too: another site must not sign a person out either.
+    if (resumed && changesState(request) && !secretsMatch(headerValue(request.headers['x-csrf-token']), resumed.session.csrfToken)) {
+      return reply.status(403).send(errorBody(new AppError('csrf_failed', 'Sign-out needs the X-CSRF-Token header')));
+    }
+    if (resumed) await endSession(db, resumed.session.id);
+    clearSessionCookie(request, reply);
+    return { success: true, data: { signed_out: true } };
+  });
+
+  app.post('/password-link', async (request) => {
+    const { token } = linkInput.parse(request.body ?? {});
+    return { success: true, data: await readPasswordLink(db, token) };
+  });
+
+  app.post('/password', async (request) => {
+    const input = setPasswordInput.parse(request.body ?? {});
+    return { success: true, data: await setPasswordWithLink(db, input.token, input.password) };
+  });
+}

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Database, Queryable } from '../../db/database';
+import { recordAudit } from '../gate/audit';
+import { AppError } from '../kit/errors';
+import { newId } from '../kit/ids';
+import type { Caller, Role } from './actors';
+import { organizationColumns, organizationFromRow } from './organizations';
+import { planColumns, planFromRow } from './plans';
+import { verifyPassword } from './passwords';
+import { digestToken, issueToken, parseToken } from './tokens';
+
+/** How long a console session lives: `idleMs` since its last request, `lifetimeMs` since sign-in, whichever ends first. */
+export interface SessionPolicy {
+  idleMs: number;
+  lifetimeMs: number;
+  /** How failed sign-ins are slowed and locked out; `signInThrottle` unless a test needs it quicker. */
+  throttle?: SignInThrottle;
+}
+
+/**
+ * Failed sign-ins: after `slowAfter` in a row each further one is answered more slowly (from `firstDelayMs`,
+ * doubling, at most `maxDelayMs`), and at `lockAfter` the account is locked for `lockMs` (the right password
+ * included). A success starts the count again.
+ */
+export interface SignInThrottle {
+  slowAfter: number;
+  lockAfter: number;
+  lockMs: number;
+  firstDelayMs: number;
+  maxDelayMs: number;
+}
+
+export const signInThrottle: SignInThrottle = { slowAfter: 3, lockAfter: 10, lockMs: 15 * 60 * 1000, firstDelayMs: 250, maxDelayMs: 4_000 };
+
+export interface Session {
+  id: string;
+  /** The signed-in person's name, for the console's frame. */
+  personName: string | null;
+  /** Sent back in the X-CSRF-Token header with every state-changing console call. */
+  csrfToken: string;
+  expiresAt: string;
+}
+
+const wrongCredentials = () => new AppError('unauthorized', 'The organization, email or password is not right');
+
+/**
+ * Signs a person in with their organization's slug, email and password; answers the session's cookie token,
+ * shown to the browser once. Unknown people, wrong passwords and deactivated accounts get the same answer.
+ */
+export async function signIn(
+  db: Database,
+  input: { orgSlug: string; email: string; password: string; userAgent?: string },
+  policy: SessionPolicy,
+): Promise<{ token: string; session: Session; caller: Caller }> {
+  const { rows } = await db.query(
+    `SELECT u.id AS user_id, u.email, u.role, u.password_hash, u.deactivated_at, u.failed_sign_ins, u.locked_until, u.locked_until > now() AS locked
+     FROM users u JOIN organizations o ON o.id = u.org_id WHERE o.slug = $1 AND u.email = $2`,
+    [input.orgSlug.trim().toLowerCase(), input.email.trim().toLowerCase()],
+  );
+  const person = rows[0];
+  const throttle = policy.throttle ?? signInThrottle;
+  if (person?.locked) throw lockedError(person.locked_until as Date);
+  const matches = await verifyPassword(input.password, (person?.password_hash as string | null) ?? null);
+  if (!person || !matches || person.deactivated_at) {
+    if (person) await noteFailure(db, person.user_id as string, throttle);
+    // Slowed whoever guesses, known or not, so that timing tells nothing about who exists.
+    await sleep(failureDelayMs(((person?.failed_sign_ins as number | undefined) ?? 0) + 1, throttle));
+    throw wrongCredentials();
+  }
+
+  const id = newId('ses');
+  const { token, digest } = issueToken('session', id);
+  const csrfToken = randomBytes(32).toString('base64url');
+  await db.transaction(async (tx) => {
+    await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.user_id]);
+    await tx.query(
+      `INSERT INTO sessions (id, user_id, org_id, secret_digest, csrf_token, expires_at, user_agent)
+       SELECT $1, u.id, u.org_id, $3, $4, now() + make_interval(secs => $5 / 1000.0), $6 FROM users u WHERE u.id = $2`,
+      [id, person.user_id, digest, csrfToken, policy.lifetimeMs, input.userAgent?.slice(0, 300) ?? null],
+    );
+  });
+  const resumed = await resumeSession(db, token, policy);
+  if (!resumed) throw new AppError('unavailable', 'The session could not be started; try again');
+  const orgId = resumed.caller.organization.id;
+  await recordAudit(db, orgId, { type: 'person.signed_in', actor: { type: 'user', id: person.user_id as string }, resourceId: person.user_id as string, data: { session: id } });
+  return { token, ...resumed };
+}
+
+/** The person behind a session cookie, or undefined when it is unknown, ended, idle too long or too old. */
+export async function resumeSession(db: Queryable, token: string | undefined, policy: SessionPolicy): Promise<{ session: Session; caller: Caller } | undefined> {
+  const parsed = token ? parseToken(token) : undefined;
+  if (!token || parsed?.kind !== 'session') return undefined;
+  const { rows } = await db.query(
+    `UPDATE sessions s SET last_seen_at = now()
+     FROM users u, organizations o, plans p
+     WHERE s.id = $1 AND s.secret_digest = $2 AND u.id = s.user_id AND o.id = s.org_id AND p.name = o.plan
+       AND s.ended_at IS NULL AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => $3 / 1000.0)
+       AND u.deactivated_at IS NULL
+     RETURNING s.id AS session_id, s.csrf_token, s.expires_at, u.id AS user_id, u.email, u.role, u.name AS person_name, ${organizationColumns}, ${planColumns}`,
+    [parsed.id, digestToken(token), policy.idleMs],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return {
+    session: { id: row.session_id, personName: row.person_name, csrfToken: row.csrf_token, expiresAt: (row.expires_at as Date).toISOString() },
+    caller: {
+      organization: organizationFromRow(row),
+      plan: planFromRow(row),
+      actor: { kind: 'person', userId: row.user_id, credential: { type: 'session', id: row.session_id }, email: row.email, role: row.role as Role },
+    },
+  };
+}
+
+/** Sign-out: the session ends at once, whatever its cookie still says. */
+export async function endSession(db: Queryable, sessionId: string): Promise<void> {
+  await db.query('UPDATE sessions SET ended_at = COALESCE(ended_at, now()) WHERE id = $1', [sessionId]);
+}
+
+/** Ends every open session of a person (deactivated, password reset, or on request); answers how many. */
+export async function endSessionsOf(tx: Queryable, userId: string): Promise<number> {
+  const { rowCount } = await tx.query('UPDATE sessions SET ended_at = now() WHERE user_id = $1 AND ended_at IS NULL', [userId]);
+  return rowCount ?? 0;
+}
+
+async function noteFailure(db: Database, userId: string, throttle: SignInThrottle): Promise<void> {
+  await db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `UPDATE users SET failed_sign_ins = failed_sign_ins + 1,
+         locked_until = CASE WHEN failed_sign_ins + 1 >= $2 THEN now() + make_interval(secs => $3 / 1000.0) ELSE locked_until END
+       WHERE id = $1 RETURNING org_id, failed_sign_ins, locked_until`,
+      [userId, throttle.lockAfter, throttle.lockMs],
+    );
+    const row = rows[0];
+    if (row && (row.failed_sign_ins as number) >= throttle.lockAfter) {
+      await recordAudit(tx, row.org_id as string, {
+        type: 'person.locked',
+        actor: { type: 'system', id: 'sign-in' },
+        resourceId: userId,
+        data: { failed_sign_ins: row.failed_sign_ins as number, until: (row.locked_until as Date).toISOString() },
+      });
+    }
+  });
+}
+
+function failureDelayMs(failures: number, throttle: SignInThrottle): number {
+  if (failures <= throttle.slowAfter) return 0;
+  return Math.min(throttle.firstDelayMs * 2 ** (failures - throttle.slowAfter - 1), throttle.maxDelayMs);
+}
+
+function lockedError(until: Date): AppError {
+  const minutes = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 60_000));
+  return new AppError('account_locked', `Too many failed sign-ins: this account is locked for ${minutes} more minute${minutes === 1 ? '' : 's'}`, {
+    locked_until: until.toISOString(),
+  });
+}

@@ -1,0 +1,78 @@
+import type { ReactNode } from 'react';
+import { createBrowserRouter, Link, Navigate, useLocation } from 'react-router';
+import { ApiKeysPage } from '../features/api-keys/api-keys-page';
+import { SetPasswordPage } from '../features/auth/set-password-page';
+import { SignInPage } from '../features/auth/sign-in-page';
+import { OverviewPage } from '../features/overview/overview-page';
+import { PeoplePage } from '../features/people/people-page';
+import { useSession, type Permission } from '../lib/session';
+import { useDocumentTitle } from '../lib/use-document-title';
+import { Frame } from './frame';
+
+/** Pages behind sign-in: without a session, to the sign-in page and back here after. */
+function SignedIn({ children }: { children: ReactNode }) {
+  const { session } = useSession();
+  const location = useLocation();
+  if (session === undefined) return <p role="status">Loading…</p>;
+  if (session === null) return <Navigate to={`/sign-in?next=${encodeURIComponent(location.pathname + location.search)}`} replace />;
+  return children;
+}
+
+/** A page for some roles only; the server refuses the rest anyway, this says so in words. */
+function Allowed({ permission, children }: { permission: Permission; children: ReactNode }) {
+  const { can } = useSession();
+  return can(permission) ? children : <NotAllowed />;
+}
+
+function NotAllowed() {
+  useDocumentTitle('Not allowed');
+  return (
+    <>
+      <h1>Not for your role</h1>
+      <p>This page is for owners and admins. Ask one of them if you need something changed.</p>
+      <Link to="/">Back to the overview</Link>
+    </>
+  );
+}
+
+function NotFound() {
+  useDocumentTitle('Not found');
+  return (
+    <>
+      <h1>No such page</h1>
+      <Link to="/">Back to the overview</Link>
+    </>
+  );
+}
+
+export const router = createBrowserRouter([
+  { path: '/sign-in', element: <SignInPage /> },
+  { path: '/set-password', element: <SetPasswordPage /> },
+  {
+    element: (
+      <SignedIn>
+        <Frame />
+      </SignedIn>
+    ),
+    children: [
+      { index: true, element: <OverviewPage /> },
+      {
+        path: 'settings/people',
+        element: (
+          <Allowed permission="managePeople">
+            <PeoplePage />
+          </Allowed>
+        ),
+      },
+      {
+        path: 'settings/advanced/api-keys',
+        element: (
+          <Allowed permission="manageKeys">
+            <ApiKeysPage />
+          </Allowed>
+        ),
+      },
+      { path: '*', element: <NotFound /> },
+    ],
+  },
+]);

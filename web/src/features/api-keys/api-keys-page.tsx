@@ -1,0 +1,153 @@
+import { useEffect, useState } from 'react';
+import { CopyButton } from '../../lib/copy-button';
+import { FormError } from '../../lib/form-error';
+import { day, when } from '../../lib/format';
+import { useSignedIn } from '../../lib/session';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { keysApi, type AbilityInfo, type ApiKey } from './api';
+import { ApiAccessSwitch } from './api-access-switch';
+import { CreateKeyForm } from './create-key-form';
+
+/** Settings → Advanced → API Keys. */
+export function ApiKeysPage() {
+  useDocumentTitle('API keys');
+  const { refresh } = useSignedIn();
+  const [keys, setKeys] = useState<ApiKey[]>();
+  const [abilities, setAbilities] = useState<AbilityInfo[]>();
+  const [apiAccess, setApiAccess] = useState<boolean>();
+  const [created, setCreated] = useState<{ key: ApiKey; token: string }>();
+  const [confirming, setConfirming] = useState<string>();
+  const [error, setError] = useState<unknown>();
+
+  useEffect(() => {
+    Promise.all([keysApi.list(), keysApi.abilities(), keysApi.organization()]).then(([list, known, organization]) => {
+      setKeys(list);
+      setAbilities(known);
+      setApiAccess(organization.api_access);
+    }, setError);
+  }, []);
+
+  async function revoke(id: string) {
+    setError(undefined);
+    try {
+      const revoked = await keysApi.revoke(id);
+      setKeys((list) => list?.map((key) => (key.id === id ? revoked : key)));
+      setConfirming(undefined);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
+  return (
+    <>
+      <p className="breadcrumbs">Settings › Advanced</p>
+      <h1>API keys</h1>
+      <p className="lede">Agents, automation and scripts use these keys with the REST API and the MCP server. A key's token is shown once, when it is created.</p>
+      <FormError error={error} />
+      {apiAccess !== undefined && (
+        <section className="card">
+          <ApiAccessSwitch
+            on={apiAccess}
+            onChange={(on) => {
+              setApiAccess(on);
+              void refresh();
+            }}
+          />
+        </section>
+      )}
+      {created && (
+        <section className="card secret" aria-labelledby="new-token-heading">
+          <h2 id="new-token-heading">Key "{created.key.label}" created</h2>
+          <p>Copy its token now: it is shown this once and cannot be shown again.</p>
+          <div className="secret-row">
+            <code className="token" aria-label="The new key's token">
+              {created.token}
+            </code>
+            <CopyButton text={created.token} label="Copy token" />
+          </div>
+          <button type="button" className="button secondary" onClick={() => setCreated(undefined)}>
+            I have stored it
+          </button>
+        </section>
+      )}
+      {abilities && (
+        <section className="card">
+          <CreateKeyForm
+            abilities={abilities}
+            onCreated={(key, token) => {
+              setCreated({ key, token });
+              setKeys((list) => [...(list ?? []), key]);
+            }}
+          />
+        </section>
+      )}
+      <section aria-labelledby="keys-heading">
+        <h2 id="keys-heading">Keys</h2>
+        {keys === undefined ? (
+          <p role="status">Loading…</p>
+        ) : keys.length === 0 ? (
+          <p>No keys yet.</p>
+        ) : (
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Label</th>
+                  <th scope="col">Access</th>
+                  <th scope="col">Created</th>
+                  <th scope="col">Last used</th>
+                  <th scope="col">Expires</th>
+                  <th scope="col">State</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.map((key) => (
+                  <tr key={key.id}>
+                    <th scope="row">
+                      {key.label}
+                      <span className="hint block">
+                        <code>{key.id}</code> · {key.abilities.length} abilities
+                      </span>
+                    </th>
+                    <td>{key.access === 'read' ? 'Read only' : 'Read and write'}</td>
+                    <td>
+                      {day(key.created_at)}
+                      <span className="hint block">by {key.created_by?.email ?? 'the command line'}</span>
+                    </td>
+                    <td>{when(key.last_used_at, 'Never')}</td>
+                    <td>{day(key.expires_at, 'Never')}</td>
+                    <td>
+                      <span className={`state ${key.state === 'active' ? 'on' : 'off'}`}>{key.state === 'active' ? 'Active' : key.state === 'expired' ? 'Expired' : 'Revoked'}</span>
+                    </td>
+                    <td>
+<div className="action-buttons">
+                      {key.state !== 'revoked' &&
+                        (confirming === key.id ? (
+                          <>
+                            <button type="button" className="button danger small" onClick={() => void revoke(key.id)}>
+                              Revoke "{key.label}" now
+                            </button>
+                            <button type="button" className="button secondary small" onClick={() => setConfirming(undefined)}>
+                              Cancel
+                            </button>
+                          </>
+                        ) : (
+                          <button type="button" className="button secondary small" onClick={() => setConfirming(key.id)} aria-label={`Revoke ${key.label}`}>
+                            Revoke
+                          </button>
+                        ))}
+                    </div>
+</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}

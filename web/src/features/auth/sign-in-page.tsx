@@ -1,0 +1,106 @@
+import { useState, type FormEvent } from 'react';
+import { Navigate, useNavigate, useSearchParams } from 'react-router';
+import { FormError } from '../../lib/form-error';
+import { useSession } from '../../lib/session';
+import { useDocumentTitle } from '../../lib/use-document-title';
+
+const remembered = 'gatehouse.sign-in';
+
+/** Where to go after signing in: a page of ours, never another site. */
+export function safeNext(next: string | null): string {
+  return next && next.startsWith('/') && !next.startsWith('//') ? next : '/';
+}
+
+function rememberedFields(): { organization: string; email: string } {
+  try {
+    return { organization: '', email: '', ...(JSON.parse(localStorage.getItem(remembered) ?? '{}') as object) };
+  } catch {
+    return { organization: '', email: '' };
+  }
+}
+
+export function SignInPage() {
+  useDocumentTitle('Sign in');
+  const { session, signIn } = useSession();
+  const [params] = useSearchParams();
+  const navigate = useNavigate();
+  const start = rememberedFields();
+  const [organization, setOrganization] = useState(params.get('organization') ?? start.organization);
+  const [email, setEmail] = useState(params.get('email') ?? start.email);
+  const [password, setPassword] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const next = safeNext(params.get('next'));
+
+  if (session) {
+    // The playground is a page of the api, not of this app: the browser loads it.
+    if (next.startsWith('/api/')) window.location.assign(next);
+    else return <Navigate to={next} replace />;
+  }
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      await signIn({ organization, email, password });
+      localStorage.setItem(remembered, JSON.stringify({ organization, email }));
+      if (next.startsWith('/api/')) window.location.assign(next);
+      else void navigate(next, { replace: true });
+    } catch (failure) {
+      setError(failure);
+      setPassword('');
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <main className="narrow" id="main">
+      <h1>Sign in to Gatehouse</h1>
+      {params.get('password') === 'set' && (
+        <p className="notice" role="status">
+          Your password is set. Sign in with it now.
+        </p>
+      )}
+      <form onSubmit={(event) => void submit(event)} className="stack">
+        <div className="field">
+          <label htmlFor="organization">Organization</label>
+          <input
+            id="organization"
+            name="organization"
+            autoComplete="organization"
+            required
+            value={organization}
+            onChange={(event) => setOrganization(event.target.value)}
+            aria-describedby="organization-hint"
+          />
+          <span id="organization-hint" className="hint">
+            Your organization's short name, as in its links: for example <code>demo</code>.
+          </span>
+        </div>
+        <div className="field">
+          <label htmlFor="email">Email</label>
+          <input id="email" name="email" type="email" autoComplete="username" required value={email} onChange={(event) => setEmail(event.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="password">Password</label>
+          <input
+            id="password"
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(event) => setPassword(event.target.value)}
+          />
+        </div>
+        <FormError error={error} />
+        <button type="submit" className="button" disabled={busy}>
+          {busy ? 'Signing in…' : 'Sign in'}
+        </button>
+      </form>
+      <p className="hint">Forgot your password? Ask an owner or admin of your organization for a new link.</p>
+    </main>
+  );
+}

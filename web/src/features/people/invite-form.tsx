@@ -1,0 +1,59 @@
+import { useState, type FormEvent } from 'react';
+import { FormError } from '../../lib/form-error';
+import { roleNames } from '../../lib/format';
+import type { Role } from '../../lib/session';
+import { peopleApi, type PasswordLink, type Person } from './api';
+
+export function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: (person: Person, link: PasswordLink) => void }) {
+  const [email, setEmail] = useState('');
+  const [name, setName] = useState('');
+  const [role, setRole] = useState<Role>('reviewer');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    try {
+      const invited = await peopleApi.invite({ email, role, ...(name.trim() ? { name: name.trim() } : {}) });
+      onInvited(invited.person, invited.set_password_link);
+      setEmail('');
+      setName('');
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <form onSubmit={(event) => void submit(event)} className="stack" aria-labelledby="invite-heading">
+      <h2 id="invite-heading">Invite a person</h2>
+      <div className="row">
+        <div className="field">
+          <label htmlFor="invite-email">Email</label>
+          <input id="invite-email" type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="invite-name">Name (optional)</label>
+          <input id="invite-name" value={name} onChange={(event) => setName(event.target.value)} />
+        </div>
+        <div className="field">
+          <label htmlFor="invite-role">Role</label>
+          <select id="invite-role" value={role} onChange={(event) => setRole(event.target.value as Role)}>
+            {roles.map((option) => (
+              <option key={option} value={option}>
+                {roleNames[option]}
+              </option>
+            ))}
+          </select>
+        </div>
+      </div>
+      <FormError error={error} />
+      <button type="submit" className="button" disabled={busy}>
+        {busy ? 'Inviting…' : 'Invite'}
+      </button>
+    </form>
+  );
+}

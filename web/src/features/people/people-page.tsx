@@ -1,0 +1,200 @@
+import { useEffect, useState } from 'react';
+import { CopyButton } from '../../lib/copy-button';
+import { FormError } from '../../lib/form-error';
+import { day, roleNames, when } from '../../lib/format';
+import { useSignedIn, type Role } from '../../lib/session';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { peopleApi, type PasswordLink, type Person } from './api';
+import { InviteForm } from './invite-form';
+
+const allRoles: Role[] = ['owner', 'admin', 'reviewer', 'member'];
+
+/** Settings → People. Owners manage everyone; admins everyone but owners (the server holds the rule). */
+export function PeoplePage() {
+  useDocumentTitle('People');
+  const me = useSignedIn();
+  const [people, setPeople] = useState<Person[]>();
+  const [link, setLink] = useState<{ person: Person; link: PasswordLink; why: string }>();
+  const [notice, setNotice] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  const grantable = me.person.role === 'owner' ? allRoles : allRoles.filter((role) => role !== 'owner');
+  const manageable = (person: Person) => me.person.role === 'owner' || person.role !== 'owner';
+
+  useEffect(() => {
+    peopleApi.list().then(setPeople, setError);
+  }, []);
+
+  const replace = (changed: Person) => setPeople((list) => list?.map((person) => (person.id === changed.id ? { ...person, ...changed } : person)));
+
+  async function act(work: () => Promise<void>) {
+    setError(undefined);
+    setNotice(undefined);
+    try {
+      await work();
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
+  return (
+    <>
+      <p className="breadcrumbs">Settings</p>
+      <h1>People</h1>
+      <p className="lede">
+        Owners and admins manage people and keys; reviewers also decide held writes; members see, and decide nothing. An organization always keeps an active
+        owner.
+      </p>
+      <section className="card">
+        <InviteForm
+          roles={grantable}
+          onInvited={(person, newLink) => {
+            setPeople((list) => [...(list ?? []), person]);
+            setLink({ person, link: newLink, why: 'invited' });
+          }}
+        />
+      </section>
+      {link && (
+        <section className="card secret" aria-labelledby="link-heading">
+          <h2 id="link-heading">
+            {link.why === 'invited' ? `${link.person.email} is invited` : `The password of ${link.person.email} is reset`}
+          </h2>
+          <p>Give them this link to set a password. It is shown once, works once, and expires {when(link.link.expires_at)}.</p>
+          <div className="secret-row">
+            <code className="token" aria-label="Set-password link">
+              {link.link.url}
+            </code>
+            <CopyButton text={link.link.url} label="Copy link" />
+          </div>
+          <button type="button" className="button secondary" onClick={() => setLink(undefined)}>
+            Done
+          </button>
+        </section>
+      )}
+      {notice && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <FormError error={error} />
+      <section aria-labelledby="people-heading">
+        <h2 id="people-heading">Everyone in {me.organization.name}</h2>
+        {people === undefined ? (
+          <p role="status">Loading…</p>
+        ) : (
+          <div className="table-scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Person</th>
+                  <th scope="col">Role</th>
+                  <th scope="col">State</th>
+                  <th scope="col">Last sign-in</th>
+                  <th scope="col">
+                    <span className="visually-hidden">Actions</span>
+                  </th>
+                </tr>
+              </thead>
+              <tbody>
+                {people.map((person) => {
+                  const mine = person.id === me.person.id;
+                  const allowed = manageable(person);
+                  return (
+                    <tr key={person.id} className={person.active ? undefined : 'inactive'}>
+                      <th scope="row">
+                        {person.name ?? person.email}
+                        {person.name && <span className="hint block">{person.email}</span>}
+                        {mine && <span className="hint block">You</span>}
+                      </th>
+                      <td>
+                        <label className="visually-hidden" htmlFor={`role-${person.id}`}>
+                          Role of {person.email}
+                        </label>
+                        <select
+                          id={`role-${person.id}`}
+                          value={person.role}
+                          disabled={!allowed || !person.active}
+                          onChange={(event) =>
+                            void act(async () => {
+                              replace(await peopleApi.update(person.id, { role: event.target.value as Role }));
+                              setNotice(`${person.email} is now ${roleNames[event.target.value as Role].toLowerCase()}.`);
+                              if (mine) await me.refresh();
+                            })
+                          }
+                        >
+                          {(allowed ? grantable : allRoles).map((role) => (
+                            <option key={role} value={role}>
+                              {roleNames[role]}
+                            </option>
+                          ))}
+                        </select>
+                      </td>
+                      <td>
+                        {!person.active ? 'Deactivated' : person.has_password ? 'Active' : 'Invited'}
+                        <span className="hint block">since {day(person.created_at)}</span>
+                      </td>
+                      <td>
+                        {when(person.last_sign_in_at, 'Never')}
+                        {person.open_sessions ? <span className="hint block">{person.open_sessions} open session(s)</span> : null}
+                      </td>
+                      <td>
+<div className="action-buttons">
+                        {allowed && person.active && (
+                          <>
+                            <button
+                              type="button"
+                              className="button secondary small"
+                              aria-label={`Reset password of ${person.email}`}
+                              onClick={() =>
+                                void act(async () => {
+                                  const reset = await peopleApi.resetPassword(person.id);
+                                  replace(reset.person);
+                                  setLink({ person: reset.person, link: reset.set_password_link, why: 'reset' });
+                                })
+                              }
+                            >
+                              Reset password
+                            </button>
+                            <button
+                              type="button"
+                              className="button secondary small"
+                              aria-label={`End sessions of ${person.email}`}
+                              onClick={() =>
+                                void act(async () => {
+                                  const { sessions_ended } = await peopleApi.endSessions(person.id);
+                                  replace({ ...person, open_sessions: 0 });
+                                  setNotice(`Ended ${sessions_ended} session(s) of ${person.email}.`);
+                                })
+                              }
+                            >
+                              End sessions
+                            </button>
+                          </>
+                        )}
+                        {allowed && !mine && (
+                          <button
+                            type="button"
+                            className={`button small ${person.active ? 'danger' : 'secondary'}`}
+                            aria-label={`${person.active ? 'Deactivate' : 'Reactivate'} ${person.email}`}
+                            onClick={() =>
+                              void act(async () => {
+                                replace(await peopleApi.update(person.id, { active: !person.active }));
+                                setNotice(`${person.email} is ${person.active ? 'deactivated' : 'active again'}.`);
+                              })
+                            }
+                          >
+                            {person.active ? 'Deactivate' : 'Reactivate'}
+                          </button>
+                        )}
+                      </div>
+</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}

@@ -1,0 +1,66 @@
+// The console's one API client: the console's routes under /console/api, the JSON envelope, and the session's
+// cross-site request token on every call that changes something.
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  /** Per-field problems of a validation_failed answer, by field name. */
+  fieldProblems(): Record<string, string> {
+    const fields = (this.details?.fields ?? []) as { field: string; message: string }[];
+    return Object.fromEntries(fields.map((problem) => [problem.field, problem.message]));
+  }
+}
+
+let csrfToken: string | undefined;
+
+/** Set when the session is known; sent as X-CSRF-Token with every POST, PATCH and DELETE. */
+export function setCsrfToken(token: string | undefined): void {
+  csrfToken = token;
+}
+
+/** Told when an answer says the session is gone, so the app can send the person to sign in. */
+let onSignedOut: () => void = () => {};
+export function whenSignedOut(listener: () => void): void {
+  onSignedOut = listener;
+}
+
+type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+
+export async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(`/console/api${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: 'same-origin',
+    });
+  } catch {
+    throw new ApiError(0, 'network', 'The service could not be reached. Check your connection and try again.');
+  }
+  const envelope = (await response.json().catch(() => null)) as
+    | { success: true; data: T }
+    | { success: false; error: { code: string; message: string; details?: Record<string, unknown> } }
+    | null;
+  if (envelope?.success) return envelope.data;
+  const error = envelope?.error ?? { code: 'internal_error', message: `The service answered ${response.status}` };
+  if (response.status === 401 && !path.startsWith('/session')) onSignedOut();
+  throw new ApiError(response.status, error.code, error.message, error.details);
+}
+
+export const api = {
+  get: <T>(path: string) => request<T>('GET', path),
+  post: <T>(path: string, body: unknown = {}) => request<T>('POST', path, body),
+  patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
+  delete: <T>(path: string) => request<T>('DELETE', path),
+};

@@ -1,0 +1,75 @@
+import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
+import { api, setCsrfToken, whenSignedOut } from './api';
+
+export type Role = 'owner' | 'admin' | 'reviewer' | 'member';
+export type Permission = 'decideReviews' | 'manageKeys' | 'managePeople' | 'editPolicy' | 'seeMemories';
+
+export interface Session {
+  person: { id: string; email: string; name: string | null; role: Role };
+  organization: { slug: string; name: string; api_access: boolean };
+  permissions: Permission[];
+  csrf_token: string;
+  expires_at: string;
+}
+
+interface SessionState {
+  /** undefined while the first answer is awaited; null when nobody is signed in. */
+  session: Session | null | undefined;
+  signIn(input: { organization: string; email: string; password: string }): Promise<void>;
+  signOut(): Promise<void>;
+  refresh(): Promise<void>;
+  can(permission: Permission): boolean;
+}
+
+const SessionContext = createContext<SessionState | undefined>(undefined);
+
+export function SessionProvider({ children }: { children: ReactNode }) {
+  const [session, setSession] = useState<Session | null | undefined>(undefined);
+
+  const adopt = useCallback((next: Session | null) => {
+    setCsrfToken(next?.csrf_token);
+    setSession(next);
+  }, []);
+
+  const refresh = useCallback(async () => {
+    adopt(await api.get<Session | null>('/session'));
+  }, [adopt]);
+
+  useEffect(() => {
+    whenSignedOut(() => adopt(null));
+    api.get<Session | null>('/session').then(adopt, () => adopt(null));
+  }, [adopt]);
+
+  const state = useMemo<SessionState>(
+    () => ({
+      session,
+      refresh,
+      async signIn(input) {
+        adopt(await api.post<Session>('/session', input));
+      },
+      async signOut() {
+        try {
+          await api.delete('/session');
+        } finally {
+          adopt(null);
+        }
+      },
+      can: (permission) => session?.permissions.includes(permission) ?? false,
+    }),
+    [session, refresh, adopt],
+  );
+  return <SessionContext.Provider value={state}>{children}</SessionContext.Provider>;
+}
+
+export function useSession(): SessionState {
+  const state = useContext(SessionContext);
+  if (!state) throw new Error('useSession outside SessionProvider');
+  return state;
+}
+
+/** The signed-in session, for pages that only render behind sign-in. */
+export function useSignedIn(): Session & { can: SessionState['can']; refresh: SessionState['refresh'] } {
+  const { session, can, refresh } = useSession();
+  if (!session) throw new Error('useSignedIn outside a signed-in page');
+  return { ...session, can, refresh };
+}
