@@ -1,9 +1,9 @@
 // What may import what: the layer rules of the README's "Architecture", checked by test/architecture.test.ts
 // (and by `npx depcruise --config .dependency-cruiser.mjs api workflows activities worker domain data-import db
-// policy runtime cli`). Type-only imports count: a layer that names another's types depends on it too, except
+// policy runtime cli web`). Type-only imports count: a layer that names another's types depends on it too, except
 // where a rule says otherwise.
 
-const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|runtime|cli|bench|test)/';
+const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|runtime|cli|bench|test|web)/';
 const runtimeOnly = { dependencyTypesNot: ['type-only'] };
 
 /** A concern of the domain may import only the concerns listed (and itself). */
@@ -94,24 +94,46 @@ export default {
     // Inside the api: the catalog, and the interfaces that translate to it.
     {
       name: 'the-catalog-knows-no-interface',
-      comment: 'api/catalog/ (the operations and the call pipeline) imports neither REST nor MCP.',
+      comment: 'api/catalog/ (the operations and the call pipeline) imports none of REST, MCP and the console.',
       severity: 'error',
       from: { path: '^api/catalog/' },
-      to: { path: '^api/(rest|mcp)/' },
+      to: { path: '^api/(rest|mcp|console)/' },
     },
     {
       name: 'rest-knows-no-mcp',
-      comment: 'The REST adapter imports nothing of the MCP adapter.',
+      comment: 'The REST adapter imports nothing of the MCP adapter or the console.',
       severity: 'error',
       from: { path: '^api/rest/' },
-      to: { path: '^api/mcp/' },
+      to: { path: '^api/(mcp|console)/' },
     },
     {
       name: 'mcp-knows-no-rest',
-      comment: 'The MCP adapter imports from REST only what every HTTP answer shares (rest/http.ts: errors, rate-limit headers).',
+      comment: 'The MCP adapter imports from REST only what every HTTP answer shares (rest/http.ts: errors, rate-limit headers), and nothing of the console.',
       severity: 'error',
       from: { path: '^api/mcp/' },
-      to: { path: '^api/rest/', pathNot: '^api/rest/http\\.ts$' },
+      to: { path: '^api/(rest|console)/', pathNot: '^api/rest/http\\.ts$' },
+    },
+    {
+      name: 'the-console-speaks-rest',
+      comment: "The console's API is the REST dialect with a session (rest/routes.ts) and the same HTTP answers (rest/http.ts); it knows nothing of MCP.",
+      severity: 'error',
+      from: { path: '^api/console/' },
+      to: { path: '^api/(rest|mcp)/', pathNot: '^api/rest/(routes|http)\\.ts$' },
+    },
+    {
+      name: 'the-console-door',
+      comment:
+        "Besides the pipeline, the console reaches the domain only for its door: signing in and out, sessions and set-password links (identity), and the shared kit.",
+      severity: 'error',
+      from: { path: '^api/console/' },
+      to: { ...runtimeOnly, path: '^domain/', pathNot: ['^domain/kit/', '^domain/identity/(actors|sessions|password-links|passwords|tokens)\\.ts$'] },
+    },
+    {
+      name: 'the-console-page-stands-alone',
+      comment: "web/ runs in the browser: it talks to the service over HTTP (/console/api) and imports none of the server's code.",
+      severity: 'error',
+      from: { path: '^web/' },
+      to: { path: ours, pathNot: '^web/' },
     },
     {
       name: 'interfaces-call-the-pipeline',
@@ -152,7 +174,7 @@ export default {
     doNotFollow: { path: 'node_modules' },
     tsPreCompilationDeps: true,
     tsConfig: { fileName: 'tsconfig.json' },
-    enhancedResolveOptions: { extensions: ['.ts', '.js', '.json'] },
-    exclude: { path: '^scratch/' },
+    enhancedResolveOptions: { extensions: ['.ts', '.tsx', '.js', '.json'] },
+    exclude: { path: '^(scratch|web/dist)/' },
   },
 };

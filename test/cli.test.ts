@@ -71,15 +71,36 @@ describe('gatehouse CLI', () => {
     expect(unknown.json.error.message).toContain('rockets.launch');
   });
 
+  it('user create prints a one-time link to set a password; user password-link resets it; user update changes the role', async () => {
+    const created = await runCli(['user', 'create', '--org', slug, '--email', 'grace@example.com', '--role', 'admin'], env());
+    expect(created.code).toBe(0);
+    const link = /(http:\/\/\S+\/set-password#gate_l_\S+)/.exec(created.stdout)![1]!;
+    const token = link.split('#')[1];
+    const set = await h.app.inject({ method: 'POST', url: '/console/api/password', payload: { token, password: 'grace was here first' } });
+    expect(set.statusCode).toBe(200);
+    expect((await h.app.inject({ method: 'POST', url: '/console/api/password', payload: { token, password: 'grace was here twice' } })).statusCode).toBe(410);
+
+    const reset = await runCli(['user', 'password-link', '--org', slug, '--email', 'grace@example.com', '--json'], env());
+    expect(reset.json.set_password_url).toMatch(/\/set-password#gate_l_/);
+    const signIn = { organization: slug, email: 'grace@example.com', password: 'grace was here first' };
+    expect((await h.app.inject({ method: 'POST', url: '/console/api/session', payload: signIn })).statusCode).toBe(401);
+
+    const updated = await runCli(['user', 'update', '--org', slug, '--email', 'grace@example.com', '--role', 'member', '--active', 'off', '--json'], env());
+    expect(updated.json).toMatchObject({ role: 'member', active: false });
+    const listed = await runCli(['user', 'list', '--org', slug], env());
+    expect(listed.stdout).toMatch(/grace@example\.com\s+member\s+deactivated/);
+  });
+
   it('user create and user token give a person a personal token', async () => {
     const created = await runCli(['user', 'create', '--org', slug, '--email', 'Ada@Example.com', '--role', 'reviewer', '--json'], env());
     expect(created.json).toMatchObject({ email: 'ada@example.com', role: 'reviewer' });
+    expect(created.json.set_password_url).toMatch(/^http:\/\/localhost:\d+\/set-password#gate_l_pwl_/);
     const issued = await runCli(['user', 'token', '--org', slug, '--email', 'ada@example.com', '--json'], env());
     expect(issued.json.token).toMatch(/^gate_p_pat_/);
     const me = json(await h.request({ method: 'GET', url: '/api/v1/me', token: issued.json.token })).data;
     expect(me.token).toMatchObject({ type: 'personal', user: { email: 'ada@example.com', role: 'reviewer' } });
     const people = await runCli(['user', 'list', '--org', slug, '--json'], env());
-    expect(people.json.map((p: { email: string }) => p.email)).toEqual(['ada@example.com']);
+    expect(people.json.map((p: { email: string }) => p.email)).toEqual(['ada@example.com', 'grace@example.com']);
   });
 
   it('policy set refuses a policy that does not parse, with the parser message, and the old policy stays', async () => {

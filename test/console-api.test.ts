@@ -1,4 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { catalog } from '../api/catalog';
+import { isOfferedOn, type Operation } from '../api/catalog/operation';
 import { addPerson, cookieOf, signIn, type ConsoleSession, type TestPerson } from './support/console';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -434,5 +436,76 @@ describe('pages and the playground', () => {
     expect(signedIn.body).toContain('swagger');
     expect(signedIn.headers['content-security-policy']).toContain("frame-ancestors 'none'");
     expect((await h.app.inject({ method: 'GET', url: '/api/openapi.json' })).statusCode).toBe(200);
+  });
+});
+
+describe('every operation the console offers', () => {
+  const offered = catalog.filter((operation) => isOfferedOn(operation, 'console'));
+  /** A valid call of each: path parameters and the body or query. */
+  const samples: Record<string, () => Promise<{ params?: Record<string, string>; input?: Record<string, unknown> }>> = {
+    'reviews.list': async () => ({ input: { status: 'pending' } }),
+    'reviews.get': async () => ({ params: { id: await heldReview() } }),
+    'reviews.approve': async () => ({ params: { id: await heldReview() }, input: { comment: 'fine' } }),
+    'reviews.deny': async () => ({ params: { id: await heldReview() } }),
+    'organization.get': async () => ({}),
+    'organization.update': async () => ({ input: { timezone: 'Europe/Berlin' } }),
+    'api_keys.list': async () => ({}),
+    'api_keys.abilities': async () => ({}),
+    'api_keys.create': async () => ({ input: { label: 'Table key', access: 'read' } }),
+    'api_keys.revoke': async () => ({ params: { id: json(await ownerSession.request({ method: 'POST', url: '/console/api/v1/api-keys', payload: { label: 'To revoke', access: 'read' } })).data.key.id } }),
+    'people.list': async () => ({}),
+    'people.invite': async () => ({ input: { email: `table-${Date.now()}@acme.test`, role: 'member' } }),
+    'people.update': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id }, input: { role: 'reviewer' } }),
+    'people.reset_password': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id } }),
+    'people.end_sessions': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id } }),
+  };
+
+  async function heldReview(): Promise<string> {
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title: 'review this for the console' } });
+    return json(held).review.id;
+  }
+
+  function url(operation: Operation, params: Record<string, string> = {}, query?: Record<string, unknown>): string {
+    const path = operation.path.replace(/:([a-z_]+)/g, (_, name: string) => encodeURIComponent(params[name] ?? 'missing'));
+    return `/console/api/v1${path}${query && Object.keys(query).length ? `?${new URLSearchParams(query as Record<string, string>)}` : ''}`;
+  }
+
+  it('has a sample for each, and none is a gated write (people decide; agents write)', () => {
+    expect(offered.map((operation) => operation.name).sort()).toEqual(Object.keys(samples).sort());
+    expect(offered.filter((operation) => operation.kind === 'gated_write')).toEqual([]);
+  });
+
+  it.each(offered.map((operation) => [operation.name, operation] as const))('%s answers as its schema says, and refuses roles it does not allow', async (_name, operation) => {
+    const sample = await samples[operation.name]!();
+    const reads = operation.method === 'GET';
+    const response = await ownerSession.request({
+      method: operation.method,
+      url: url(operation, sample.params, reads ? sample.input : undefined),
+      ...(reads ? {} : { payload: sample.input ?? {} }),
+    });
+    expect(response.statusCode, response.body).toBe(200);
+    const parsed = operation.output.safeParse(json(response).data);
+    expect(parsed.error?.issues ?? []).toEqual([]);
+
+    const roles = operation.access.person!.roles;
+    if (!roles.includes('member')) {
+      const memberSession = await signIn(h.app, acme.organization, member);
+      const refused = await memberSession.request({ method: operation.method, url: url(operation, sample.params), ...(reads ? {} : { payload: sample.input ?? {} }) });
+      expect(refused.statusCode).toBe(403);
+      expect(json(refused).error.code).toBe('insufficient_role');
+    }
+  });
+
+  it('records each call in the call log as the console’s, with the person', async () => {
+    const since = new Date();
+    await ownerSession.request({ method: 'GET', url: '/console/api/v1/people' });
+    // The call log's row is written once the answer is on its way.
+    await vi.waitFor(async () => {
+      const { rows } = await h.db.query(
+        `SELECT interface, user_id, api_key_id, status FROM call_log WHERE org_id = $1 AND operation = 'people.list' AND created_at >= $2`,
+        [acme.organization.id, since],
+      );
+      expect(rows).toEqual([{ interface: 'console', user_id: owner.user.id, api_key_id: null, status: 200 }]);
+    });
   });
 });

@@ -232,6 +232,41 @@ describe("the owner's journey", () => {
     await expectAccessible(phone);
   });
 
+  it('works with the keyboard alone', async () => {
+    const keys = await newPage();
+    await keys.goto(`${origin}/sign-in`);
+    await keys.getByLabel('Organization').focus();
+    await keys.keyboard.press('Control+A');
+    await keys.keyboard.type(acme.organization.slug);
+    await keys.keyboard.press('Tab');
+    await keys.keyboard.press('Control+A');
+    await keys.keyboard.type(ownerEmail);
+    await keys.keyboard.press('Tab');
+    await keys.keyboard.type(ownerPassword);
+    await keys.keyboard.press('Enter');
+    await keys.getByRole('heading', { level: 1, name: acme.organization.name }).waitFor();
+
+    // The first stop skips to the content; then the navigation, in order.
+    await keys.keyboard.press('Tab');
+    expect(await keys.evaluate(() => (globalThis as any).document.activeElement.textContent)).toBe('Skip to content');
+    const stops: string[] = [];
+    for (let step = 0; step < 6; step++) {
+      await keys.keyboard.press('Tab');
+      stops.push(await keys.evaluate(() => (globalThis as any).document.activeElement.textContent.trim()));
+    }
+    expect(stops).toEqual(['Sign out', 'Overview', 'API playground', 'People', 'Advanced: API keys', 'Manage API keys']);
+
+    await keys.keyboard.press('Shift+Tab');
+    await keys.keyboard.press('Enter');
+    await keys.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();
+    const toggle = keys.getByRole('switch', { name: 'Enable API access for this organization' });
+    await toggle.focus();
+    await keys.keyboard.press('Space');
+    await keys.getByText('Off: every API key and personal token is refused').waitFor();
+    await keys.keyboard.press('Space');
+    await keys.getByText('On: API keys work over REST and MCP').waitFor();
+  });
+
   it('signs out: the session ends and the pages ask to sign in again', async () => {
     await page.goto(`${origin}/`);
     await page.getByRole('button', { name: 'Sign out' }).click();
@@ -269,7 +304,9 @@ describe('another site', () => {
     const blocked: string[] = [];
     victim.on('console', (message) => blocked.push(message.text()));
     await victim.goto(attackerOrigin);
+    // Framed, the console would show at least its sign-in page (the Strict cookie stays home); the browser shows nothing of it.
     const framed = await victim.frameLocator('#frame').locator('body').innerText({ timeout: 2_000 }).catch(() => '');
+    expect(framed).not.toContain('Gatehouse');
     expect(framed).not.toContain('API keys');
 
     const forged = await victim.evaluate(async (target) => {

@@ -58,6 +58,30 @@ describe('gatehouse dev on embedded defaults', () => {
       const ui = await fetch(info.temporal_ui_url);
       expect(ui.status).toBe(200);
 
+      // The first start's links let the demo owner and reviewer into the console.
+      const origin = `http://localhost:${env.PORT}`;
+      for (const person of [info.demo.owner, info.demo.reviewer]) {
+        const link = new URL(person.set_password_url);
+        expect(`${link.origin}${link.pathname}`).toBe(`${origin}/set-password`);
+        const page = await fetch(link, { headers: { accept: 'text/html' } });
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain('<div id="root">');
+        const set = await fetch(`${origin}/console/api/password`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ token: link.hash.slice(1), password: 'demo people sign in' }),
+        });
+        expect(set.status).toBe(200);
+        const signedIn = await fetch(`${origin}/console/api/session`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ organization: 'demo', email: person.email, password: 'demo people sign in' }),
+        });
+        expect(signedIn.status).toBe(201);
+        expect(((await signedIn.json()) as { data: { person: { role: string } } }).data.person.role).toBe(person.role);
+      }
+      expect(info.demo.owner.role).toBe('owner');
+
       // The CLI reaches the running service's embedded database.
       const orgs = await runCli(['org', 'show', '--json'], env);
       expect(orgs.json.map((o: { slug: string }) => o.slug)).toEqual(['demo']);

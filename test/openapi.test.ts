@@ -7,6 +7,7 @@ import { catalog as wholeCatalog } from '../api/catalog';
 import { isOfferedOn, pathParameters, type Operation } from '../api/catalog/operation';
 import { buildOpenApiDocument, type OpenApiDocument, type OpenApiOperation } from '../api/rest/openapi';
 import { errorStatus } from '../domain/kit/errors';
+import { addPerson, signIn } from './support/console';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 /** What REST offers (the console's own operations are tested in console-api.test.ts). */
@@ -261,7 +262,10 @@ describe('the served document and the answers it describes', () => {
   });
 
   it('gives the playground the same operations, called on the origin that serves it', async () => {
-    const playground = json<OpenApiDocument>(await h.request({ method: 'GET', url: '/api/docs/json' }));
+    // The playground is for signed-in people; its document is theirs too.
+    const person = await addPerson(h.db, acme.organization, 'member');
+    const session = await signIn(h.app, acme.organization, person);
+    const playground = json<OpenApiDocument>(await session.request({ method: 'GET', url: '/api/docs/json' }));
     expect(playground.servers).toEqual([{ url: '/api', description: 'This server' }]);
     expect(playground.paths).toEqual(JSON.parse(JSON.stringify(document.paths)));
   });

@@ -119,6 +119,8 @@ export const getMe = defineOperation({
   input: z.strictObject({}),
   output: meOutput,
   access: { apiKey: { ability: null }, person: { roles } },
+  // A token's discovery; the console asks /console/api/session who is signed in.
+  interfaces: ['rest', 'mcp'],
   async handler(_input, { caller, catalog, limits, usage: counted }) {
     const { organization, actor, plan } = caller;
     const usage = counted ?? (await limits.dailyUsage(caller));

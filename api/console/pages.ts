@@ -46,7 +46,7 @@ export const consolePages = fp(async (app: FastifyInstance, options: ConsolePage
     index: false,
     setHeaders(response, path) {
       // Built files carry a content hash in their names; the page itself must be fetched fresh each time.
-      response.header('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
+      response.setHeader('cache-control', path.includes('/assets/') ? 'public, max-age=31536000, immutable' : 'no-cache');
     },
   });
 });

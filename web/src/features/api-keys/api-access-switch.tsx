@@ -15,8 +15,10 @@ export function ApiAccessSwitch({ on, onChange }: { on: boolean; onChange: (on: 
         aria-labelledby="api-access-label"
         aria-describedby="api-access-hint"
         className={`switch ${on ? 'on' : ''}`}
-        disabled={busy}
+        // Not disabled while it saves: a disabled button drops the keyboard's focus.
+        aria-busy={busy}
         onClick={() => {
+          if (busy) return;
           setBusy(true);
           setError(undefined);
           keysApi

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { CopyButton } from '../../lib/copy-button';
 import { FormError } from '../../lib/form-error';
 import { day, when } from '../../lib/format';
@@ -18,6 +18,12 @@ export function ApiKeysPage() {
   const [created, setCreated] = useState<{ key: ApiKey; token: string }>();
   const [confirming, setConfirming] = useState<string>();
   const [error, setError] = useState<unknown>();
+  const createdHeading = useRef<HTMLHeadingElement>(null);
+
+  // The token is shown once: take the person (and a screen reader) straight to it.
+  useEffect(() => {
+    if (created) createdHeading.current?.focus();
+  }, [created]);
 
   useEffect(() => {
     Promise.all([keysApi.list(), keysApi.abilities(), keysApi.organization()]).then(([list, known, organization]) => {
@@ -57,7 +63,7 @@ export function ApiKeysPage() {
       )}
       {created && (
         <section className="card secret" aria-labelledby="new-token-heading">
-          <h2 id="new-token-heading">Key "{created.key.label}" created</h2>
+          <h2 id="new-token-heading" ref={createdHeading} tabIndex={-1}>Key "{created.key.label}" created</h2>
           <p>Copy its token now: it is shown this once and cannot be shown again.</p>
           <div className="secret-row">
             <code className="token" aria-label="The new key's token">
@@ -123,7 +129,7 @@ export function ApiKeysPage() {
                       <span className={`state ${key.state === 'active' ? 'on' : 'off'}`}>{key.state === 'active' ? 'Active' : key.state === 'expired' ? 'Expired' : 'Revoked'}</span>
                     </td>
                     <td>
-<div className="action-buttons">
+                      <div className="action-buttons">
                       {key.state !== 'revoked' &&
                         (confirming === key.id ? (
                           <>
@@ -139,8 +145,8 @@ export function ApiKeysPage() {
                             Revoke
                           </button>
                         ))}
-                    </div>
-</td>
+                      </div>
+                    </td>
                   </tr>
                 ))}
               </tbody>

@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { CopyButton } from '../../lib/copy-button';
 import { FormError } from '../../lib/form-error';
 import { day, roleNames, when } from '../../lib/format';
@@ -17,12 +17,18 @@ export function PeoplePage() {
   const [link, setLink] = useState<{ person: Person; link: PasswordLink; why: string }>();
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<unknown>();
+  const linkHeading = useRef<HTMLHeadingElement>(null);
   const grantable = me.person.role === 'owner' ? allRoles : allRoles.filter((role) => role !== 'owner');
   const manageable = (person: Person) => me.person.role === 'owner' || person.role !== 'owner';
 
   useEffect(() => {
     peopleApi.list().then(setPeople, setError);
   }, []);
+
+  // A link is shown once: take the person (and a screen reader) straight to it.
+  useEffect(() => {
+    if (link) linkHeading.current?.focus();
+  }, [link]);
 
   const replace = (changed: Person) => setPeople((list) => list?.map((person) => (person.id === changed.id ? { ...person, ...changed } : person)));
 
@@ -55,7 +61,7 @@ export function PeoplePage() {
       </section>
       {link && (
         <section className="card secret" aria-labelledby="link-heading">
-          <h2 id="link-heading">
+          <h2 id="link-heading" ref={linkHeading} tabIndex={-1}>
             {link.why === 'invited' ? `${link.person.email} is invited` : `The password of ${link.person.email} is reset`}
           </h2>
           <p>Give them this link to set a password. It is shown once, works once, and expires {when(link.link.expires_at)}.</p>
@@ -137,7 +143,7 @@ export function PeoplePage() {
                         {person.open_sessions ? <span className="hint block">{person.open_sessions} open session(s)</span> : null}
                       </td>
                       <td>
-<div className="action-buttons">
+                        <div className="action-buttons">
                         {allowed && person.active && (
                           <>
                             <button
@@ -185,8 +191,8 @@ export function PeoplePage() {
                             {person.active ? 'Deactivate' : 'Reactivate'}
                           </button>
                         )}
-                      </div>
-</td>
+                        </div>
+                      </td>
                     </tr>
                   );
                 })}
