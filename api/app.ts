@@ -6,7 +6,7 @@ import { AppError } from '../domain/kit/errors';
 import { createCallPipeline } from './catalog/call';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
-import { consolePages, sendConsolePage, wantsConsolePage } from './console/pages';
+import { builtConsole, consolePages, sendConsolePage, wantsConsolePage } from './console/pages';
 import { consoleApi, signedInOnly } from './console/plugin';
 import type { SessionPolicy } from '../domain/identity/sessions';
 import { mcpRoute } from './mcp/route';
@@ -36,7 +36,7 @@ export interface AppDependencies {
 }
 
 export const defaultSessionPolicy: SessionPolicy = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
-const builtConsole = fileURLToPath(new URL('../web/dist', import.meta.url));
+const consoleBuild = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -63,7 +63,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.status).send(errorBody(appError));
   });
-  const consoleDir = deps.consoleDir ?? builtConsole;
+  const consoleDir = builtConsole(deps.consoleDir ?? consoleBuild);
   app.setNotFoundHandler((request, reply) => {
     // The console's pages route in the browser: any page address serves the app, which shows the page.
     if (wantsConsolePage(request)) return sendConsolePage(reply, consoleDir);
@@ -93,8 +93,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onClose', () => pipeline.close());
   await app.register(fastifyCookie);
   await app.register(consolePages, { dir: consoleDir });
-  await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions }) });
-  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, apiBaseUrl, sessions });
+  await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions, publicUrl: deps.publicUrl }) });
+  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, apiBaseUrl, publicUrl: deps.publicUrl, sessions });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl });
   await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { catalog } from '../api/catalog';
 import { isOfferedOn, type Operation } from '../api/catalog/operation';
+import { createPersonalToken } from '../domain/identity/people';
 import { addPerson, cookieOf, signIn, type ConsoleSession, type TestPerson } from './support/console';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -103,6 +104,29 @@ describe('signing in', () => {
     expect((await signInRequest({ ...wrong, password: victim.password })).statusCode).toBe(201);
     const { rows: after } = await h.db.query('SELECT failed_sign_ins FROM users WHERE id = $1', [victim.user.id]);
     expect(after[0].failed_sign_ins).toBe(0);
+  });
+
+  it('counts a burst of guesses before checking them: no more than the limit are heard', async () => {
+    const victim = await addPerson(h.db, acme.organization, 'reviewer');
+    const wrong = { organization: acme.organization.slug, email: victim.email, password: 'a wrong guess, again' };
+    const answers = await Promise.all(Array.from({ length: 12 }, () => signInRequest(wrong)));
+    const statuses = answers.map((answer) => answer.statusCode);
+    expect(statuses.filter((status) => status === 401)).toHaveLength(fastThrottle.lockAfter);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(12 - fastThrottle.lockAfter);
+    expect((await signInRequest({ ...wrong, password: victim.password })).statusCode).toBe(429);
+  });
+
+  it('slows and locks guesses at a name that matches nobody alike, so a lock tells nothing', async () => {
+    const nobody = { organization: acme.organization.slug, email: `nobody-${Date.now()}@acme.test`, password: 'anything at all' };
+    for (let attempt = 1; attempt <= fastThrottle.lockAfter; attempt++) expect((await signInRequest(nobody)).statusCode).toBe(401);
+    const locked = await signInRequest(nobody);
+    expect(locked.statusCode).toBe(429);
+    expect(json(locked).error.code).toBe('account_locked');
+  });
+
+  it('takes the Origin of its public URL as its own (a proxy in front that is not trusted)', async () => {
+    const response = await signInRequest({ organization: acme.organization.slug, email: owner.email, password: owner.password }, { origin: 'http://gatehouse.test' });
+    expect(response.statusCode).toBe(201);
   });
 
   it('ends a session on sign-out, on idling too long, and at its absolute expiry', async () => {
@@ -299,6 +323,16 @@ describe('roles', () => {
     await session.request({ method: 'PATCH', url: `/console/api/v1/people/${member.user.id}`, payload: { role: 'member' } });
   });
 
+  it("an admin cannot reset a fellow admin's password (the link would be theirs), only an owner can", async () => {
+    const peer = await addPerson(h.db, acme.organization, 'admin');
+    const session = await signIn(h.app, acme.organization, admin);
+    const reset = await session.request({ method: 'POST', url: `/console/api/v1/people/${peer.user.id}/reset-password` });
+    expect(reset.statusCode).toBe(403);
+    expect((await signIn(h.app, acme.organization, peer)).cookie).toBeTruthy();
+    const byOwner = await ownerSession.request({ method: 'POST', url: `/console/api/v1/people/${peer.user.id}/reset-password` });
+    expect(byOwner.statusCode).toBe(200);
+  });
+
   it('an organization keeps an active owner', async () => {
     const lonely = await h.createOrganization();
     const only = await addPerson(h.db, lonely.organization, 'owner');
@@ -353,12 +387,24 @@ describe('people', () => {
     }
   });
 
+  it('deactivating a person spends their open set-password link; reactivating does not revive it', async () => {
+    const invited = json(await ownerSession.request({ method: 'POST', url: '/console/api/v1/people', payload: { email: `away-${Date.now()}@acme.test`, role: 'member' } })).data;
+    const token = invited.set_password_link.url.split('#')[1];
+    await ownerSession.request({ method: 'PATCH', url: `/console/api/v1/people/${invited.person.id}`, payload: { active: false } });
+    await ownerSession.request({ method: 'PATCH', url: `/console/api/v1/people/${invited.person.id}`, payload: { active: true } });
+    const set = await h.app.inject({ method: 'POST', url: '/console/api/password', payload: { token, password: 'a long enough passphrase' } });
+    expect(set.statusCode).toBe(410);
+  });
+
   it('deactivating a person ends their sessions and personal tokens; resetting a password stops the old one', async () => {
     const person = await addPerson(h.db, acme.organization, 'reviewer');
     const theirs = await signIn(h.app, acme.organization, person);
+    const personalToken = (await createPersonalToken(h.db, person.user)).token;
+    expect((await h.request({ method: 'GET', url: '/api/v1/reviews', token: personalToken })).statusCode).toBe(200);
     const off = await ownerSession.request({ method: 'PATCH', url: `/console/api/v1/people/${person.user.id}`, payload: { active: false } });
     expect(json(off).data.active).toBe(false);
     expect(json(await theirs.request({ method: 'GET', url: '/console/api/session' })).data).toBeNull();
+    expect((await h.request({ method: 'GET', url: '/api/v1/reviews', token: personalToken })).statusCode).toBe(401);
     expect((await signInRequest({ organization: acme.organization.slug, email: person.email, password: person.password })).statusCode).toBe(401);
     await ownerSession.request({ method: 'PATCH', url: `/console/api/v1/people/${person.user.id}`, payload: { active: true } });
 

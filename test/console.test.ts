@@ -185,7 +185,14 @@ describe("the owner's journey", () => {
     await expectAccessible(member);
 
     await page.reload();
-    await page.getByRole('row', { name: /Max Member/ }).getByText('Active').waitFor();
+    const max = page.getByRole('row', { name: /Max Member/ });
+    await max.getByText('Active').waitFor();
+    // A role changes when saved, not as the select moves.
+    await max.getByLabel('Role of max@acme.test').selectOption('reviewer');
+    await max.getByRole('button', { name: 'Save role of max@acme.test' }).click();
+    await page.getByText('max@acme.test is now reviewer.').waitFor();
+    await member.reload();
+    await member.getByRole('banner').getByText('Reviewer').waitFor();
   });
 
   it('a person of another organization sees none of it', async () => {

@@ -7,28 +7,38 @@ const plainName = 'gatehouse_session';
 /** Over https the `__Host-` prefix binds the cookie to this host, path / and Secure; browsers refuse it otherwise. */
 const hostName = '__Host-gatehouse_session';
 
-export function isHttps(request: FastifyRequest): boolean {
-  return request.protocol === 'https';
+/** The session cookie as the console sets and reads it. */
+export interface SessionCookie {
+  read(request: FastifyRequest): string | undefined;
+  set(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeMs: number): void;
+  clear(request: FastifyRequest, reply: FastifyReply): void;
 }
 
-export function sessionCookieOf(request: FastifyRequest): string | undefined {
-  return request.cookies[isHttps(request) ? hostName : plainName];
-}
-
-export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, token: string, maxAgeMs: number): void {
-  reply.setCookie(isHttps(request) ? hostName : plainName, token, {
-    path: '/',
-    httpOnly: true,
-    secure: isHttps(request),
-    // Strict: no other site's link or form carries it. The console's page is public; it asks for the session
-    // itself (a same-site fetch), so arriving from a link in an email still finds the person signed in.
-    sameSite: 'strict',
-    maxAge: Math.floor(maxAgeMs / 1000),
-  });
-}
-
-export function clearSessionCookie(request: FastifyRequest, reply: FastifyReply): void {
-  reply.clearCookie(isHttps(request) ? hostName : plainName, { path: '/', httpOnly: true, secure: isHttps(request), sameSite: 'strict' });
+/**
+ * Secure (and `__Host-`) when the request came over https, or when the service's public URL is https: behind a
+ * proxy that ends TLS and is not trusted (TRUST_PROXY), the request itself says http.
+ */
+export function sessionCookie(publicUrl: string): SessionCookie {
+  const publicHttps = publicUrl.startsWith('https:');
+  const secure = (request: FastifyRequest) => publicHttps || request.protocol === 'https';
+  const nameFor = (request: FastifyRequest) => (secure(request) ? hostName : plainName);
+  return {
+    read: (request) => request.cookies[nameFor(request)],
+    set(request, reply, token, maxAgeMs) {
+      reply.setCookie(nameFor(request), token, {
+        path: '/',
+        httpOnly: true,
+        secure: secure(request),
+        // Strict: no other site's link or form carries it. The console's page is public; it asks for the session
+        // itself (a same-site fetch), so arriving from a link in an email still finds the person signed in.
+        sameSite: 'strict',
+        maxAge: Math.floor(maxAgeMs / 1000),
+      });
+    },
+    clear(request, reply) {
+      reply.clearCookie(nameFor(request), { path: '/', httpOnly: true, secure: secure(request), sameSite: 'strict' });
+    },
+  };
 }
 
 /** Whether the method may change something: every such console call needs the session's CSRF token too. */
@@ -38,14 +48,15 @@ export function changesState(request: FastifyRequest): boolean {
 
 /**
  * Refuses a state-changing request that a browser says came from another site (Fetch Metadata), or whose Origin
- * is not this service's. A client that sends neither is no browser, and no cross-site request.
+ * is neither this service's public URL nor the address it was reached at. A client that sends neither header is
+ * no browser, and no cross-site request.
  */
-export function crossSiteRefusal(request: FastifyRequest): AppError | undefined {
+export function crossSiteRefusal(request: FastifyRequest, publicUrl: string): AppError | undefined {
   if (!changesState(request)) return undefined;
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin') return refusal();
   const origin = request.headers.origin;
-  if (origin !== undefined && origin !== `${request.protocol}://${request.host}`) return refusal();
+  if (origin !== undefined && origin !== new URL(publicUrl).origin && origin !== `${request.protocol}://${request.host}`) return refusal();
   return undefined;
 }
 

@@ -9,8 +9,13 @@ import { join } from 'node:path';
 // answer carries. Registered on the root, not encapsulated: the headers and the page fallback apply everywhere.
 
 export interface ConsolePagesOptions {
-  /** The built app (web/dist); undefined or missing: pages say how to build it. */
+  /** The built app (web/dist) as `builtConsole` found it at start; undefined: pages say how to build it. */
   dir: string | undefined;
+}
+
+/** The folder when it holds a built console; decided once, at start, as the routes to its files are. */
+export function builtConsole(dir: string): string | undefined {
+  return existsSync(join(dir, 'index.html')) ? dir : undefined;
 }
 
 /**
@@ -37,7 +42,7 @@ export const consolePages = fp(async (app: FastifyInstance, options: ConsolePage
     // Review links carry ids; keep them to ourselves.
     referrerPolicy: { policy: 'same-origin' },
   });
-  if (!isBuilt(options.dir)) return;
+  if (options.dir === undefined) return;
   await app.register(fastifyStatic, {
     root: options.dir,
     prefix: '/',
@@ -60,15 +65,11 @@ export function wantsConsolePage(request: FastifyRequest): boolean {
 }
 
 export function sendConsolePage(reply: FastifyReply, dir: string | undefined): FastifyReply {
-  if (!isBuilt(dir)) {
+  if (dir === undefined) {
     return reply
       .status(503)
       .type('text/html; charset=utf-8')
-      .send('<!doctype html><title>Gatehouse</title><p>The console is not built. Run <code>npm install</code> (it builds web/) and start again.</p>');
+      .send('<!doctype html><title>Gatehouse</title><p>The console is not built. Run <code>npm run build</code> (<code>npm install</code> does it too) and start again.</p>');
   }
   return reply.header('cache-control', 'no-cache').sendFile('index.html', dir);
-}
-
-function isBuilt(dir: string | undefined): dir is string {
-  return dir !== undefined && existsSync(join(dir, 'index.html'));
 }

@@ -5,27 +5,17 @@ import { AppError } from '../../domain/kit/errors';
 import type { CallPipeline } from '../catalog/call';
 import { errorBody } from '../rest/http';
 import { restRoutes, type RestDialect } from '../rest/routes';
-import { changesState, crossSiteRefusal, headerValue, sessionCookieOf } from './cookies';
+import { changesState, crossSiteRefusal, headerValue, sessionCookie } from './cookies';
 import { sessionRoutes } from './session-routes';
 
 export interface ConsoleApiOptions {
   db: Database;
   pipeline: CallPipeline;
   apiBaseUrl: string;
+  /** Where people reach the service: the origin the console's pages come from. */
+  publicUrl: string;
   sessions: SessionPolicy;
 }
-
-/** The console speaks the REST dialect of the catalog, with a session where the agents' API takes a bearer token. */
-const consoleDialect: RestDialect = {
-  via: 'console',
-  credentialOf: (request) => ({
-    via: 'console',
-    session: sessionCookieOf(request),
-    csrfToken: headerValue(request.headers['x-csrf-token']),
-    changesState: changesState(request),
-  }),
-  explicitOrganization: false,
-};
 
 /**
  * The console's API under /console/api: the session door (sign in, sign out, set a password) and, under /v1,
@@ -33,19 +23,31 @@ const consoleDialect: RestDialect = {
  * parser on the root.
  */
 export async function consoleApi(app: FastifyInstance, options: ConsoleApiOptions): Promise<void> {
+  const cookie = sessionCookie(options.publicUrl);
+  // The REST dialect of the catalog, with a session where the agents' API takes a bearer token.
+  const consoleDialect: RestDialect = {
+    via: 'console',
+    credentialOf: (request) => ({
+      via: 'console',
+      session: cookie.read(request),
+      csrfToken: headerValue(request.headers['x-csrf-token']),
+      changesState: changesState(request),
+    }),
+    explicitOrganization: false,
+  };
   app.setNotFoundHandler((request, reply) =>
     reply.status(404).send(errorBody(new AppError('not_found', `No console route ${request.method} ${request.url.split('?')[0]}`))),
   );
   app.addHook('onRequest', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    const refusal = crossSiteRefusal(request);
+    const refusal = crossSiteRefusal(request, options.publicUrl);
     if (refusal) return reply.status(refusal.status).send(errorBody(refusal));
     if (request.headers.authorization !== undefined) {
       const keyRefused = new AppError('unauthorized', 'The console takes a signed-in session, never a bearer token; agents use /api');
       return reply.status(401).send(errorBody(keyRefused));
     }
   });
-  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions });
+  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie });
   await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl, dialect: consoleDialect });
 }
 
@@ -53,9 +55,10 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
  * Keeps a page for signed-in people only (the API playground): a browser is sent to sign in and back, any other
  * client gets 401. Needs the cookie parser on the instance it guards.
  */
-export function signedInOnly(options: { db: Database; sessions: SessionPolicy }) {
+export function signedInOnly(options: { db: Database; sessions: SessionPolicy; publicUrl: string }) {
+  const cookie = sessionCookie(options.publicUrl);
   return async (request: FastifyRequest, reply: FastifyReply) => {
-    if (await resumeSession(options.db, sessionCookieOf(request), options.sessions)) return;
+    if (await resumeSession(options.db, cookie.read(request), options.sessions)) return;
     if ((request.headers.accept ?? '').includes('text/html')) {
       return reply.redirect(`/sign-in?next=${encodeURIComponent(request.url)}`, 303);
     }

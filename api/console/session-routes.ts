@@ -10,7 +10,7 @@ import { AppError, asRefusal } from '../../domain/kit/errors';
 import type { Caller } from '../../domain/identity/actors';
 import type { Session } from '../../domain/identity/sessions';
 import { errorBody, httpError } from '../rest/http';
-import { changesState, clearSessionCookie, headerValue, sessionCookieOf, setSessionCookie } from './cookies';
+import { changesState, headerValue, type SessionCookie } from './cookies';
 
 // The console's door: signing in and out, and setting a password from a one-time link. These are how a person
 // gets a session, not calls of operations; everything a signed-in person does goes through the call pipeline.
@@ -18,6 +18,7 @@ import { changesState, clearSessionCookie, headerValue, sessionCookieOf, setSess
 export interface SessionRoutesOptions {
   db: Database;
   sessions: SessionPolicy;
+  cookie: SessionCookie;
 }
 
 const signInInput = z.strictObject({
@@ -41,7 +42,7 @@ function sessionAnswer(caller: Caller, session: Session) {
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRoutesOptions): Promise<void> {
-  const { db, sessions } = options;
+  const { db, sessions, cookie } = options;
 
   app.setErrorHandler((error, request, reply) => {
     const refusal = asRefusal(error) ?? httpError(error);
@@ -50,10 +51,10 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
   });
 
   app.get('/session', async (request, reply) => {
-    const resumed = await resumeSession(db, sessionCookieOf(request), sessions);
+    const resumed = await resumeSession(db, cookie.read(request), sessions);
     // Asking whether anyone is signed in is no error: the page asks before it knows.
     if (!resumed) {
-      if (sessionCookieOf(request) !== undefined) clearSessionCookie(request, reply);
+      if (cookie.read(request) !== undefined) cookie.clear(request, reply);
       return { success: true, data: null };
     }
     return { success: true, data: sessionAnswer(resumed.caller, resumed.session) };
@@ -66,19 +67,19 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
       { orgSlug: input.organization, email: input.email, password: input.password, userAgent: request.headers['user-agent'] },
       sessions,
     );
-    setSessionCookie(request, reply, signedIn.token, sessions.lifetimeMs);
+    cookie.set(request, reply, signedIn.token, sessions.lifetimeMs);
     reply.header('cache-control', 'no-store');
     return reply.status(201).send({ success: true, data: sessionAnswer(signedIn.caller, signedIn.session) });
   });
 
   app.delete('/session', async (request, reply) => {
-    const resumed = await resumeSession(db, sessionCookieOf(request), sessions);
+    const resumed = await resumeSession(db, cookie.read(request), sessions);
     // Sign-out needs the CSRF token too: another site must not sign a person out either.
     if (resumed && changesState(request) && !secretsMatch(headerValue(request.headers['x-csrf-token']), resumed.session.csrfToken)) {
       return reply.status(403).send(errorBody(new AppError('csrf_failed', 'Sign-out needs the X-CSRF-Token header')));
     }
     if (resumed) await endSession(db, resumed.session.id);
-    clearSessionCookie(request, reply);
+    cookie.clear(request, reply);
     return { success: true, data: { signed_out: true } };
   });
 

@@ -50,8 +50,12 @@ export async function readPasswordLink(db: Queryable, token: string): Promise<Li
 /** Sets the person's password from a link, once: the link is spent, and their other sessions end. */
 export async function setPasswordWithLink(db: Database, token: string, password: string): Promise<LinkHolder> {
   checkPasswordStrength(password);
+  // A link that does not work costs no hashing.
+  const { user_id: userId } = await findLink(db, token, false);
   const hash = await hashPassword(password);
   return db.transaction(async (tx) => {
+    // The person, then the link: the order in which a reset takes them too.
+    await tx.query('SELECT 1 FROM users WHERE id = $1 FOR NO KEY UPDATE', [userId]);
     const row = await findLink(tx, token, true);
     await tx.query('UPDATE password_links SET used_at = now() WHERE id = $1', [row.link_id]);
     await tx.query(

@@ -1,6 +1,7 @@
 import { randomBytes, scrypt as scryptCallback, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { promisify } from 'node:util';
-import { invalidFields } from '../kit/errors';
+import pLimit from 'p-limit';
+import { AppError, invalidFields } from '../kit/errors';
 
 const scrypt = promisify(scryptCallback) as (password: string, salt: Buffer, keylen: number, options: ScryptOptions) => Promise<Buffer>;
 
@@ -39,8 +40,18 @@ export async function verifyPassword(password: string, stored: string | null): P
   return stored !== null && actual.length === expected.length && timingSafeEqual(actual, expected);
 }
 
+/**
+ * Two hashes at a time, a short queue behind them: scrypt runs on libuv's four threads, which file reads and the
+ * rest of crypto share, so a flood of sign-ins must not take them all; past the queue, callers are told to wait.
+ */
+const hashing = pLimit(2);
+const maxWaiting = 50;
+
 function derive(password: string, salt: Buffer, cost: { N: number; r: number; p: number }): Promise<Buffer> {
-  return scrypt(password.normalize('NFKC'), salt, keyLength, { ...cost, maxmem: 256 * cost.N * cost.r });
+  if (hashing.pendingCount >= maxWaiting) {
+    return Promise.reject(new AppError('rate_limited', 'Too many sign-ins at once; try again in a moment'));
+  }
+  return hashing(() => scrypt(password.normalize('NFKC'), salt, keyLength, { ...cost, maxmem: 256 * cost.N * cost.r }));
 }
 
 /** A hash nobody's password matches, so that an unknown person costs a sign-in as long as a known one. */

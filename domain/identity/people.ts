@@ -54,8 +54,9 @@ export async function invitePerson(
   input: { orgId: string; email: string; role: Role; name?: string },
   by: RosterManager,
 ): Promise<{ user: User; link: PasswordLink }> {
-  assertMayGrant(by, input.role);
   return db.transaction(async (tx) => {
+    await lockRoster(tx, input.orgId);
+    assertMayGrant(await currentManager(tx, input.orgId, by), input.role);
     const user = await createUser(tx, input);
     const link = await issuePasswordLink(tx, user);
     await recordAudit(tx, input.orgId, { type: 'person.invited', actor: by.ref, resourceId: user.id, data: { email: user.email, role: user.role } });
@@ -104,6 +105,7 @@ export async function updatePerson(
 ): Promise<User> {
   return db.transaction(async (tx) => {
     const before = await lockPerson(tx, target);
+    by = await currentManager(tx, target.orgId, by);
     assertMayManage(by, before);
     if (change.role !== undefined) assertMayGrant(by, change.role);
     if (change.active === false && by.ref.type === 'user' && by.ref.id === before.id) {
@@ -118,6 +120,8 @@ export async function updatePerson(
       [before.id, role, active],
     );
     const ended = active ? 0 : await endSessionsOf(tx, before.id);
+    // A deactivated person's open set-password links die too: reactivation does not revive them.
+    if (!active) await tx.query('UPDATE password_links SET used_at = now() WHERE user_id = $1 AND used_at IS NULL', [before.id]);
     const changed: Record<string, unknown> = {};
     if (role !== before.role) changed.role = { from: before.role, to: role };
     if (active !== before.active) changed.active = { from: before.active, to: active };
@@ -132,7 +136,11 @@ export async function updatePerson(
 export async function resetPassword(db: Database, target: { orgId: string; userId: string }, by: RosterManager): Promise<{ user: User; link: PasswordLink }> {
   return db.transaction(async (tx) => {
     const user = await lockPerson(tx, target);
+    by = await currentManager(tx, target.orgId, by);
     assertMayManage(by, user);
+    // The link goes to whoever asked: an admin must not take over a fellow admin's account with it.
+    const self = by.ref.type === 'user' && by.ref.id === user.id;
+    if (by.role === 'admin' && user.role === 'admin' && !self) throw new AppError('insufficient_role', "Only an owner may reset an admin's password");
     if (!user.active) throw new AppError('conflict', `${user.email} is deactivated; activate them first`);
     await tx.query('UPDATE users SET password_hash = NULL, failed_sign_ins = 0, locked_until = NULL, updated_at = now() WHERE id = $1', [user.id]);
     const ended = await endSessionsOf(tx, user.id);
@@ -146,7 +154,7 @@ export async function resetPassword(db: Database, target: { orgId: string; userI
 export async function endPersonSessions(db: Database, target: { orgId: string; userId: string }, by: RosterManager): Promise<number> {
   return db.transaction(async (tx) => {
     const user = await lockPerson(tx, target);
-    if (!(by.ref.type === 'user' && by.ref.id === user.id)) assertMayManage(by, user);
+    if (!(by.ref.type === 'user' && by.ref.id === user.id)) assertMayManage(await currentManager(tx, target.orgId, by), user);
     const ended = await endSessionsOf(tx, user.id);
     await recordAudit(tx, target.orgId, { type: 'person.sessions_ended', actor: by.ref, resourceId: user.id, data: { sessions_ended: ended } });
     return ended;
@@ -194,10 +202,25 @@ async function assertAnotherOwner(tx: Queryable, owner: User): Promise<void> {
   if (!rows.length) throw new AppError('conflict', 'An organization needs at least one active owner; make someone else an owner first');
 }
 
-/** Roster changes of one organization take turns, so two admins cannot each remove "the other" last owner. */
+/**
+ * Roster changes of one organization take turns, so two admins cannot each remove "the other" last owner. NO KEY
+ * UPDATE: rows that merely reference the organization (a session, an audit event) do not wait for it.
+ */
+async function lockRoster(tx: Queryable, orgId: string): Promise<void> {
+  await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR NO KEY UPDATE', [orgId]);
+}
+
+/** The manager's role as it is now, inside the roster's turn: a person demoted a moment ago has lost their say. */
+async function currentManager(tx: Queryable, orgId: string, by: RosterManager): Promise<RosterManager> {
+  if (by.ref.type !== 'user') return by;
+  const { rows } = await tx.query('SELECT role FROM users WHERE id = $1 AND org_id = $2 AND deactivated_at IS NULL', [by.ref.id, orgId]);
+  if (!rows[0]) throw new AppError('insufficient_role', 'Only active owners and admins manage people');
+  return { ref: by.ref, role: rows[0].role as Role };
+}
+
 async function lockPerson(tx: Queryable, target: { orgId: string; userId: string }): Promise<User> {
-  await tx.query('SELECT 1 FROM organizations WHERE id = $1 FOR UPDATE', [target.orgId]);
-  const { rows } = await tx.query('SELECT * FROM users WHERE id = $1 AND org_id = $2 FOR UPDATE', [target.userId, target.orgId]);
+  await lockRoster(tx, target.orgId);
+  const { rows } = await tx.query('SELECT * FROM users WHERE id = $1 AND org_id = $2 FOR NO KEY UPDATE', [target.userId, target.orgId]);
   if (!rows[0]) throw new AppError('not_found', `The organization has no person ${target.userId}`);
   return userFromRow(rows[0]);
 }

@@ -46,26 +46,40 @@ const wrongCredentials = () => new AppError('unauthorized', 'The organization, e
 
 /**
  * Signs a person in with their organization's slug, email and password; answers the session's cookie token,
- * shown to the browser once. Unknown people, wrong passwords and deactivated accounts get the same answer.
+ * shown to the browser once. Unknown people, wrong passwords and deactivated accounts get the same answer, in
+ * the same time, and are slowed and locked alike.
  */
 export async function signIn(
   db: Database,
   input: { orgSlug: string; email: string; password: string; userAgent?: string },
   policy: SessionPolicy,
 ): Promise<{ token: string; session: Session; caller: Caller }> {
-  const { rows } = await db.query(
-    `SELECT u.id AS user_id, u.email, u.role, u.password_hash, u.deactivated_at, u.failed_sign_ins, u.locked_until, u.locked_until > now() AS locked
-     FROM users u JOIN organizations o ON o.id = u.org_id WHERE o.slug = $1 AND u.email = $2`,
-    [input.orgSlug.trim().toLowerCase(), input.email.trim().toLowerCase()],
-  );
-  const person = rows[0];
   const throttle = policy.throttle ?? signInThrottle;
-  if (person?.locked) throw lockedError(person.locked_until as Date);
-  const matches = await verifyPassword(input.password, (person?.password_hash as string | null) ?? null);
+  const orgSlug = input.orgSlug.trim().toLowerCase();
+  const email = input.email.trim().toLowerCase();
+  const { rows } = await db.query(
+    `SELECT u.id AS user_id, u.org_id, u.password_hash, u.deactivated_at FROM users u JOIN organizations o ON o.id = u.org_id
+     WHERE o.slug = $1 AND u.email = $2`,
+    [orgSlug, email],
+  );
+  const person = rows[0] as { user_id: string; org_id: string; password_hash: string | null; deactivated_at: Date | null } | undefined;
+  // Each attempt is counted before the password is checked, so that a burst of guesses cannot outrun the lock.
+  const attempt = person ? await claimAttempt(db, person.user_id, throttle) : strangers.claim(`${orgSlug} ${email}`, throttle);
+  if (attempt.lockedUntil) {
+    await verifyPassword(input.password, null);
+    throw lockedError(attempt.lockedUntil);
+  }
+  const matches = await verifyPassword(input.password, person?.password_hash ?? null);
   if (!person || !matches || person.deactivated_at) {
-    if (person) await noteFailure(db, person.user_id as string, throttle);
-    // Slowed whoever guesses, known or not, so that timing tells nothing about who exists.
-    await sleep(failureDelayMs(((person?.failed_sign_ins as number | undefined) ?? 0) + 1, throttle));
+    if (person && attempt.failures >= throttle.lockAfter) {
+      await recordAudit(db, person.org_id, {
+        type: 'person.locked',
+        actor: { type: 'system', id: 'sign-in' },
+        resourceId: person.user_id,
+        data: { failed_sign_ins: attempt.failures, lock_minutes: Math.round(throttle.lockMs / 60_000) },
+      });
+    }
+    await sleep(failureDelayMs(attempt.failures, throttle));
     throw wrongCredentials();
   }
 
@@ -76,16 +90,55 @@ export async function signIn(
     await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.user_id]);
     await tx.query(
       `INSERT INTO sessions (id, user_id, org_id, secret_digest, csrf_token, expires_at, user_agent)
-       SELECT $1, u.id, u.org_id, $3, $4, now() + make_interval(secs => $5 / 1000.0), $6 FROM users u WHERE u.id = $2`,
-      [id, person.user_id, digest, csrfToken, policy.lifetimeMs, input.userAgent?.slice(0, 300) ?? null],
+       VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6 / 1000.0), $7)`,
+      [id, person.user_id, person.org_id, digest, csrfToken, policy.lifetimeMs, input.userAgent?.slice(0, 300) ?? null],
     );
+    await recordAudit(tx, person.org_id, { type: 'person.signed_in', actor: { type: 'user', id: person.user_id }, resourceId: person.user_id, data: { session: id } });
   });
   const resumed = await resumeSession(db, token, policy);
   if (!resumed) throw new AppError('unavailable', 'The session could not be started; try again');
-  const orgId = resumed.caller.organization.id;
-  await recordAudit(db, orgId, { type: 'person.signed_in', actor: { type: 'user', id: person.user_id as string }, resourceId: person.user_id as string, data: { session: id } });
   return { token, ...resumed };
 }
+
+interface Attempt {
+  /** Failures in a row, this attempt included (counted as one until it succeeds). */
+  failures: number;
+  /** Set when the account is locked: this attempt is refused unheard. */
+  lockedUntil?: Date;
+}
+
+/** Counts an attempt on a known account, atomically; the attempt that reaches the limit locks it. */
+async function claimAttempt(db: Queryable, userId: string, throttle: SignInThrottle): Promise<Attempt> {
+  const { rows } = await db.query(
+    `UPDATE users SET failed_sign_ins = failed_sign_ins + 1,
+       locked_until = CASE WHEN failed_sign_ins + 1 >= $2 THEN now() + make_interval(secs => $3 / 1000.0) ELSE NULL END
+     WHERE id = $1 AND (locked_until IS NULL OR locked_until <= now())
+     RETURNING failed_sign_ins`,
+    [userId, throttle.lockAfter, throttle.lockMs],
+  );
+  if (rows[0]) return { failures: rows[0].failed_sign_ins as number };
+  const locked = await db.query('SELECT locked_until FROM users WHERE id = $1', [userId]);
+  return { failures: throttle.lockAfter, lockedUntil: (locked.rows[0]?.locked_until as Date | undefined) ?? new Date() };
+}
+
+/**
+ * The same count for names that match nobody, kept in this process (bounded): guessing at an unknown account is
+ * slowed and locked like guessing at a known one, so neither timing nor a lock tells who exists.
+ */
+const strangers = {
+  attempts: new Map<string, { failures: number; lockedUntil: number }>(),
+  claim(key: string, throttle: SignInThrottle): Attempt {
+    const now = Date.now();
+    const seen = this.attempts.get(key) ?? { failures: 0, lockedUntil: 0 };
+    if (seen.lockedUntil > now) return { failures: seen.failures, lockedUntil: new Date(seen.lockedUntil) };
+    seen.failures += 1;
+    if (seen.failures >= throttle.lockAfter) seen.lockedUntil = now + throttle.lockMs;
+    this.attempts.delete(key);
+    this.attempts.set(key, seen);
+    if (this.attempts.size > 10_000) this.attempts.delete(this.attempts.keys().next().value!);
+    return { failures: seen.failures };
+  },
+};
 
 /** The person behind a session cookie, or undefined when it is unknown, ended, idle too long or too old. */
 export async function resumeSession(db: Queryable, token: string | undefined, policy: SessionPolicy): Promise<{ session: Session; caller: Caller } | undefined> {
@@ -121,26 +174,6 @@ export async function endSession(db: Queryable, sessionId: string): Promise<void
 export async function endSessionsOf(tx: Queryable, userId: string): Promise<number> {
   const { rowCount } = await tx.query('UPDATE sessions SET ended_at = now() WHERE user_id = $1 AND ended_at IS NULL', [userId]);
   return rowCount ?? 0;
-}
-
-async function noteFailure(db: Database, userId: string, throttle: SignInThrottle): Promise<void> {
-  await db.transaction(async (tx) => {
-    const { rows } = await tx.query(
-      `UPDATE users SET failed_sign_ins = failed_sign_ins + 1,
-         locked_until = CASE WHEN failed_sign_ins + 1 >= $2 THEN now() + make_interval(secs => $3 / 1000.0) ELSE locked_until END
-       WHERE id = $1 RETURNING org_id, failed_sign_ins, locked_until`,
-      [userId, throttle.lockAfter, throttle.lockMs],
-    );
-    const row = rows[0];
-    if (row && (row.failed_sign_ins as number) >= throttle.lockAfter) {
-      await recordAudit(tx, row.org_id as string, {
-        type: 'person.locked',
-        actor: { type: 'system', id: 'sign-in' },
-        resourceId: userId,
-        data: { failed_sign_ins: row.failed_sign_ins as number, until: (row.locked_until as Date).toISOString() },
-      });
-    }
-  });
 }
 
 function failureDelayMs(failures: number, throttle: SignInThrottle): number {

@@ -31,7 +31,10 @@ export function Frame() {
             type="button"
             className="button secondary small"
             onClick={() => {
-              void signOut().then(() => navigate('/sign-in', { replace: true }));
+              // Signed out here whatever the server said (the session may have ended already).
+              void signOut()
+                .catch(() => undefined)
+                .then(() => navigate('/sign-in', { replace: true }));
             }}
           >
             Sign out

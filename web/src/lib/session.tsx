@@ -31,8 +31,13 @@ export function SessionProvider({ children }: { children: ReactNode }) {
     setSession(next);
   }, []);
 
+  /** Asks the server again (after a change of one's own role, say); a failure keeps what is known. */
   const refresh = useCallback(async () => {
-    adopt(await api.get<Session | null>('/session'));
+    try {
+      adopt(await api.get<Session | null>('/session'));
+    } catch {
+      // The next call will say what is wrong.
+    }
   }, [adopt]);
 
   useEffect(() => {

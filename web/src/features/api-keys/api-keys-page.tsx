@@ -19,6 +19,8 @@ export function ApiKeysPage() {
   const [confirming, setConfirming] = useState<string>();
   const [error, setError] = useState<unknown>();
   const createdHeading = useRef<HTMLHeadingElement>(null);
+  // Where the keyboard goes when what it was on goes away (a card closed, a key revoked).
+  const keysHeading = useRef<HTMLHeadingElement>(null);
 
   // The token is shown once: take the person (and a screen reader) straight to it.
   useEffect(() => {
@@ -39,6 +41,7 @@ export function ApiKeysPage() {
       const revoked = await keysApi.revoke(id);
       setKeys((list) => list?.map((key) => (key.id === id ? revoked : key)));
       setConfirming(undefined);
+      keysHeading.current?.focus();
     } catch (failure) {
       setError(failure);
     }
@@ -71,7 +74,14 @@ export function ApiKeysPage() {
             </code>
             <CopyButton text={created.token} label="Copy token" />
           </div>
-          <button type="button" className="button secondary" onClick={() => setCreated(undefined)}>
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => {
+              setCreated(undefined);
+              keysHeading.current?.focus();
+            }}
+          >
             I have stored it
           </button>
         </section>
@@ -88,7 +98,9 @@ export function ApiKeysPage() {
         </section>
       )}
       <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading">Keys</h2>
+        <h2 id="keys-heading" ref={keysHeading} tabIndex={-1}>
+          Keys
+        </h2>
         {keys === undefined ? (
           <p role="status">Loading…</p>
         ) : keys.length === 0 ? (
@@ -133,7 +145,8 @@ export function ApiKeysPage() {
                       {key.state !== 'revoked' &&
                         (confirming === key.id ? (
                           <>
-                            <button type="button" className="button danger small" onClick={() => void revoke(key.id)}>
+                            {/* Focus moves to the confirmation, which replaces the button the person just pressed. */}
+                            <button type="button" className="button danger small" autoFocus onClick={() => void revoke(key.id)}>
                               Revoke "{key.label}" now
                             </button>
                             <button type="button" className="button secondary small" onClick={() => setConfirming(undefined)}>

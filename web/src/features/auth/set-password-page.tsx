@@ -18,7 +18,13 @@ export function SetPasswordPage() {
   useDocumentTitle('Set your password');
   const navigate = useNavigate();
   const { session, signOut } = useSession();
-  const [token] = useState(() => decodeURIComponent(window.location.hash.slice(1)));
+  const [token] = useState(() => {
+    try {
+      return decodeURIComponent(window.location.hash.slice(1));
+    } catch {
+      return '';
+    }
+  });
   const [holder, setHolder] = useState<LinkHolder | null>();
   const [linkError, setLinkError] = useState<unknown>(() =>
     token ? undefined : new ApiError(410, 'link_invalid', 'This page needs the link you were given; open it again.'),

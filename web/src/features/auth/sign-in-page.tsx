@@ -1,4 +1,4 @@
-import { useState, type FormEvent } from 'react';
+import { useRef, useState, type FormEvent } from 'react';
 import { Navigate, useNavigate, useSearchParams } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { useSession } from '../../lib/session';
@@ -31,6 +31,7 @@ export function SignInPage() {
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
   const next = safeNext(params.get('next'));
+  const passwordField = useRef<HTMLInputElement>(null);
 
   if (session) {
     // The playground is a page of the api, not of this app: the browser loads it.
@@ -50,6 +51,7 @@ export function SignInPage() {
     } catch (failure) {
       setError(failure);
       setPassword('');
+      passwordField.current?.focus();
     } finally {
       setBusy(false);
     }
@@ -87,6 +89,7 @@ export function SignInPage() {
           <label htmlFor="password">Password</label>
           <input
             id="password"
+            ref={passwordField}
             name="password"
             type="password"
             autoComplete="current-password"

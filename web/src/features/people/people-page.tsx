@@ -18,6 +18,9 @@ export function PeoplePage() {
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<unknown>();
   const linkHeading = useRef<HTMLHeadingElement>(null);
+  const peopleHeading = useRef<HTMLHeadingElement>(null);
+  /** Roles chosen but not saved yet, by person: a select changes with every arrow key, so saving waits for a button. */
+  const [chosenRoles, setChosenRoles] = useState<Record<string, Role>>({});
   const grantable = me.person.role === 'owner' ? allRoles : allRoles.filter((role) => role !== 'owner');
   const manageable = (person: Person) => me.person.role === 'owner' || person.role !== 'owner';
 
@@ -71,7 +74,14 @@ export function PeoplePage() {
             </code>
             <CopyButton text={link.link.url} label="Copy link" />
           </div>
-          <button type="button" className="button secondary" onClick={() => setLink(undefined)}>
+          <button
+            type="button"
+            className="button secondary"
+            onClick={() => {
+              setLink(undefined);
+              peopleHeading.current?.focus();
+            }}
+          >
             Done
           </button>
         </section>
@@ -83,7 +93,9 @@ export function PeoplePage() {
       )}
       <FormError error={error} />
       <section aria-labelledby="people-heading">
-        <h2 id="people-heading">Everyone in {me.organization.name}</h2>
+        <h2 id="people-heading" ref={peopleHeading} tabIndex={-1}>
+          Everyone in {me.organization.name}
+        </h2>
         {people === undefined ? (
           <p role="status">Loading…</p>
         ) : (
@@ -115,24 +127,38 @@ export function PeoplePage() {
                         <label className="visually-hidden" htmlFor={`role-${person.id}`}>
                           Role of {person.email}
                         </label>
-                        <select
-                          id={`role-${person.id}`}
-                          value={person.role}
-                          disabled={!allowed || !person.active}
-                          onChange={(event) =>
-                            void act(async () => {
-                              replace(await peopleApi.update(person.id, { role: event.target.value as Role }));
-                              setNotice(`${person.email} is now ${roleNames[event.target.value as Role].toLowerCase()}.`);
-                              if (mine) await me.refresh();
-                            })
-                          }
-                        >
-                          {(allowed ? grantable : allRoles).map((role) => (
-                            <option key={role} value={role}>
-                              {roleNames[role]}
-                            </option>
-                          ))}
-                        </select>
+                        <div className="role-cell">
+                          <select
+                            id={`role-${person.id}`}
+                            value={chosenRoles[person.id] ?? person.role}
+                            disabled={!allowed || !person.active}
+                            onChange={(event) => setChosenRoles((chosen) => ({ ...chosen, [person.id]: event.target.value as Role }))}
+                          >
+                            {(allowed ? grantable : allRoles).map((role) => (
+                              <option key={role} value={role}>
+                                {roleNames[role]}
+                              </option>
+                            ))}
+                          </select>
+                          {chosenRoles[person.id] && chosenRoles[person.id] !== person.role && (
+                            <button
+                              type="button"
+                              className="button small"
+                              aria-label={`Save role of ${person.email}`}
+                              onClick={() =>
+                                void act(async () => {
+                                  const role = chosenRoles[person.id]!;
+                                  replace(await peopleApi.update(person.id, { role }));
+                                  setChosenRoles(({ [person.id]: _saved, ...rest }) => rest);
+                                  setNotice(`${person.email} is now ${roleNames[role].toLowerCase()}.`);
+                                  if (mine) await me.refresh();
+                                })
+                              }
+                            >
+                              Save role
+                            </button>
+                          )}
+                        </div>
                       </td>
                       <td>
                         {!person.active ? 'Deactivated' : person.has_password ? 'Active' : 'Invited'}
