@@ -9,6 +9,7 @@ import { catalog } from './catalog/index';
 import { builtConsole, consolePages, sendConsolePage, wantsConsolePage } from './console/pages';
 import { consoleApi, signedInOnly } from './console/plugin';
 import type { SessionPolicy } from '../domain/identity/sessions';
+import type { TemporalUiLinks } from './console/session-routes';
 import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
 import { errorBody, httpError } from './rest/http';
@@ -31,6 +32,8 @@ export interface AppDependencies {
   sessions?: SessionPolicy;
   /** Whether to believe X-Forwarded-* headers (TLS ends at a proxy: the session cookie is Secure when it says https). */
   trustProxy?: boolean | string[];
+  /** The Temporal Web UI, for links from a review to its workflow, shown to these roles only (it shows every organization). */
+  temporalUi?: TemporalUiLinks;
   /** The built console (default: web/dist in this package). */
   consoleDir?: string;
 }
@@ -94,8 +97,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(fastifyCookie);
   await app.register(consolePages, { dir: consoleDir });
   await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions, publicUrl: deps.publicUrl }) });
-  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, apiBaseUrl, publicUrl: deps.publicUrl, sessions });
+  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, apiBaseUrl, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl });
-  await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
+  await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, publicUrl: deps.publicUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;
 }

@@ -12,7 +12,7 @@ export interface RunningApi {
 }
 
 /** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
-export async function startApi(config: Config, db: Database, temporalAddress: string): Promise<RunningApi> {
+export async function startApi(config: Config, db: Database, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
   const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
   const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
   const app = await buildApp({
@@ -23,6 +23,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     logLevel: config.logLevel,
     rateLimits: config.rateLimits,
     sessions: config.sessions,
+    temporalUi: temporalUiUrl ? { url: temporalUiUrl, namespace: config.temporal.namespace, roles: config.temporal.uiRoles } : undefined,
     trustProxy: config.trustProxy,
   });
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');

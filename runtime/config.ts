@@ -42,6 +42,16 @@ const environmentSchema = z.object({
     .string()
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
+  // The Web UI shows every organization's workflows: only these roles get links to it (comma-separated; none: nobody).
+  TEMPORAL_UI_ROLES: z
+    .string()
+    .default('owner,admin')
+    .transform((value, ctx) => {
+      const listed = value.split(',').map((role) => role.trim()).filter((role) => role && role !== 'none');
+      const unknown = listed.filter((role) => !['owner', 'admin', 'reviewer', 'member'].includes(role));
+      if (unknown.length) ctx.addIssue({ code: 'custom', message: `unknown roles: ${unknown.join(', ')} (owner, admin, reviewer, member, or none)` });
+      return listed as ('owner' | 'admin' | 'reviewer' | 'member')[];
+    }),
   SESSION_IDLE_TIMEOUT: duration.default(2 * 60 * 60 * 1000),
   SESSION_MAX_AGE: duration.default(12 * 60 * 60 * 1000),
   TRUST_PROXY: z.preprocess(
@@ -73,6 +83,8 @@ export interface Config {
     devPort: number;
     uiPort: number;
     uiUrl: string | undefined;
+    /** Roles whose people see links to a review's workflow in the Web UI (TEMPORAL_UI_ROLES). */
+    uiRoles: ('owner' | 'admin' | 'reviewer' | 'member')[];
     cliPath: string | undefined;
   };
   dataDir: string;
@@ -110,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       devPort: e.TEMPORAL_DEV_PORT,
       uiPort: e.TEMPORAL_UI_PORT,
       uiUrl: e.TEMPORAL_UI_URL,
+      uiRoles: e.TEMPORAL_UI_ROLES,
       cliPath: e.TEMPORAL_CLI,
     },
     dataDir: resolve(e.GATEHOUSE_DATA_DIR),

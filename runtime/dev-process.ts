@@ -80,7 +80,7 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
 
     const worker = await startWorker(config, db, temporalAddress);
     cleanups.push(() => worker.stop());
-    const api = await startApi(config, db, temporalAddress);
+    const api = await startApi(config, db, temporalAddress, temporalUiUrl);
     cleanups.push(() => api.stop());
 
     writeDevState(config.dataDir, {

@@ -106,7 +106,7 @@ describe('a gated write as a task', () => {
     const created = await callAsTask(mcp, 'create_task', { title: 'review as a task' });
     const { task } = created;
     expect(task).toMatchObject({ taskId: expect.stringMatching(/^rev_/), status: 'working', pollInterval: 5000, ttl: null });
-    expect(task.statusMessage).toContain(`${publicUrl}/api/v1/reviews/${task.taskId}`);
+    expect(task.statusMessage).toContain(`in the console at ${publicUrl}/reviews/${task.taskId}`);
     expect(task.statusMessage).toContain('The title asks for a review');
     expect(created._meta?.['io.modelcontextprotocol/model-immediate-response']).toMatch(/^Held for review, not written yet\./);
 

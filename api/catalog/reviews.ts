@@ -58,10 +58,6 @@ export const getReviewOperation = defineOperation({
   handler: async (input, { db, caller }) => seenBy(await getReview(db, caller.organization.id, input.id), caller),
 });
 
-/** Where a review is read over REST: the link a held write's answer gives. */
-export function reviewUrl(apiBaseUrl: string, reviewId: string): string {
-  return `${apiBaseUrl}/v1${getReviewOperation.path.replace(':id', reviewId)}`;
-}
 
 export const reviewStatusOperation = defineOperation({
   kind: 'read',

@@ -11,6 +11,7 @@ import {
 } from '../../domain/gate/idempotency';
 import { sortableUnique } from '../../domain/kit/ids';
 import { GateUnavailableError } from './gate-client';
+import { reviewLinks, type ReviewLinks } from './links';
 import type { GatedWriteOperation, OperationContext } from './operation';
 
 export interface SubmittedWrite {
@@ -18,7 +19,10 @@ export interface SubmittedWrite {
   answer: GateAnswer;
   /** True when an Idempotency-Key repeated an earlier request and this is that request's answer. */
   replayed: boolean;
+  /** For a held write: where agents and scripts follow it (the API) and where a person decides it (the console). */
+  review?: ReviewLinks;
 }
+
 
 const idempotencyKeyShape = /^[\x21-\x7e]{1,255}$/;
 
@@ -59,7 +63,7 @@ export async function submitGatedWrite(
     // The body is part of the id: a key whose first run failed can never lend that run's decision to another body.
     const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}\0${fingerprint}`).digest('hex').slice(0, 26);
     const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write.name}:idem-${digest}`);
-    if (claim.state === 'replay') return { workflowId: claim.workflowId, answer: known(claim.answer), replayed: true };
+    if (claim.state === 'replay') return withLinks({ workflowId: claim.workflowId, answer: known(claim.answer), replayed: true }, context);
     workflowId = claim.workflowId;
   }
 
@@ -82,7 +86,7 @@ export async function submitGatedWrite(
     if (answer.outcome === 'failed' && answer.code === 'unavailable') await releaseIdempotencyKey(db, scope);
     else await storeIdempotentAnswer(db, scope, answer);
   }
-  return { workflowId, answer, replayed: false };
+  return withLinks({ workflowId, answer, replayed: false }, context);
 }
 
 /**
@@ -91,4 +95,10 @@ export async function submitGatedWrite(
  */
 function known(answer: GateAnswer): GateAnswer {
   return answer.outcome === 'failed' && !isErrorCode(answer.code) ? { ...answer, code: 'unavailable' } : answer;
+}
+
+function withLinks(submitted: SubmittedWrite, context: OperationContext): SubmittedWrite {
+  const { answer } = submitted;
+  if (answer.outcome !== 'pending_review') return submitted;
+  return { ...submitted, review: reviewLinks(context, answer.review.id) };
 }

@@ -6,7 +6,8 @@ import type { CallPipeline } from '../catalog/call';
 import { errorBody } from '../rest/http';
 import { restRoutes, type RestDialect } from '../rest/routes';
 import { changesState, crossSiteRefusal, headerValue, sessionCookie } from './cookies';
-import { sessionRoutes } from './session-routes';
+import { liveRoute } from './live';
+import { sessionRoutes, type TemporalUiLinks } from './session-routes';
 
 export interface ConsoleApiOptions {
   db: Database;
@@ -15,6 +16,9 @@ export interface ConsoleApiOptions {
   /** Where people reach the service: the origin the console's pages come from. */
   publicUrl: string;
   sessions: SessionPolicy;
+  temporalUi?: TemporalUiLinks;
+  /** How often live pages' organizations are polled for changes (default a second). */
+  liveIntervalMs?: number;
 }
 
 /**
@@ -47,7 +51,8 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
       return reply.status(401).send(errorBody(keyRefused));
     }
   });
-  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie });
+  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie, temporalUi: options.temporalUi });
+  await app.register(liveRoute, { db: options.db, sessions: options.sessions, cookie, intervalMs: options.liveIntervalMs });
   await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl, dialect: consoleDialect });
 }
 

@@ -7,7 +7,7 @@ import { passwordRules } from '../../domain/identity/passwords';
 import { endSession, resumeSession, signIn, type SessionPolicy } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal } from '../../domain/kit/errors';
-import type { Caller } from '../../domain/identity/actors';
+import type { Caller, Role } from '../../domain/identity/actors';
 import type { Session } from '../../domain/identity/sessions';
 import { errorBody, httpError } from '../rest/http';
 import { changesState, headerValue, type SessionCookie } from './cookies';
@@ -15,10 +15,17 @@ import { changesState, headerValue, type SessionCookie } from './cookies';
 // The console's door: signing in and out, and setting a password from a one-time link. These are how a person
 // gets a session, not calls of operations; everything a signed-in person does goes through the call pipeline.
 
+export interface TemporalUiLinks {
+  url: string;
+  namespace: string;
+  roles: readonly Role[];
+}
+
 export interface SessionRoutesOptions {
   db: Database;
   sessions: SessionPolicy;
   cookie: SessionCookie;
+  temporalUi?: TemporalUiLinks;
 }
 
 const signInInput = z.strictObject({
@@ -29,10 +36,13 @@ const signInInput = z.strictObject({
 const linkInput = z.strictObject({ token: z.string().min(1).max(200) });
 const setPasswordInput = linkInput.extend({ password: z.string().max(passwordRules.maxLength * 4) });
 
-function sessionAnswer(caller: Caller, session: Session) {
+function sessionAnswer(caller: Caller, session: Session, temporalUi: TemporalUiLinks | undefined) {
   const actor = caller.actor;
   if (actor.kind !== 'person') throw new Error('a session is always a person');
+  const seesWorkflows = temporalUi !== undefined && temporalUi.roles.includes(actor.role);
   return {
+    /** A review's workflow is at this prefix plus its workflow id; null for roles the setting leaves out. */
+    workflow_url_prefix: seesWorkflows ? `${temporalUi.url}/namespaces/${encodeURIComponent(temporalUi.namespace)}/workflows/` : null,
     person: { id: actor.userId, email: actor.email, name: session.personName, role: actor.role },
     organization: { slug: caller.organization.slug, name: caller.organization.name, api_access: caller.organization.apiAccess },
     permissions: permissionsOf(actor.role),
@@ -57,7 +67,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
       if (cookie.read(request) !== undefined) cookie.clear(request, reply);
       return { success: true, data: null };
     }
-    return { success: true, data: sessionAnswer(resumed.caller, resumed.session) };
+    return { success: true, data: sessionAnswer(resumed.caller, resumed.session, options.temporalUi) };
   });
 
   app.post('/session', async (request, reply) => {
@@ -69,7 +79,7 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
     );
     cookie.set(request, reply, signedIn.token, sessions.lifetimeMs);
     reply.header('cache-control', 'no-store');
-    return reply.status(201).send({ success: true, data: sessionAnswer(signedIn.caller, signedIn.session) });
+    return reply.status(201).send({ success: true, data: sessionAnswer(signedIn.caller, signedIn.session, options.temporalUi) });
   });
 
   app.delete('/session', async (request, reply) => {

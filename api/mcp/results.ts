@@ -1,15 +1,12 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import type { GateAnswer } from '../../domain/gate/contract';
 import { AppError, type ErrorCode } from '../../domain/kit/errors';
 import type { CallOutcome } from '../catalog/outcome';
-import { reviewUrl } from '../catalog/reviews';
+import type { SubmittedWrite } from '../catalog/submit-write';
 
 // How call outcomes read to an agent: plain text first (every client shows it), the same data as structured
 // content for clients that read it.
 
 export interface ResultContext {
-  /** The REST base, for links a person can follow. */
-  apiBaseUrl: string;
   /** The operation's summary, lower-cased, for "Done: create a task." */
   summary: string;
   /** For a denied write: the Cedar text of the rules that denied it, to show the agent what to change. */
@@ -24,7 +21,7 @@ export function toolResult(outcome: CallOutcome, context: ResultContext): CallTo
     case 'page':
       return dataResult({ items: outcome.page.items, next_cursor: outcome.page.nextCursor });
     case 'gated':
-      return gateResult(outcome.submitted.answer, context);
+      return gateResult(outcome.submitted, context);
     case 'refused':
     case 'failed':
       return errorResult(outcome.error);
@@ -52,21 +49,22 @@ export function errorText(code: ErrorCode, message: string): string {
   return `Error ${code}: ${message}`;
 }
 
-function gateResult(answer: GateAnswer, context: ResultContext): CallToolResult {
+function gateResult({ answer, review: links }: SubmittedWrite, context: ResultContext): CallToolResult {
   switch (answer.outcome) {
     case 'applied':
       return dataResult({ status: 'applied', record: answer.result }, `Done: ${context.summary}.`);
     case 'pending_review': {
-      const url = reviewUrl(context.apiBaseUrl, answer.review.id);
-      const review = { id: answer.review.id, status: 'pending', url, expires_at: answer.review.expiresAt, reason: answer.reason };
+      const { url, webUrl } = links!;
+      const review = { id: answer.review.id, status: 'pending', url, web_url: webUrl, expires_at: answer.review.expiresAt, reason: answer.reason };
       return {
         content: [
           {
             type: 'text',
             text: [
               `Held for review, not written yet: ${answer.reason}.`,
-              `A person with the reviewer role must approve it in the review queue (${url}) before it is applied; it expires ${answer.review.expiresAt} if nobody decides.`,
-              `Tell the user, and follow it with the get_review_status tool (review_id "${answer.review.id}"). Do not submit the same write again.`,
+              `A person with the reviewer role must approve it in the review queue before it is applied; it expires ${answer.review.expiresAt} if nobody decides.`,
+              `Tell the user; they decide it here: ${webUrl}`,
+              `Follow it with the get_review_status tool (review_id "${answer.review.id}", or ${url}). Do not submit the same write again.`,
             ].join('\n'),
           },
         ],

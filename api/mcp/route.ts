@@ -12,6 +12,8 @@ export interface McpOptions {
   pipeline: CallPipeline;
   db: Database;
   apiBaseUrl: string;
+  /** Where people reach the console (links to held writes). */
+  publicUrl: string;
   /** Browser origins allowed to call /mcp besides the service's own; requests without Origin (non-browser clients) pass. */
   allowedOrigins: string[];
 }
@@ -80,6 +82,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       admission,
       db: options.db,
       apiBaseUrl: options.apiBaseUrl,
+      publicUrl: options.publicUrl,
       version,
       log: (error, message) => request.log.error({ err: error }, message),
     });

@@ -35,8 +35,9 @@ export interface McpServerOptions {
   /** The request's caller, admitted: an API key of an organization with API access. */
   admission: Admission & { admitted: true };
   db: Database;
-  /** The REST base, for links a person can follow. */
+  /** The REST base and the console's address, for links to a held write. */
   apiBaseUrl: string;
+  publicUrl: string;
   version: string;
   /** Told of what failed on our side while the answer was made. */
   log: (error: unknown, message: string) => void;
@@ -47,10 +48,10 @@ export interface McpServerOptions {
  * no write tools), the organization never an argument. Every tools/call goes through the call pipeline, as a
  * REST request does; gated writes run as MCP tasks for clients that ask.
  */
-export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, version, log }: McpServerOptions): McpServer {
+export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl, version, log }: McpServerOptions): McpServer {
   const { caller } = admission;
   const orgId = caller.organization.id;
-  const taskStore = new PostgresTaskStore({ db, orgId, apiKeyId: (caller.actor as ApiKeyActor).keyId, apiBaseUrl });
+  const taskStore = new PostgresTaskStore({ db, orgId, apiKeyId: (caller.actor as ApiKeyActor).keyId, apiBaseUrl, publicUrl });
   const server = new McpServer({ name: 'gatehouse', title: 'Gatehouse', version }, { instructions, capabilities: taskCapabilities, taskStore });
   registerPrompts(server);
 
@@ -64,7 +65,7 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, version, l
     const outcome = await pipeline.call(admission, { operation, tool: name, input });
     try {
       const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
-      const result = toolResult(outcome, { apiBaseUrl, summary: operation?.summary.toLowerCase() ?? name, rules });
+      const result = toolResult(outcome, { summary: operation?.summary.toLowerCase() ?? name, rules });
       if (task && operation?.kind === 'gated_write') return await asTask(name, outcome, result, taskStore);
       return operation ? checkedAgainstSchema(operation, result, log) : result;
     } catch (error) {
@@ -137,7 +138,8 @@ const reviewRef = z
   .object({
     id: z.string().describe('The review id; follow it with get_review_status'),
     status: z.literal('pending'),
-    url: z.string().describe('Where a person approves or denies it'),
+    url: z.string().describe('Where the review is read over the REST API'),
+    web_url: z.string().describe("The review's page in the console, where a person approves or denies it: give it to the user"),
     expires_at: z.string().describe('When the review expires if nobody decides (RFC 3339)'),
     reason: z.string().describe('Why the policy held the write'),
   })

@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/database';
 import type { ErrorCode as AppErrorCode } from '../../domain/kit/errors';
 import { findMcpTask, listMcpTasks, recordAnsweredTask, recordHeldTask, type McpTaskRow } from '../../domain/usage/mcp-tasks';
 import { operationOfTool } from '../catalog/index';
-import { reviewUrl } from '../catalog/reviews';
+import { reviewLinks } from '../catalog/links';
 import { dataResult, errorText } from './results';
 
 // MCP tasks (the 2025-11-25 specification's task-augmented tools/call) for gated writes. A client that asks
@@ -25,8 +25,9 @@ export interface TaskScope {
   db: Queryable;
   orgId: string;
   apiKeyId: string;
-  /** The REST base, for the review's link. */
+  /** The REST base and the console's address, for the review's links. */
   apiBaseUrl: string;
+  publicUrl: string;
 }
 
 interface TaskState {
@@ -131,7 +132,7 @@ export class PostgresTaskStore implements TaskStore {
 
     const reviewId: string = row.review_id;
     const summary = operationOfTool(row.tool)?.summary.toLowerCase() ?? row.tool;
-    const url = reviewUrl(this.scope.apiBaseUrl, reviewId);
+    const { webUrl } = reviewLinks(this.scope, reviewId);
     const decidedAt = row.decided_at ? iso(row.decided_at) : createdAt;
     const failed = (text: string, at: string): TaskState => ({
       status: 'failed',
@@ -144,7 +145,7 @@ export class PostgresTaskStore implements TaskStore {
       case 'pending':
         return {
           status: 'working',
-          statusMessage: `Held for a person's review: ${row.reason}. A person with the reviewer role approves or denies it at ${url} (review ${reviewId}); it expires ${iso(row.expires_at)} if nobody decides. The task completes with the write's result once approved, and fails if denied or expired.`,
+          statusMessage: `Held for a person's review: ${row.reason}. A person with the reviewer role approves or denies it in the console at ${webUrl} (review ${reviewId}); it expires ${iso(row.expires_at)} if nobody decides. The task completes with the write's result once approved, and fails if denied or expired.`,
           lastUpdatedAt: createdAt,
         };
       case 'approved':

@@ -3,7 +3,7 @@ import { etagOf } from '../../domain/kit/rows';
 import type { GateAnswer } from '../../domain/gate/contract';
 import type { Operation } from '../catalog/operation';
 import { statusOf, type CallOutcome } from '../catalog/outcome';
-import { reviewUrl } from '../catalog/reviews';
+import type { SubmittedWrite } from '../catalog/submit-write';
 import { errorBody } from './http';
 
 export interface HttpAnswer {
@@ -13,7 +13,7 @@ export interface HttpAnswer {
 }
 
 /** A call's outcome as REST answers it: the envelope, the status, and the headers that go with them. */
-export function httpAnswer(operation: Operation | undefined, outcome: CallOutcome, apiBaseUrl: string): HttpAnswer {
+export function httpAnswer(operation: Operation | undefined, outcome: CallOutcome): HttpAnswer {
   const status = statusOf(operation, outcome);
   switch (outcome.kind) {
     case 'data':
@@ -25,7 +25,7 @@ export function httpAnswer(operation: Operation | undefined, outcome: CallOutcom
       return { status, headers: {}, body: errorBody(outcome.error) };
     case 'gated': {
       const { answer, workflowId, replayed } = outcome.submitted;
-      const gated = gateAnswerBody(answer, apiBaseUrl);
+      const gated = gateAnswerBody(outcome.submitted);
       const headers: Record<string, string> = {
         ...gated.headers,
         ...etagHeader(answer.outcome === 'applied' ? answer.result : undefined),
@@ -38,12 +38,12 @@ export function httpAnswer(operation: Operation | undefined, outcome: CallOutcom
 }
 
 /** How REST tells the decisions: the record, 202 pending_review with the review, 403 policy_denied, or the error. */
-function gateAnswerBody(answer: GateAnswer, apiBaseUrl: string): { body: unknown; headers: Record<string, string> } {
+function gateAnswerBody({ answer, review: links }: SubmittedWrite): { body: unknown; headers: Record<string, string> } {
   switch (answer.outcome) {
     case 'applied':
       return { headers: {}, body: { success: true, data: answer.result } };
     case 'pending_review': {
-      const url = reviewUrl(apiBaseUrl, answer.review.id);
+      const { url, webUrl } = links!;
       return {
         headers: { location: url },
         body: {
@@ -53,7 +53,7 @@ function gateAnswerBody(answer: GateAnswer, apiBaseUrl: string): { body: unknown
             message: `Held for review: ${answer.reason}. A person must approve it in the review queue before it is written.`,
             details: { decision_id: answer.decisionId, policy_ids: answer.policyIds },
           },
-          review: { id: answer.review.id, status: 'pending', url, expires_at: answer.review.expiresAt },
+          review: { id: answer.review.id, status: 'pending', url, web_url: webUrl, expires_at: answer.review.expiresAt },
         },
       };
     }

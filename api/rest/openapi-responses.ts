@@ -97,11 +97,12 @@ export const envelopeSchemas: Record<string, JsonSchema> = {
   },
   ReviewTicket: {
     type: 'object',
-    required: ['id', 'status', 'url', 'expires_at'],
+    required: ['id', 'status', 'url', 'web_url', 'expires_at'],
     properties: {
       id: { type: 'string', description: 'The review id' },
       status: { const: 'pending' },
       url: { type: 'string', format: 'uri', description: 'Where to read the review (GET); also in the Location header' },
+      web_url: { type: 'string', format: 'uri', description: "The review's page in the console, where a person approves or denies it: give it to your user" },
       expires_at: { type: 'string', format: 'date-time', description: 'If no person decides by then, the write never runs' },
     },
   },

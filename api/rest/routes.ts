@@ -73,7 +73,7 @@ async function handle(
     orgSlug: params.org_slug,
     idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
   });
-  const answer = httpAnswer(operation, outcome, apiBaseUrl);
+  const answer = httpAnswer(operation, outcome);
   return reply.status(answer.status).headers({ ...rateLimitHeaders(admission.verdict), ...answer.headers }).send(answer.body);
 }
 

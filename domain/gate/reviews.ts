@@ -24,6 +24,10 @@ export const reviewSchema = z
     operation: z.string().describe('The held write, e.g. tasks.create'),
     proposed: z.record(z.string(), z.unknown()).describe('The write as it was submitted'),
     resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
+    before: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('For updates and deletes: the record as it was when the policy decided (compare with resource); null for creates'),
     policy: z
       .object({
         decision_id: z.string().describe('The id of the policy decision that held the write (dec_…)'),
@@ -62,6 +66,8 @@ export type Review = z.infer<typeof reviewSchema>;
 
 export const listReviewsInput = z.strictObject({
   status: z.enum(reviewStatuses).optional().describe('Only reviews with this status'),
+  api_key_id: text({ max: 100 }).optional().describe('Only writes submitted by this API key (key_…)'),
+  operation: text({ max: 100 }).optional().describe('Only this operation, e.g. tasks.update'),
   ...pageInput,
 });
 
@@ -79,7 +85,7 @@ export const stillPendingSql = (alias: string) => `(${alias}.status = 'pending' 
 export const reviewStatusSql = (alias: string) => `CASE WHEN ${stillPendingSql(alias)} THEN 'pending' WHEN ${alias}.status = 'pending' THEN 'expired' ELSE ${alias}.status END`;
 
 const selectReview = `
-  SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.reason,
+  SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
          u.email AS decided_by_email
   FROM reviews r
@@ -92,8 +98,9 @@ export async function listReviews(db: Queryable, orgId: string, input: z.infer<t
   const { rows } = await db.query(
     `${selectReview}
      WHERE r.org_id = $1 AND ($2::text IS NULL OR ${reviewStatusSql('r')} = $2) AND ($3::text IS NULL OR r.id < $3)
+       AND ($5::text IS NULL OR d.api_key_id = $5) AND ($6::text IS NULL OR d.operation = $6)
      ORDER BY r.id DESC LIMIT $4`,
-    [orgId, input.status ?? null, after ?? null, input.limit + 1],
+    [orgId, input.status ?? null, after ?? null, input.limit + 1, input.api_key_id ?? null, input.operation ?? null],
   );
   return toPage(rows.map(reviewFromRow), input.limit);
 }
@@ -175,6 +182,7 @@ function reviewFromRow(row: QueryResultRow): Review {
     operation: row.operation,
     proposed: row.input,
     resource: row.resource,
+    before: row.before ?? null,
     policy: {
       decision_id: row.decision_id,
       reason: row.reason,
@@ -201,7 +209,7 @@ function reviewFromRow(row: QueryResultRow): Review {
  */
 export function asSeenByKey(review: Review, apiKeyId: string): Review {
   if (!review.operation.startsWith('memories.') || review.submitted_by.api_key_id === apiKeyId) return review;
-  return { ...review, proposed: { redacted: true }, resource: { redacted: true }, result: null };
+  return { ...review, proposed: { redacted: true }, resource: { redacted: true }, before: review.before && { redacted: true }, result: null };
 }
 
 export const followReviewInput = z.strictObject({ review_id: text({ max: 100 }).describe('The review id from the held write') });

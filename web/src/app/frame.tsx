@@ -49,6 +49,9 @@ export function Frame() {
             </NavLink>
           </li>
           <li>
+            <NavLink to="/reviews">Review queue</NavLink>
+          </li>
+          <li>
             <a href="/api/docs">API playground</a>
           </li>
         </ul>

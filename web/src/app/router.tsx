@@ -5,6 +5,8 @@ import { SetPasswordPage } from '../features/auth/set-password-page';
 import { SignInPage } from '../features/auth/sign-in-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
+import { ReviewPage } from '../features/reviews/review-page';
+import { ReviewsPage } from '../features/reviews/reviews-page';
 import { useSession, type Permission } from '../lib/session';
 import { useDocumentTitle } from '../lib/use-document-title';
 import { Frame } from './frame';
@@ -56,6 +58,8 @@ export const router = createBrowserRouter([
     ),
     children: [
       { index: true, element: <OverviewPage /> },
+      { path: 'reviews', element: <ReviewsPage /> },
+      { path: 'reviews/:id', element: <ReviewPage /> },
       {
         path: 'settings/people',
         element: (

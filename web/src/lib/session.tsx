@@ -10,6 +10,8 @@ export interface Session {
   permissions: Permission[];
   csrf_token: string;
   expires_at: string;
+  /** A review's workflow in the Temporal Web UI is here plus its workflow id; null when this role may not see it. */
+  workflow_url_prefix: string | null;
 }
 
 interface SessionState {

@@ -1,5 +1,5 @@
-import { useRef, useState, type FormEvent } from 'react';
-import { Navigate, useNavigate, useSearchParams } from 'react-router';
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { Navigate, useSearchParams } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { useSession } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
@@ -23,7 +23,6 @@ export function SignInPage() {
   useDocumentTitle('Sign in');
   const { session, signIn } = useSession();
   const [params] = useSearchParams();
-  const navigate = useNavigate();
   const start = rememberedFields();
   const [organization, setOrganization] = useState(params.get('organization') ?? start.organization);
   const [email, setEmail] = useState(params.get('email') ?? start.email);
@@ -33,21 +32,25 @@ export function SignInPage() {
   const next = safeNext(params.get('next'));
   const passwordField = useRef<HTMLInputElement>(null);
 
-  if (session) {
-    // The playground is a page of the api, not of this app: the browser loads it.
-    if (next.startsWith('/api/')) window.location.assign(next);
-    else return <Navigate to={next} replace />;
-  }
+  // Signed in (now, or already on arrival): on to where the person was going. The playground is a page of the
+  // api, not of this app, so the browser loads it, once.
+  const leaving = useRef(false);
+  const toApi = next.startsWith('/api/');
+  useEffect(() => {
+    if (session && toApi && !leaving.current) {
+      leaving.current = true;
+      window.location.assign(next);
+    }
+  }, [session, toApi, next]);
+  if (session && !toApi) return <Navigate to={next} replace />;
 
   async function submit(event: FormEvent) {
     event.preventDefault();
     setBusy(true);
     setError(undefined);
     try {
-      await signIn({ organization, email, password });
       localStorage.setItem(remembered, JSON.stringify({ organization, email }));
-      if (next.startsWith('/api/')) window.location.assign(next);
-      else void navigate(next, { replace: true });
+      await signIn({ organization, email, password });
     } catch (failure) {
       setError(failure);
       setPassword('');

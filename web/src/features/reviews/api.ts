@@ -1,0 +1,40 @@
+import { api } from '../../lib/api';
+
+export type ReviewStatus = 'pending' | 'approved' | 'denied' | 'expired';
+
+export interface Review {
+  id: string;
+  status: ReviewStatus;
+  operation: string;
+  proposed: Record<string, unknown>;
+  resource: Record<string, unknown>;
+  before: Record<string, unknown> | null;
+  policy: { decision_id: string; reason: string; policy_ids: string[]; policy_version: number; errors: string[] };
+  submitted_by: { api_key_id: string; api_key_label: string; interface: 'rest' | 'mcp' };
+  created_at: string;
+  expires_at: string;
+  decided_at: string | null;
+  decided_by: { user_id: string; email: string } | null;
+  comment: string | null;
+  applied_at: string | null;
+  result: unknown;
+  failure: { code: string; message: string } | null;
+  workflow_id: string;
+}
+
+export interface ReviewFilters {
+  status?: ReviewStatus;
+  api_key_id?: string;
+  operation?: string;
+}
+
+export const reviewsApi = {
+  list(filters: ReviewFilters) {
+    const query = new URLSearchParams({ limit: '50' });
+    for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
+    return api.get<Review[]>(`/v1/reviews?${query}`);
+  },
+  get: (id: string) => api.get<Review>(`/v1/reviews/${encodeURIComponent(id)}`),
+  decide: (id: string, verdict: 'approve' | 'deny', comment: string) =>
+    api.post<Review>(`/v1/reviews/${encodeURIComponent(id)}/${verdict}`, comment.trim() ? { comment: comment.trim() } : {}),
+};

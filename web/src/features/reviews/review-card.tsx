@@ -1,0 +1,82 @@
+import { useState } from 'react';
+import { Link } from 'react-router';
+import { FormError } from '../../lib/form-error';
+import { when } from '../../lib/format';
+import { useSignedIn } from '../../lib/session';
+import { reviewsApi, type Review } from './api';
+import { RecordDiff } from './record-diff';
+
+const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
+
+/** One held write: who, what, why it was held, and the decision (for those who may make it). */
+export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Review; onDecided: (review: Review) => void; headingLevel?: 2 | 3 }) {
+  const { can, workflow_url_prefix: workflowPrefix } = useSignedIn();
+  const [comment, setComment] = useState('');
+  const [busy, setBusy] = useState<'approve' | 'deny'>();
+  const [error, setError] = useState<unknown>();
+  const Heading = headingLevel === 2 ? 'h2' : 'h3';
+  const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
+
+  async function decide(verdict: 'approve' | 'deny') {
+    setBusy(verdict);
+    setError(undefined);
+    try {
+      onDecided(await reviewsApi.decide(review.id, verdict, comment));
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(undefined);
+    }
+  }
+
+  return (
+    <article className="card review" aria-labelledby={`review-${review.id}`} data-review-id={review.id}>
+      <header className="review-head">
+        <Heading id={`review-${review.id}`}>
+          <Link to={`/reviews/${review.id}`}>{review.operation}</Link> by “{review.submitted_by.api_key_label}”
+        </Heading>
+        <span className={`state ${review.status === 'pending' ? 'waiting' : review.status === 'approved' ? 'on' : 'off'}`}>{statusNames[review.status]}</span>
+      </header>
+      <p className="hint">
+        Over {review.submitted_by.interface.toUpperCase()} · held {when(review.created_at)} · {review.status === 'pending' ? `expires ${when(review.expires_at)}` : `decided ${when(review.decided_at)}`}
+        {workflowPrefix && (
+          <>
+            {' · '}
+            <a href={`${workflowPrefix}${encodeURIComponent(review.workflow_id)}`} target="_blank" rel="noreferrer">
+              Workflow in Temporal
+            </a>
+          </>
+        )}
+      </p>
+      <p>
+        <strong>Why it was held:</strong> {review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
+      </p>
+      <RecordDiff before={review.before} after={review.resource} deleting={deleting} />
+      {review.status !== 'pending' && (
+        <p role="status">
+          {review.decided_by ? `${statusNames[review.status]} by ${review.decided_by.email}` : statusNames[review.status]}
+          {review.comment ? `: “${review.comment}”` : ''}.
+          {review.status === 'approved' && (review.applied_at ? ' The write ran.' : review.failure ? ` It could not be applied: ${review.failure.message}` : ' The write is being applied.')}
+        </p>
+      )}
+      {review.status === 'pending' && can('decideReviews') && (
+        <div className="stack decide">
+          <div className="field">
+            <label htmlFor={`comment-${review.id}`}>Comment (optional)</label>
+            <textarea id={`comment-${review.id}`} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
+          </div>
+          <FormError error={error} />
+          <div className="action-buttons">
+            <button type="button" className="button" disabled={busy !== undefined} onClick={() => void decide('approve')}>
+              {busy === 'approve' ? 'Approving…' : 'Approve'}
+            </button>
+            <button type="button" className="button danger" disabled={busy !== undefined} onClick={() => void decide('deny')}>
+              {busy === 'deny' ? 'Denying…' : 'Deny'}
+            </button>
+          </div>
+        </div>
+      )}
+      {review.status === 'pending' && !can('decideReviews') && <p className="hint">Reviewers, admins and owners decide held writes.</p>}
+    </article>
+  );
+}

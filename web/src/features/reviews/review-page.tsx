@@ -1,0 +1,30 @@
+import { useCallback, useEffect, useState } from 'react';
+import { Link, useParams } from 'react-router';
+import { FormError } from '../../lib/form-error';
+import { useLive } from '../../lib/use-live';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { reviewsApi, type Review } from './api';
+import { ReviewCard } from './review-card';
+
+/** One review: the page a held write's `web_url` opens. */
+export function ReviewPage() {
+  useDocumentTitle('Review');
+  const { id = '' } = useParams();
+  const [review, setReview] = useState<Review>();
+  const [error, setError] = useState<unknown>();
+  const load = useCallback(() => {
+    reviewsApi.get(id).then(setReview, setError);
+  }, [id]);
+  useEffect(load, [load]);
+  useLive(['reviews'], load);
+  return (
+    <>
+      <p className="breadcrumbs">
+        <Link to="/reviews">Review queue</Link>
+      </p>
+      <h1>Review</h1>
+      <FormError error={error} />
+      {review ? <ReviewCard review={review} onDecided={setReview} /> : !error && <p role="status">Loading…</p>}
+    </>
+  );
+}

@@ -1,0 +1,87 @@
+import { useCallback, useEffect, useState } from 'react';
+import { FormError } from '../../lib/form-error';
+import { useLive } from '../../lib/use-live';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { reviewsApi, type Review, type ReviewFilters, type ReviewStatus } from './api';
+import { ReviewCard } from './review-card';
+
+/** The review queue: pending writes newest first, live; decided and expired ones a filter away. */
+export function ReviewsPage() {
+  useDocumentTitle('Review queue');
+  const [filters, setFilters] = useState<ReviewFilters>({ status: 'pending' });
+  const [reviews, setReviews] = useState<Review[]>();
+  const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
+  const [error, setError] = useState<unknown>();
+
+  const load = useCallback(() => {
+    reviewsApi.list(filters).then((list) => {
+      setReviews(list);
+      setError(undefined);
+      // The filters offer the keys and operations the queue has shown so far.
+      setSeen((known) => {
+        const keys = new Map(known.keys);
+        const operations = new Set(known.operations);
+        for (const review of list) {
+          keys.set(review.submitted_by.api_key_id, review.submitted_by.api_key_label);
+          operations.add(review.operation);
+        }
+        return { keys, operations };
+      });
+    }, setError);
+  }, [filters]);
+
+  useEffect(load, [load]);
+  useLive(['reviews'], load);
+
+  const set = (change: Partial<ReviewFilters>) => setFilters((current) => ({ ...current, ...change }));
+  return (
+    <>
+      <h1>Review queue</h1>
+      <p className="lede">Writes the policy held for a person's decision. The list follows new writes and others' decisions as they happen.</p>
+      <form className="row filters" aria-label="Filter reviews" onSubmit={(event) => event.preventDefault()}>
+        <div className="field">
+          <label htmlFor="filter-status">Status</label>
+          <select id="filter-status" value={filters.status ?? ''} onChange={(event) => set({ status: (event.target.value || undefined) as ReviewStatus | undefined })}>
+            <option value="pending">Pending</option>
+            <option value="approved">Approved</option>
+            <option value="denied">Denied</option>
+            <option value="expired">Expired</option>
+            <option value="">Any</option>
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-key">API key</label>
+          <select id="filter-key" value={filters.api_key_id ?? ''} onChange={(event) => set({ api_key_id: event.target.value || undefined })}>
+            <option value="">Any</option>
+            {[...seen.keys].map(([id, label]) => (
+              <option key={id} value={id}>
+                {label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="filter-operation">Operation</label>
+          <select id="filter-operation" value={filters.operation ?? ''} onChange={(event) => set({ operation: event.target.value || undefined })}>
+            <option value="">Any</option>
+            {[...seen.operations].sort().map((operation) => (
+              <option key={operation} value={operation}>
+                {operation}
+              </option>
+            ))}
+          </select>
+        </div>
+      </form>
+      <FormError error={error} />
+      <section aria-label="Reviews" aria-live="polite" aria-busy={reviews === undefined}>
+        {reviews === undefined ? (
+          <p role="status">Loading…</p>
+        ) : reviews.length === 0 ? (
+          <p className="card">{filters.status === 'pending' ? 'Nothing waits for a decision.' : 'No reviews match.'}</p>
+        ) : (
+          reviews.map((review) => <ReviewCard key={review.id} review={review} onDecided={() => load()} />)
+        )}
+      </section>
+    </>
+  );
+}
