@@ -504,7 +504,18 @@ describe('every operation the console offers', () => {
     'people.update': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id }, input: { role: 'reviewer' } }),
     'people.reset_password': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id } }),
     'people.end_sessions': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id } }),
+    'agents.list': async () => ({}),
+    'agents.calls': async () => ({ input: { interface: 'rest', outcome: 'ok' } }),
+    'agents.memories': async () => ({ input: { api_key_id: (await aMemory()).api_key_id } }),
+    'agents.correct_memory': async () => ({ params: { id: (await aMemory()).id }, input: { content: 'Corrected by a person', reason: 'It was wrong' } }),
+    'agents.forget_memory': async () => ({ params: { id: (await aMemory()).id }, input: { reason: 'No longer true' } }),
+    'agents.waiting_tasks': async () => ({}),
   };
+
+  async function aMemory(): Promise<{ id: string; api_key_id: string }> {
+    const remembered = await h.request({ method: 'POST', url: '/api/v1/memories', token: acme.readWriteToken, payload: { content: 'A note for the table' } });
+    return json(remembered).data;
+  }
 
   async function heldReview(): Promise<string> {
     const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title: 'review this for the console' } });

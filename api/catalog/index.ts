@@ -1,3 +1,4 @@
+import { agentOperations } from './agents';
 import { apiKeyOperations } from './api-keys';
 import { bookingOperations } from './bookings';
 import { calendarOperations } from './calendar';
@@ -43,6 +44,7 @@ export const catalog: readonly Operation[] = [
   ...organizationOperations,
   ...apiKeyOperations,
   ...peopleOperations,
+  ...agentOperations,
 ];
 
 const byTool = new Map(catalog.filter((operation) => operation.tool).map((operation) => [operation.tool!, operation]));

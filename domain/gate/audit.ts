@@ -39,6 +39,13 @@ export type AuditEvent =
       data: Record<string, unknown>;
     }
   | { type: 'organization.updated'; actor: ActorRef; data: Record<string, unknown> }
+  | {
+      type: 'memory.corrected' | 'memory.forgotten';
+      actor: ActorRef;
+      /** The memory (mry_…). */
+      resourceId: string;
+      data: { api_key_id: string; reason: string } & Record<string, unknown>;
+    }
   | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> };
 
 export async function recordAudit(tx: Queryable, orgId: string, event: AuditEvent): Promise<void> {

@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import type { Queryable } from '../../db/database';
+import type { Database, Queryable } from '../../db/database';
+import { recordAudit } from '../gate/audit';
+import { AppError } from '../kit/errors';
 import { createWrite, deleteWrite, type Writer } from '../gate/writes';
 import { createdAt, ifMatch, recordId, recordVersion, text, updatedAt } from '../kit/fields';
 import { newId } from '../kit/ids';
@@ -74,3 +76,63 @@ async function insertMemory(tx: Queryable, orgId: string, input: RememberInput, 
 export const remember = createWrite({ name: 'memories.remember', resourceType: 'Memory', input: rememberInput, insert: insertMemory });
 
 export const forget = deleteWrite({ name: 'memories.forget', resourceType: 'Memory', table: 'agent_memories', what: 'memory', input: forgetInput, ownedByKey: true });
+
+// People's view of what agents remember (the console's Agent Command Center): every key's memories, and an
+// admin's correction or forgetting of one. A person's action, not a gated write; recorded with who and why.
+
+export const peopleMemoriesInput = z.strictObject({
+  api_key_id: text({ max: 100 }).optional().describe('Only the memories of this API key (key_…)'),
+  ...pageInput,
+});
+
+export async function listMemoriesOfAllKeys(db: Queryable, orgId: string, input: z.infer<typeof peopleMemoriesInput>): Promise<Page<Memory>> {
+  return listPage(db, 'agent_memories', new Filters(orgId).add('api_key_id = $?', input.api_key_id), input);
+}
+
+export const correctMemoryInput = z.strictObject({
+  id: memoryId,
+  content: text({ min: 1, max: 4000 }).describe('The note as it should read'),
+  reason: text({ min: 1, max: 500 }).describe('Why it was corrected, for the audit trail'),
+});
+
+export const forgetMemoryInput = z.strictObject({
+  id: memoryId,
+  reason: text({ min: 1, max: 500 }).describe('Why it is forgotten, for the audit trail'),
+});
+
+export async function correctMemory(db: Database, orgId: string, input: z.infer<typeof correctMemoryInput>, userId: string): Promise<Memory> {
+  return db.transaction(async (tx) => {
+    const before = await lockMemory(tx, orgId, input.id);
+    const { rows } = await tx.query(
+      `UPDATE agent_memories SET content = $3, version = version + 1, updated_at = now() WHERE org_id = $1 AND id = $2 RETURNING *`,
+      [orgId, input.id, input.content],
+    );
+    await recordAudit(tx, orgId, {
+      type: 'memory.corrected',
+      actor: { type: 'user', id: userId },
+      resourceId: input.id,
+      data: { api_key_id: before.api_key_id, reason: input.reason, before: before.content, after: input.content },
+    });
+    return plainRecord(rows[0]) as Memory;
+  });
+}
+
+export async function forgetMemoryForKey(db: Database, orgId: string, input: z.infer<typeof forgetMemoryInput>, userId: string): Promise<{ id: string; forgotten: true }> {
+  return db.transaction(async (tx) => {
+    const before = await lockMemory(tx, orgId, input.id);
+    await tx.query('DELETE FROM agent_memories WHERE org_id = $1 AND id = $2', [orgId, input.id]);
+    await recordAudit(tx, orgId, {
+      type: 'memory.forgotten',
+      actor: { type: 'user', id: userId },
+      resourceId: input.id,
+      data: { api_key_id: before.api_key_id, reason: input.reason, content: before.content },
+    });
+    return { id: input.id, forgotten: true };
+  });
+}
+
+async function lockMemory(tx: Queryable, orgId: string, id: string): Promise<Memory> {
+  const { rows } = await tx.query('SELECT * FROM agent_memories WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, id]);
+  if (!rows[0]) throw new AppError('not_found', `The organization has no memory ${id}`);
+  return plainRecord(rows[0]) as Memory;
+}

@@ -143,3 +143,104 @@ export function callLogWriter(db: Queryable, onError: (error: unknown) => void):
     },
   };
 }
+
+/** How an agent's call ended, as people filter it: a read answered, a write applied, held or denied, a refusal, our error. */
+export const callOutcomes = ['ok', 'applied', 'held', 'denied', 'refused', 'error'] as const;
+export type CallOutcomeCategory = (typeof callOutcomes)[number];
+
+const outcomeCategorySql = `CASE WHEN c.outcome = 'ok' THEN 'ok' WHEN c.outcome = 'applied' THEN 'applied'
+  WHEN c.outcome = 'pending_review' THEN 'held' WHEN c.outcome = 'policy_denied' THEN 'denied'
+  WHEN c.status >= 500 THEN 'error' ELSE 'refused' END`;
+
+export interface AgentCall {
+  id: string;
+  api_key_id: string | null;
+  api_key_label: string | null;
+  interface: Interface;
+  operation: string;
+  outcome: CallOutcomeCategory;
+  code: string;
+  status: number;
+  latency_ms: number;
+  created_at: string;
+}
+
+/** The agents' calls (REST and MCP; people's console calls are not theirs), newest first, filtered as people ask. */
+export async function listAgentCalls(
+  db: Queryable,
+  orgId: string,
+  input: { api_key_id?: string; interface?: Interface; outcome?: CallOutcomeCategory; limit: number; cursor?: string },
+): Promise<Page<AgentCall>> {
+  const after = decodeCursor(input.cursor);
+  const { rows } = await db.query(
+    `SELECT c.id, c.api_key_id, k.label AS api_key_label, c.interface, c.operation, ${outcomeCategorySql} AS category, c.outcome, c.status,
+            c.latency_ms, c.created_at
+     FROM call_log c LEFT JOIN api_keys k ON k.id = c.api_key_id
+     WHERE c.org_id = $1 AND c.interface IN ('rest', 'mcp')
+       AND ($2::text IS NULL OR c.api_key_id = $2)
+       AND ($3::text IS NULL OR c.interface = $3)
+       AND ($4::text IS NULL OR ${outcomeCategorySql} = $4)
+       AND ($5::text IS NULL OR (c.created_at, c.id) < (SELECT created_at, id FROM call_log WHERE org_id = $1 AND id = $5))
+     ORDER BY c.created_at DESC, c.id DESC
+     LIMIT $6`,
+    [orgId, input.api_key_id ?? null, input.interface ?? null, input.outcome ?? null, after ?? null, input.limit + 1],
+  );
+  return toPage(
+    rows.map((row) => ({
+      id: row.id,
+      api_key_id: row.api_key_id,
+      api_key_label: row.api_key_label,
+      interface: row.interface,
+      operation: row.operation,
+      outcome: row.category,
+      code: row.outcome,
+      status: row.status,
+      latency_ms: row.latency_ms,
+      created_at: (row.created_at as Date).toISOString(),
+    })),
+    input.limit,
+  );
+}
+
+export interface AgentDay {
+  api_key_id: string;
+  label: string;
+  access: string;
+  state: 'active' | 'revoked' | 'expired';
+  last_used_at: string | null;
+  calls_today: number;
+  applied_today: number;
+  held_today: number;
+  denied_today: number;
+  /** The key's calls today as a share of the organization's daily budget (0–1). */
+  budget_share: number;
+}
+
+/** Each key's day, in the organization's time zone: its calls, and its writes applied, held and denied. */
+export async function agentDays(db: Queryable, organization: { id: string; timezone: string }, dailyBudget: number): Promise<AgentDay[]> {
+  const { rows } = await db.query(
+    `SELECT k.id, k.label, k.access, k.last_used_at, k.revoked_at, k.expires_at <= now() AS expired,
+            count(c.id)::int AS calls, count(c.id) FILTER (WHERE c.outcome = 'applied')::int AS applied,
+            count(c.id) FILTER (WHERE c.outcome = 'pending_review')::int AS held,
+            count(c.id) FILTER (WHERE c.outcome = 'policy_denied')::int AS denied
+     FROM api_keys k
+     LEFT JOIN call_log c ON c.api_key_id = k.id AND c.org_id = k.org_id
+       AND c.created_at >= date_trunc('day', now() AT TIME ZONE $2::text) AT TIME ZONE $2::text
+     WHERE k.org_id = $1
+     GROUP BY k.id
+     ORDER BY k.revoked_at IS NOT NULL, count(c.id) DESC, k.label`,
+    [organization.id, organization.timezone],
+  );
+  return rows.map((row) => ({
+    api_key_id: row.id,
+    label: row.label,
+    access: row.access,
+    state: row.revoked_at ? 'revoked' : row.expired ? 'expired' : 'active',
+    last_used_at: row.last_used_at ? (row.last_used_at as Date).toISOString() : null,
+    calls_today: row.calls,
+    applied_today: row.applied,
+    held_today: row.held,
+    denied_today: row.denied,
+    budget_share: dailyBudget > 0 ? row.calls / dailyBudget : 0,
+  }));
+}

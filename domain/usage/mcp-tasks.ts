@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database';
 import type { QueryResultRow } from 'pg';
-import { reviewStatusSql } from '../gate/reviews';
+import { reviewStatusSql, stillPendingSql } from '../gate/reviews';
 
 // MCP tasks: gated writes an agent ran as tasks of the MCP protocol (not the organization's tasks). A held
 // write's task follows its review (status, result and failure, kept by the write's workflow); a write answered
@@ -60,4 +60,36 @@ export async function listMcpTasks(db: Queryable, owner: McpTaskOwner, before: n
     limit,
   ]);
   return rows;
+}
+
+export interface WaitingTask {
+  task_id: string;
+  api_key_id: string;
+  api_key_label: string;
+  tool: string;
+  review_id: string;
+  reason: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** MCP tasks whose write still waits on a person's review, oldest first. */
+export async function listTasksWaitingOnReview(db: Queryable, orgId: string): Promise<WaitingTask[]> {
+  const { rows } = await db.query(
+    `SELECT t.id, t.api_key_id, k.label, t.tool, t.review_id, d.reason, t.created_at, r.expires_at
+     FROM mcp_tasks t JOIN reviews r ON r.id = t.review_id JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = t.api_key_id
+     WHERE t.org_id = $1 AND ${stillPendingSql('r')}
+     ORDER BY t.seq LIMIT 200`,
+    [orgId],
+  );
+  return rows.map((row) => ({
+    task_id: row.id,
+    api_key_id: row.api_key_id,
+    api_key_label: row.label,
+    tool: row.tool,
+    review_id: row.review_id,
+    reason: row.reason,
+    created_at: (row.created_at as Date).toISOString(),
+    expires_at: (row.expires_at as Date).toISOString(),
+  }));
 }

@@ -52,6 +52,9 @@ export function Frame() {
             <NavLink to="/reviews">Review queue</NavLink>
           </li>
           <li>
+            <NavLink to="/agents">Agent Command Center</NavLink>
+          </li>
+          <li>
             <a href="/api/docs">API playground</a>
           </li>
         </ul>

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { createBrowserRouter, Link, Navigate, useLocation } from 'react-router';
+import { AgentsPage } from '../features/agents/agents-page';
 import { ApiKeysPage } from '../features/api-keys/api-keys-page';
 import { SetPasswordPage } from '../features/auth/set-password-page';
 import { SignInPage } from '../features/auth/sign-in-page';
@@ -60,6 +61,7 @@ export const router = createBrowserRouter([
       { index: true, element: <OverviewPage /> },
       { path: 'reviews', element: <ReviewsPage /> },
       { path: 'reviews/:id', element: <ReviewPage /> },
+      { path: 'agents', element: <AgentsPage /> },
       {
         path: 'settings/people',
         element: (

@@ -1,0 +1,167 @@
+import { z } from 'zod';
+import { roles, rolesThat, type PersonActor } from '../../domain/identity/actors';
+import { text } from '../../domain/kit/fields';
+import { pageInput } from '../../domain/kit/pagination';
+import {
+  correctMemory,
+  correctMemoryInput,
+  forgetMemoryForKey,
+  forgetMemoryInput,
+  listMemoriesOfAllKeys,
+  memorySchema,
+  peopleMemoriesInput,
+} from '../../domain/resources/memories';
+import { agentDays, callOutcomes, listAgentCalls } from '../../domain/usage/call-log';
+import { listTasksWaitingOnReview } from '../../domain/usage/mcp-tasks';
+import { defineOperation } from './operation';
+
+// The Agent Command Center: what agents are doing and what they remember, for people in the console.
+
+const everyone = { person: { roles } };
+const consoleOnly = ['console'] as const;
+const userOf = (actor: unknown) => (actor as PersonActor).userId;
+
+export const listAgentsOperation = defineOperation({
+  kind: 'read',
+  name: 'agents.list',
+  family: 'agents',
+  summary: "Each API key's day",
+  description: "Every key with its calls today (in the organization's time zone), its writes applied, held and denied today, its last use, and its share of the daily budget.",
+  method: 'GET',
+  path: '/agents',
+  list: false,
+  input: z.strictObject({}),
+  output: z.array(
+    z.object({
+      api_key_id: z.string(),
+      label: z.string(),
+      access: z.string(),
+      state: z.enum(['active', 'revoked', 'expired']),
+      last_used_at: z.string().nullable(),
+      calls_today: z.number().int(),
+      applied_today: z.number().int(),
+      held_today: z.number().int(),
+      denied_today: z.number().int(),
+      budget_share: z.number().describe("The key's calls today over the organization's daily budget, 0 to 1"),
+    }),
+  ),
+  access: everyone,
+  interfaces: consoleOnly,
+  handler: (_input, { db, caller }) => agentDays(db, caller.organization, caller.plan.dailyBudget),
+});
+
+export const listAgentCallsOperation = defineOperation({
+  kind: 'read',
+  name: 'agents.calls',
+  family: 'agents',
+  summary: "The agents' calls",
+  description: 'Every REST and MCP call of the organization, newest first: key, interface, operation, how it ended (ok, applied, held, denied, refused, error) and latency.',
+  method: 'GET',
+  path: '/agents/calls',
+  list: true,
+  input: z.strictObject({
+    api_key_id: text({ max: 100 }).optional(),
+    interface: z.enum(['rest', 'mcp']).optional(),
+    outcome: z.enum(callOutcomes).optional(),
+    ...pageInput,
+  }),
+  output: z.array(
+    z.object({
+      id: z.string(),
+      api_key_id: z.string().nullable(),
+      api_key_label: z.string().nullable().describe('null: a person with a personal token'),
+      interface: z.enum(['rest', 'mcp']),
+      operation: z.string(),
+      outcome: z.enum(callOutcomes),
+      code: z.string().describe('ok, applied, pending_review, policy_denied, or the error code'),
+      status: z.number().int(),
+      latency_ms: z.number(),
+      created_at: z.string(),
+    }),
+  ),
+  access: everyone,
+  interfaces: consoleOnly,
+  handler: (input, { db, caller }) => listAgentCalls(db, caller.organization.id, input),
+});
+
+export const listAgentMemoriesOperation = defineOperation({
+  kind: 'read',
+  name: 'agents.memories',
+  family: 'agents',
+  summary: 'What agents remember',
+  description: "Every key's memories, newest first (or one key's); each key sees only its own, people who may see memories see them all.",
+  method: 'GET',
+  path: '/agents/memories',
+  list: true,
+  input: peopleMemoriesInput,
+  output: z.array(memorySchema),
+  access: { person: { roles: rolesThat.seeMemories } },
+  interfaces: consoleOnly,
+  handler: (input, { db, caller }) => listMemoriesOfAllKeys(db, caller.organization.id, input),
+});
+
+export const correctMemoryOperation = defineOperation({
+  kind: 'person_action',
+  name: 'agents.correct_memory',
+  family: 'agents',
+  summary: "Correct an agent's memory",
+  description: 'Rewrites what a key remembers; recorded in the audit trail with who, why, and the note before and after.',
+  method: 'PATCH',
+  path: '/agents/memories/:id',
+  input: correctMemoryInput,
+  output: memorySchema,
+  access: { person: { roles: rolesThat.seeMemories } },
+  interfaces: consoleOnly,
+  handler: (input, { db, caller }) => correctMemory(db, caller.organization.id, input, userOf(caller.actor)),
+});
+
+export const forgetMemoryOperation = defineOperation({
+  kind: 'person_action',
+  name: 'agents.forget_memory',
+  family: 'agents',
+  summary: "Forget an agent's memory",
+  description: 'Deletes what a key remembers; recorded in the audit trail with who, why, and what the note said.',
+  method: 'POST',
+  path: '/agents/memories/:id/forget',
+  input: forgetMemoryInput,
+  output: z.object({ id: z.string(), forgotten: z.literal(true) }),
+  access: { person: { roles: rolesThat.seeMemories } },
+  interfaces: consoleOnly,
+  handler: (input, { db, caller }) => forgetMemoryForKey(db, caller.organization.id, input, userOf(caller.actor)),
+});
+
+export const waitingTasksOperation = defineOperation({
+  kind: 'read',
+  name: 'agents.waiting_tasks',
+  family: 'agents',
+  summary: 'MCP tasks waiting on a review',
+  description: "Agents' MCP tasks whose write a person has not decided yet, with the review each waits on.",
+  method: 'GET',
+  path: '/agents/waiting-tasks',
+  list: false,
+  input: z.strictObject({}),
+  output: z.array(
+    z.object({
+      task_id: z.string(),
+      api_key_id: z.string(),
+      api_key_label: z.string(),
+      tool: z.string(),
+      review_id: z.string(),
+      reason: z.string(),
+      created_at: z.string(),
+      expires_at: z.string(),
+    }),
+  ),
+  access: everyone,
+  interfaces: consoleOnly,
+  handler: (_input, { db, caller }) => listTasksWaitingOnReview(db, caller.organization.id),
+});
+
+export const agentOperations = [
+  listAgentsOperation,
+  listAgentCallsOperation,
+  listAgentMemoriesOperation,
+  correctMemoryOperation,
+  forgetMemoryOperation,
+  waitingTasksOperation,
+];

@@ -1,0 +1,212 @@
+import { useCallback, useEffect, useState } from 'react';
+import { Link } from 'react-router';
+import { FormError } from '../../lib/form-error';
+import { when } from '../../lib/format';
+import { useSignedIn } from '../../lib/session';
+import { useLive, type LiveTopic } from '../../lib/use-live';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { agentsApi, type AgentCall, type AgentDay, type CallFilters, type CallOutcome, type Memory, type WaitingTask } from './api';
+import { MemoryItem } from './memory-item';
+
+const outcomeNames: Record<CallOutcome, string> = { ok: 'OK', applied: 'Applied', held: 'Held', denied: 'Denied', refused: 'Refused', error: 'Error' };
+
+function budgetShare(share: number): string {
+  if (share === 0) return '0 %';
+  if (share < 0.0001) return '< 0.01 %';
+  return `${(share * 100).toFixed(share < 0.01 ? 2 : 0)} %`;
+}
+
+/** The Agent Command Center: what agents are doing, live, and what they remember. */
+export function AgentsPage() {
+  useDocumentTitle('Agent Command Center');
+  const { can } = useSignedIn();
+  const seesMemories = can('seeMemories');
+  const [days, setDays] = useState<AgentDay[]>();
+  const [calls, setCalls] = useState<AgentCall[]>();
+  const [filters, setFilters] = useState<CallFilters>({});
+  const [memoryKey, setMemoryKey] = useState<string>();
+  const [memories, setMemories] = useState<Memory[]>();
+  const [waiting, setWaiting] = useState<WaitingTask[]>();
+  const [error, setError] = useState<unknown>();
+
+  const loadDays = useCallback(() => {
+    agentsApi.days().then(setDays, setError);
+    agentsApi.waitingTasks().then(setWaiting, setError);
+  }, []);
+  const loadCalls = useCallback(() => {
+    agentsApi.calls(filters).then(setCalls, setError);
+  }, [filters]);
+  const loadMemories = useCallback(() => {
+    if (seesMemories) agentsApi.memories(memoryKey).then(setMemories, setError);
+  }, [seesMemories, memoryKey]);
+
+  useEffect(loadDays, [loadDays]);
+  useEffect(loadCalls, [loadCalls]);
+  useEffect(loadMemories, [loadMemories]);
+  useLive(['calls', 'reviews', 'memories'], (topic: LiveTopic) => {
+    if (topic === 'calls') {
+      loadCalls();
+      loadDays();
+    } else if (topic === 'reviews') loadDays();
+    else loadMemories();
+  });
+
+  const labels = new Map((days ?? []).map((day) => [day.api_key_id, day.label]));
+  const setFilter = (change: Partial<CallFilters>) => setFilters((current) => ({ ...current, ...change }));
+
+  return (
+    <>
+      <h1>Agent Command Center</h1>
+      <p className="lede">What the organization's agents are doing, as it happens, and what they remember.</p>
+      <FormError error={error} />
+
+      <section aria-labelledby="agents-heading">
+        <h2 id="agents-heading">Agents today</h2>
+        <div className="table-scroll">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">Key</th>
+                <th scope="col">Calls</th>
+                <th scope="col">Applied</th>
+                <th scope="col">Held</th>
+                <th scope="col">Denied</th>
+                <th scope="col">Share of the daily budget</th>
+                <th scope="col">Last used</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(days ?? []).map((day) => (
+                <tr key={day.api_key_id} className={day.state === 'active' ? undefined : 'inactive'}>
+                  <th scope="row">
+                    {day.label}
+                    <span className="hint block">
+                      {day.access === 'read' ? 'Read only' : 'Read and write'}
+                      {day.state !== 'active' ? ` · ${day.state}` : ''}
+                    </span>
+                  </th>
+                  <td>{day.calls_today}</td>
+                  <td>{day.applied_today}</td>
+                  <td>{day.held_today}</td>
+                  <td>{day.denied_today}</td>
+                  <td>{budgetShare(day.budget_share)}</td>
+                  <td>{when(day.last_used_at, 'Never')}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </section>
+
+      <section aria-labelledby="calls-heading">
+        <h2 id="calls-heading">What agents are doing</h2>
+        <form className="row filters" aria-label="Filter calls" onSubmit={(event) => event.preventDefault()}>
+          <div className="field">
+            <label htmlFor="calls-key">Key</label>
+            <select id="calls-key" value={filters.api_key_id ?? ''} onChange={(event) => setFilter({ api_key_id: event.target.value || undefined })}>
+              <option value="">Any</option>
+              {(days ?? []).map((day) => (
+                <option key={day.api_key_id} value={day.api_key_id}>
+                  {day.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="calls-interface">Interface</label>
+            <select id="calls-interface" value={filters.interface ?? ''} onChange={(event) => setFilter({ interface: (event.target.value || undefined) as CallFilters['interface'] })}>
+              <option value="">Any</option>
+              <option value="rest">REST</option>
+              <option value="mcp">MCP</option>
+            </select>
+          </div>
+          <div className="field">
+            <label htmlFor="calls-outcome">Outcome</label>
+            <select id="calls-outcome" value={filters.outcome ?? ''} onChange={(event) => setFilter({ outcome: (event.target.value || undefined) as CallOutcome | undefined })}>
+              <option value="">Any</option>
+              {Object.entries(outcomeNames).map(([value, name]) => (
+                <option key={value} value={value}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          </div>
+        </form>
+        <div className="table-scroll">
+          <table aria-label="Calls, newest first">
+            <thead>
+              <tr>
+                <th scope="col">When</th>
+                <th scope="col">Key</th>
+                <th scope="col">Interface</th>
+                <th scope="col">Operation</th>
+                <th scope="col">Outcome</th>
+                <th scope="col">Latency</th>
+              </tr>
+            </thead>
+            <tbody>
+              {(calls ?? []).map((call) => (
+                <tr key={call.id} data-call-id={call.id}>
+                  <td>{when(call.created_at)}</td>
+                  <td>{call.api_key_label ?? 'a person'}</td>
+                  <td>{call.interface.toUpperCase()}</td>
+                  <td>
+                    <code>{call.operation}</code>
+                  </td>
+                  <td>
+                    <span className={`state ${call.outcome === 'ok' || call.outcome === 'applied' ? 'on' : call.outcome === 'held' ? 'waiting' : 'off'}`}>{outcomeNames[call.outcome]}</span>
+                    {call.outcome === 'refused' || call.outcome === 'error' ? <span className="hint block">{call.code}</span> : null}
+                  </td>
+                  <td>{call.latency_ms.toFixed(0)} ms</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+        {calls?.length === 0 && <p>No calls match.</p>}
+      </section>
+
+      <section aria-labelledby="tasks-heading">
+        <h2 id="tasks-heading">MCP tasks waiting on a review</h2>
+        {waiting?.length ? (
+          <ul className="plain-list">
+            {waiting.map((task) => (
+              <li key={task.task_id}>
+                <code>{task.tool}</code> by “{task.api_key_label}”: {task.reason}. <Link to={`/reviews/${task.review_id}`}>Review {task.review_id}</Link>{' '}
+                <span className="hint">(expires {when(task.expires_at)})</span>
+              </li>
+            ))}
+          </ul>
+        ) : (
+          <p>None.</p>
+        )}
+      </section>
+
+      {seesMemories && (
+        <section aria-labelledby="memories-heading">
+          <h2 id="memories-heading">What agents remember</h2>
+          <div className="field">
+            <label htmlFor="memories-key">Key</label>
+            <select id="memories-key" value={memoryKey ?? ''} onChange={(event) => setMemoryKey(event.target.value || undefined)}>
+              <option value="">Every key</option>
+              {(days ?? []).map((day) => (
+                <option key={day.api_key_id} value={day.api_key_id}>
+                  {day.label}
+                </option>
+              ))}
+            </select>
+          </div>
+          {memories?.length ? (
+            <ul className="plain-list memories">
+              {memories.map((memory) => (
+                <MemoryItem key={`${memory.id}:${memory.version}`} memory={memory} label={labels.get(memory.api_key_id) ?? memory.api_key_id} mayChange onChanged={loadMemories} />
+              ))}
+            </ul>
+          ) : (
+            <p>No memories.</p>
+          )}
+        </section>
+      )}
+    </>
+  );
+}
