@@ -97,7 +97,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(fastifyCookie);
   await app.register(consolePages, { dir: consoleDir });
   await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions, publicUrl: deps.publicUrl }) });
-  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, apiBaseUrl, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi });
+  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl });
   await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, publicUrl: deps.publicUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;

@@ -12,7 +12,6 @@ import { sessionRoutes, type TemporalUiLinks } from './session-routes';
 export interface ConsoleApiOptions {
   db: Database;
   pipeline: CallPipeline;
-  apiBaseUrl: string;
   /** Where people reach the service: the origin the console's pages come from. */
   publicUrl: string;
   sessions: SessionPolicy;
@@ -53,7 +52,7 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
   });
   await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie, temporalUi: options.temporalUi });
   await app.register(liveRoute, { db: options.db, sessions: options.sessions, cookie, intervalMs: options.liveIntervalMs });
-  await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl, dialect: consoleDialect });
+  await app.register(restRoutes, { pipeline: options.pipeline, dialect: consoleDialect });
 }
 
 /**

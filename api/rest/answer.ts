@@ -1,6 +1,5 @@
 import { AppError } from '../../domain/kit/errors';
 import { etagOf } from '../../domain/kit/rows';
-import type { GateAnswer } from '../../domain/gate/contract';
 import type { Operation } from '../catalog/operation';
 import { statusOf, type CallOutcome } from '../catalog/outcome';
 import type { SubmittedWrite } from '../catalog/submit-write';

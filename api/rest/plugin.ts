@@ -4,7 +4,7 @@ import { errorBody } from './http';
 import { agentsDialect, restRoutes, type RestOptions } from './routes';
 
 /** The REST API under /api: the discovery index and every catalog operation. */
-export async function restApi(app: FastifyInstance, options: RestOptions): Promise<void> {
+export async function restApi(app: FastifyInstance, options: RestOptions & { apiBaseUrl: string }): Promise<void> {
   app.setNotFoundHandler((request, reply) => {
     const error = new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}; see GET /api/v1/me for the endpoints`);
     return reply.status(404).send(errorBody(error));
@@ -13,5 +13,5 @@ export async function restApi(app: FastifyInstance, options: RestOptions): Promi
     success: true,
     data: { name: 'Gatehouse', version: 'v1', discovery: `${options.apiBaseUrl}/v1/me` },
   }));
-  await app.register(restRoutes, { pipeline: options.pipeline, apiBaseUrl: options.apiBaseUrl, dialect: agentsDialect });
+  await app.register(restRoutes, { pipeline: options.pipeline, dialect: agentsDialect });
 }

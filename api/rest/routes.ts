@@ -7,8 +7,6 @@ import { rateLimitHeaders } from './http';
 
 export interface RestOptions {
   pipeline: CallPipeline;
-  /** Absolute URL of the REST base, ending in /api. */
-  apiBaseUrl: string;
 }
 
 /**
@@ -62,7 +60,7 @@ async function handle(
   wire: Wire,
   request: FastifyRequest,
   reply: FastifyReply,
-  { pipeline, apiBaseUrl, dialect }: RestOptions & { dialect: RestDialect },
+  { pipeline, dialect }: RestOptions & { dialect: RestDialect },
 ) {
   const admission = await pipeline.admit(dialect.credentialOf(request));
   const params = request.params as Record<string, string>;
