@@ -30,6 +30,7 @@ describe('gatehouse dev on embedded defaults', () => {
     const first = startCli(['dev', '--json'], env);
     let token: string;
     let taskId: string;
+    let cookie = '';
     try {
       const info = await first.ready;
       expect(info.api_url).toBe(`http://localhost:${env.PORT}/api`);
@@ -79,8 +80,29 @@ describe('gatehouse dev on embedded defaults', () => {
         });
         expect(signedIn.status).toBe(201);
         expect(((await signedIn.json()) as { data: { person: { role: string } } }).data.person.role).toBe(person.role);
+        cookie = signedIn.headers.get('set-cookie')!.split(';')[0]!;
       }
       expect(info.demo.owner.role).toBe('owner');
+
+      // The review queue is live on the embedded database too: a held write (the default policy holds deletes)
+      // reaches a watching page as an event.
+      const live = new AbortController();
+      const stream = await fetch(`${origin}/console/api/live`, { headers: { cookie }, signal: live.signal });
+      expect(stream.headers.get('content-type')).toContain('text/event-stream');
+      const reader = stream.body!.getReader();
+      let received = '';
+      const readUntil = async (needle: string) => {
+        while (!received.includes(needle)) {
+          const { value, done } = await reader.read();
+          if (done) throw new Error(`the stream ended before ${needle}`);
+          received += new TextDecoder().decode(value);
+        }
+      };
+      await readUntil('event: ready');
+      const held = await fetch(`${info.api_url}/v1/tasks/${taskId}`, { method: 'DELETE', headers: { authorization: `Bearer ${token}` } });
+      expect(held.status).toBe(202);
+      await readUntil('event: reviews');
+      live.abort();
 
       // The CLI reaches the running service's embedded database.
       const orgs = await runCli(['org', 'show', '--json'], env);
