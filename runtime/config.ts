@@ -42,10 +42,11 @@ const environmentSchema = z.object({
     .string()
     .default('')
     .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
-  // The Web UI shows every organization's workflows: only these roles get links to it (comma-separated; none: nobody).
+  // The Web UI shows every organization's workflows: only these roles get links to it (comma-separated). Off unless
+  // the operator opts in (one organization per deployment, say).
   TEMPORAL_UI_ROLES: z
     .string()
-    .default('owner,admin')
+    .default('none')
     .transform((value, ctx) => {
       const listed = value.split(',').map((role) => role.trim()).filter((role) => role && role !== 'none');
       const unknown = listed.filter((role) => !['owner', 'admin', 'reviewer', 'member'].includes(role));

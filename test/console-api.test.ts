@@ -129,6 +129,18 @@ describe('signing in', () => {
     expect(response.statusCode).toBe(201);
   });
 
+  it("a page's own refreshes do not keep an idle session alive; the person's requests do", async () => {
+    const session = await signIn(h.app, acme.organization, admin);
+    const id = sessionIdOf(session);
+    await h.db.query(`UPDATE sessions SET last_seen_at = now() - interval '30 minutes' WHERE id = $1`, [id]);
+    const idleMinutes = async () => (await h.db.query(`SELECT (extract(epoch FROM now() - last_seen_at) / 60)::float8 AS m FROM sessions WHERE id = $1`, [id])).rows[0].m;
+    const background = await session.request({ method: 'GET', url: '/console/api/v1/reviews', headers: { 'x-gatehouse-background': '1' } });
+    expect(background.statusCode).toBe(200);
+    expect(await idleMinutes()).toBeGreaterThan(29);
+    await session.request({ method: 'GET', url: '/console/api/v1/reviews' });
+    expect(await idleMinutes()).toBeLessThan(1);
+  });
+
   it('ends a session on sign-out, on idling too long, and at its absolute expiry', async () => {
     const idle = await signIn(h.app, acme.organization, admin);
     const old = await signIn(h.app, acme.organization, admin);

@@ -57,6 +57,8 @@ export type Credential =
       /** The X-CSRF-Token header, required when the call changes something. */
       csrfToken: string | undefined;
       changesState: boolean;
+      /** False for what a page does by itself (a live refresh): it does not keep an idle session alive. */
+      activity: boolean;
     };
 
 export interface CallPipeline {
@@ -140,7 +142,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
     async admit(credential) {
       const startedAt = performance.now();
       if (credential.via === 'console') {
-        const resumed = await resumeSession(db, credential.session, options.sessions);
+        const resumed = await resumeSession(db, credential.session, options.sessions, { touch: credential.activity });
         if (!resumed) throw new AppError('unauthorized', 'Sign in first: there is no session, or it has ended');
         const common = { caller: resumed.caller, via: credential.via, verdict: undefined, startedAt };
         const forged = credential.changesState && !secretsMatch(credential.csrfToken, resumed.session.csrfToken);

@@ -46,7 +46,7 @@ function createWatcher(db: Database, intervalMs: number, log: (error: unknown) =
     watch(orgId: string, listener: Listener): () => void {
       let entry = watched.get(orgId);
       if (!entry) {
-        entry = { listeners: new Set(), timer: setInterval(() => void poll(orgId), intervalMs), busy: false };
+        entry = { listeners: new Set(), timer: setInterval(() => void poll(orgId), intervalMs).unref(), busy: false };
         watched.set(orgId, entry);
         void poll(orgId);
       }
@@ -73,20 +73,28 @@ const heartbeatMs = 15_000;
 
 export async function liveRoute(app: FastifyInstance, options: LiveOptions): Promise<void> {
   const watcher = createWatcher(options.db, options.intervalMs ?? 1000, (error) => app.log.warn({ err: error }, 'live poll failed'));
-  const streams = new Set<{ end(): void }>();
+  /** Each open stream's way to stop: its timers, its watch, and the response. */
+  const streams = new Set<() => void>();
   // Open streams would hold the server open: they end first, and the pages reconnect to another process.
   app.addHook('preClose', async () => {
-    for (const stream of streams) stream.end();
+    for (const stop of [...streams]) stop();
     watcher.close();
   });
 
   app.get('/live', async (request, reply) => {
-    const resumed = await resumeSession(options.db, options.cookie.read(request), options.sessions);
+    // Watching is no activity of the person's: an open tab still goes idle.
+    const stillSignedIn = () => resumeSession(options.db, options.cookie.read(request), options.sessions, { touch: false });
+    const resumed = await stillSignedIn();
     if (!resumed) return reply.status(401).send(errorBody(new AppError('unauthorized', 'Sign in first: there is no session, or it has ended')));
     const orgId = resumed.caller.organization.id;
 
     reply.hijack();
     const stream = reply.raw;
+    // The page may have gone while the session was read: then there is nothing to watch for.
+    if (request.raw.destroyed || stream.destroyed) {
+      stream.end();
+      return;
+    }
     stream.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-store',
@@ -102,7 +110,7 @@ export async function liveRoute(app: FastifyInstance, options: LiveOptions): Pro
       for (const topic of topics) send(topic, {});
     });
     const heartbeat = setInterval(() => {
-      void resumeSession(options.db, options.cookie.read(request), options.sessions).then(
+      void stillSignedIn().then(
         (still) => {
           if (still) stream.write(': alive\n\n');
           else {
@@ -113,12 +121,14 @@ export async function liveRoute(app: FastifyInstance, options: LiveOptions): Pro
         () => stream.write(': alive\n\n'),
       );
     }, heartbeatMs);
-    streams.add(stream);
+    heartbeat.unref();
     const stop = () => {
+      if (!streams.delete(stop)) return;
       clearInterval(heartbeat);
       unwatch();
-      streams.delete(stream);
+      if (!stream.writableEnded) stream.end();
     };
+    streams.add(stop);
     request.raw.once('close', stop);
     stream.once('close', stop);
   });

@@ -35,6 +35,7 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
       session: cookie.read(request),
       csrfToken: headerValue(request.headers['x-csrf-token']),
       changesState: changesState(request),
+      activity: request.headers['x-gatehouse-background'] !== '1',
     }),
     explicitOrganization: false,
   };

@@ -140,17 +140,27 @@ const strangers = {
   },
 };
 
-/** The person behind a session cookie, or undefined when it is unknown, ended, idle too long or too old. */
-export async function resumeSession(db: Queryable, token: string | undefined, policy: SessionPolicy): Promise<{ session: Session; caller: Caller } | undefined> {
+/**
+ * The person behind a session cookie, or undefined when it is unknown, ended, idle too long or too old. A
+ * request the person made counts as activity (`touch`); what a page does by itself (a live refresh, the live
+ * stream's heartbeat) does not, so an open tab still goes idle.
+ */
+export async function resumeSession(
+  db: Queryable,
+  token: string | undefined,
+  policy: SessionPolicy,
+  options: { touch?: boolean } = {},
+): Promise<{ session: Session; caller: Caller } | undefined> {
   const parsed = token ? parseToken(token) : undefined;
   if (!token || parsed?.kind !== 'session') return undefined;
-  const { rows } = await db.query(
-    `UPDATE sessions s SET last_seen_at = now()
-     FROM users u, organizations o, plans p
-     WHERE s.id = $1 AND s.secret_digest = $2 AND u.id = s.user_id AND o.id = s.org_id AND p.name = o.plan
+  const conditions = `s.id = $1 AND s.secret_digest = $2 AND u.id = s.user_id AND o.id = s.org_id AND p.name = o.plan
        AND s.ended_at IS NULL AND s.expires_at > now() AND s.last_seen_at > now() - make_interval(secs => $3 / 1000.0)
-       AND u.deactivated_at IS NULL
-     RETURNING s.id AS session_id, s.csrf_token, s.expires_at, u.id AS user_id, u.email, u.role, u.name AS person_name, ${organizationColumns}, ${planColumns}`,
+       AND u.deactivated_at IS NULL`;
+  const columns = `s.id AS session_id, s.csrf_token, s.expires_at, u.id AS user_id, u.email, u.role, u.name AS person_name, ${organizationColumns}, ${planColumns}`;
+  const { rows } = await db.query(
+    (options.touch ?? true)
+      ? `UPDATE sessions s SET last_seen_at = now() FROM users u, organizations o, plans p WHERE ${conditions} RETURNING ${columns}`
+      : `SELECT ${columns} FROM sessions s, users u, organizations o, plans p WHERE ${conditions}`,
     [parsed.id, digestToken(token), policy.idleMs],
   );
   const row = rows[0];

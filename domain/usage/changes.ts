@@ -9,15 +9,19 @@ export type LiveTopic = (typeof liveTopics)[number];
  * A short fingerprint of each topic of an organization: it changes whenever something a page shows changes, so
  * a watcher that polls it learns what to fetch again. Works the same with one api process or several, on a
  * server or the embedded database. People's own console calls do not count as the agents' calls.
+ *
+ * Counts, not latest timestamps: a transaction that started earlier but commits later would not move a maximum.
+ * Calls are read from the newest end of their index only (the latest, and how many in the last minute).
  */
 export async function changeStamps(db: Queryable, orgId: string): Promise<Record<LiveTopic, string>> {
   const { rows } = await db.query(
     `SELECT
-       (SELECT concat_ws('|', max(r.id), max(greatest(r.decided_at, r.applied_at)), count(*) FILTER (WHERE ${stillPendingSql('r')}),
-                         count(*) FILTER (WHERE r.failure IS NOT NULL))
+       (SELECT concat_ws('|', count(*), count(r.decided_at), count(r.applied_at), count(r.failure), count(*) FILTER (WHERE ${stillPendingSql('r')}))
         FROM reviews r WHERE r.org_id = $1) AS reviews,
-       (SELECT max(id) FROM call_log WHERE org_id = $1 AND interface <> 'console') AS calls,
-       (SELECT concat_ws('|', count(*), max(updated_at)) FROM agent_memories WHERE org_id = $1) AS memories`,
+       concat_ws('|',
+         (SELECT id FROM call_log WHERE org_id = $1 AND interface <> 'console' ORDER BY created_at DESC, id DESC LIMIT 1),
+         (SELECT count(*) FROM call_log WHERE org_id = $1 AND interface <> 'console' AND created_at > now() - interval '1 minute')) AS calls,
+       (SELECT concat_ws('|', count(*), sum(version), max(id)) FROM agent_memories WHERE org_id = $1) AS memories`,
     [orgId],
   );
   const row = rows[0];

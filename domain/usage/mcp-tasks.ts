@@ -77,8 +77,8 @@ export interface WaitingTask {
 export async function listTasksWaitingOnReview(db: Queryable, orgId: string): Promise<WaitingTask[]> {
   const { rows } = await db.query(
     `SELECT t.id, t.api_key_id, k.label, t.tool, t.review_id, d.reason, t.created_at, r.expires_at
-     FROM mcp_tasks t JOIN reviews r ON r.id = t.review_id JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = t.api_key_id
-     WHERE t.org_id = $1 AND ${stillPendingSql('r')}
+     FROM reviews r JOIN mcp_tasks t ON t.review_id = r.id JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = t.api_key_id
+     WHERE r.org_id = $1 AND ${stillPendingSql('r')}
      ORDER BY t.seq LIMIT 200`,
     [orgId],
   );

@@ -33,8 +33,10 @@ export function whenSignedOut(listener: () => void): void {
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
-export async function request<T>(method: Method, path: string, body?: unknown): Promise<T> {
+export async function request<T>(method: Method, path: string, body?: unknown, options: { background?: boolean } = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
+  // A refresh the page makes by itself is not the person's activity: it does not keep an idle session alive.
+  if (options.background) headers['x-gatehouse-background'] = '1';
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
   let response: Response;
@@ -59,7 +61,7 @@ export async function request<T>(method: Method, path: string, body?: unknown): 
 }
 
 export const api = {
-  get: <T>(path: string) => request<T>('GET', path),
+  get: <T>(path: string, options?: { background?: boolean }) => request<T>('GET', path, undefined, options),
   post: <T>(path: string, body: unknown = {}) => request<T>('POST', path, body),
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
   delete: <T>(path: string) => request<T>('DELETE', path),

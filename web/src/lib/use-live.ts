@@ -1,10 +1,16 @@
-import { useEffect, useRef } from 'react';
+import { useCallback, useEffect, useRef } from 'react';
 
 export type LiveTopic = 'reviews' | 'calls' | 'memories';
 
+/** How a page fetches: `background` when it refreshes by itself (not the person's activity). */
+export interface Refresh {
+  background: boolean;
+}
+
 /**
- * Calls `onChange` whenever the server says a topic changed (server-sent events from /console/api/live); the
- * page then fetches what it shows again. The browser reconnects by itself after a drop.
+ * Calls `onChange` whenever the server says a topic changed (server-sent events from /console/api/live), and for
+ * every topic whenever the stream (re)connects, so nothing that changed while it was away is missed. A hidden
+ * tab lets go of its stream (browsers allow few connections per site) and catches up when shown again.
  */
 export function useLive(topics: LiveTopic[], onChange: (topic: LiveTopic) => void): void {
   const latest = useRef(onChange);
@@ -13,15 +19,38 @@ export function useLive(topics: LiveTopic[], onChange: (topic: LiveTopic) => voi
   }, [onChange]);
   const key = topics.join(',');
   useEffect(() => {
-    const source = new EventSource('/console/api/live');
-    const listeners = key.split(',').map((topic) => {
-      const listener = () => latest.current(topic as LiveTopic);
-      source.addEventListener(topic, listener);
-      return [topic, listener] as const;
-    });
+    const watched = key.split(',') as LiveTopic[];
+    let source: EventSource | undefined;
+    const open = () => {
+      if (source) return;
+      source = new EventSource('/console/api/live');
+      source.addEventListener('ready', () => {
+        for (const topic of watched) latest.current(topic);
+      });
+      for (const topic of watched) source.addEventListener(topic, () => latest.current(topic));
+    };
+    const close = () => {
+      source?.close();
+      source = undefined;
+    };
+    const onVisibility = () => (document.hidden ? close() : open());
+    if (!document.hidden) open();
+    document.addEventListener('visibilitychange', onVisibility);
     return () => {
-      for (const [topic, listener] of listeners) source.removeEventListener(topic, listener);
-      source.close();
+      document.removeEventListener('visibilitychange', onVisibility);
+      close();
     };
   }, [key]);
+}
+
+/** Keeps only the newest of overlapping requests: an older answer arriving late is dropped. */
+export function useLatest() {
+  const counter = useRef(0);
+  return useCallback(<T,>(promise: Promise<T>, use: (value: T) => void, fail: (error: unknown) => void) => {
+    const mine = ++counter.current;
+    promise.then(
+      (value) => mine === counter.current && use(value),
+      (error: unknown) => mine === counter.current && fail(error),
+    );
+  }, []);
 }

@@ -1,9 +1,9 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
-import { useLive, type LiveTopic } from '../../lib/use-live';
+import { useLatest, useLive, type LiveTopic } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { agentsApi, type AgentCall, type AgentDay, type CallFilters, type CallOutcome, type Memory, type WaitingTask } from './api';
 import { MemoryItem } from './memory-item';
@@ -29,26 +29,51 @@ export function AgentsPage() {
   const [waiting, setWaiting] = useState<WaitingTask[]>();
   const [error, setError] = useState<unknown>();
 
-  const loadDays = useCallback(() => {
-    agentsApi.days().then(setDays, setError);
-    agentsApi.waitingTasks().then(setWaiting, setError);
+  const [latestDays, latestWaiting, latestCalls, latestMemories] = [useLatest(), useLatest(), useLatest(), useLatest()];
+  const succeeded = useCallback(<T,>(set: (value: T) => void) => (value: T) => {
+    set(value);
+    setError(undefined);
   }, []);
-  const loadCalls = useCallback(() => {
-    agentsApi.calls(filters).then(setCalls, setError);
-  }, [filters]);
-  const loadMemories = useCallback(() => {
-    if (seesMemories) agentsApi.memories(memoryKey).then(setMemories, setError);
-  }, [seesMemories, memoryKey]);
+  const loadDays = useCallback(
+    (background = false) => {
+      latestDays(agentsApi.days(background), succeeded(setDays), setError);
+      latestWaiting(agentsApi.waitingTasks(background), succeeded(setWaiting), setError);
+    },
+    [latestDays, latestWaiting, succeeded],
+  );
+  const loadCalls = useCallback(
+    (background = false) => latestCalls(agentsApi.calls(filters, background), succeeded(setCalls), setError),
+    [filters, latestCalls, succeeded],
+  );
+  const loadMemories = useCallback(
+    (background = false) => {
+      if (seesMemories) latestMemories(agentsApi.memories(memoryKey, background), succeeded(setMemories), setError);
+    },
+    [seesMemories, memoryKey, latestMemories, succeeded],
+  );
 
-  useEffect(loadDays, [loadDays]);
-  useEffect(loadCalls, [loadCalls]);
-  useEffect(loadMemories, [loadMemories]);
+  useEffect(() => loadDays(), [loadDays]);
+  useEffect(() => loadCalls(), [loadCalls]);
+  useEffect(() => loadMemories(), [loadMemories]);
+
+  // Busy agents change the page every second: what changed is gathered and fetched at most every 1.5 s.
+  const changed = useRef(new Set<LiveTopic>());
+  const flushTimer = useRef<number | undefined>(undefined);
+  const loaders = useRef({ loadDays, loadCalls, loadMemories });
+  useEffect(() => {
+    loaders.current = { loadDays, loadCalls, loadMemories };
+  }, [loadDays, loadCalls, loadMemories]);
+  useEffect(() => () => window.clearTimeout(flushTimer.current), []);
   useLive(['calls', 'reviews', 'memories'], (topic: LiveTopic) => {
-    if (topic === 'calls') {
-      loadCalls();
-      loadDays();
-    } else if (topic === 'reviews') loadDays();
-    else loadMemories();
+    changed.current.add(topic);
+    flushTimer.current ??= window.setTimeout(() => {
+      flushTimer.current = undefined;
+      const topics = changed.current;
+      changed.current = new Set();
+      if (topics.has('calls')) loaders.current.loadCalls(true);
+      if (topics.has('calls') || topics.has('reviews')) loaders.current.loadDays(true);
+      if (topics.has('memories')) loaders.current.loadMemories(true);
+    }, 1500);
   });
 
   const labels = new Map((days ?? []).map((day) => [day.api_key_id, day.label]));
@@ -199,7 +224,13 @@ export function AgentsPage() {
           {memories?.length ? (
             <ul className="plain-list memories">
               {memories.map((memory) => (
-                <MemoryItem key={`${memory.id}:${memory.version}`} memory={memory} label={labels.get(memory.api_key_id) ?? memory.api_key_id} mayChange onChanged={loadMemories} />
+                <MemoryItem
+                  key={`${memory.id}:${memory.version}`}
+                  memory={memory}
+                  label={labels.get(memory.api_key_id) ?? memory.api_key_id}
+                  mayChange
+                  onChanged={() => loadMemories()}
+                />
               ))}
             </ul>
           ) : (

@@ -62,10 +62,10 @@ const query = (filters: object) => {
 };
 
 export const agentsApi = {
-  days: () => api.get<AgentDay[]>('/v1/agents'),
-  calls: (filters: CallFilters) => api.get<AgentCall[]>(`/v1/agents/calls?${query(filters)}`),
-  memories: (apiKeyId?: string) => api.get<Memory[]>(`/v1/agents/memories?${query({ api_key_id: apiKeyId })}`),
+  days: (background = false) => api.get<AgentDay[]>('/v1/agents', { background }),
+  calls: (filters: CallFilters, background = false) => api.get<AgentCall[]>(`/v1/agents/calls?${query(filters)}`, { background }),
+  memories: (apiKeyId?: string, background = false) => api.get<Memory[]>(`/v1/agents/memories?${query({ api_key_id: apiKeyId })}`, { background }),
   correct: (id: string, content: string, reason: string) => api.patch<Memory>(`/v1/agents/memories/${encodeURIComponent(id)}`, { content, reason }),
   forget: (id: string, reason: string) => api.post<{ id: string }>(`/v1/agents/memories/${encodeURIComponent(id)}/forget`, { reason }),
-  waitingTasks: () => api.get<WaitingTask[]>('/v1/agents/waiting-tasks'),
+  waitingTasks: (background = false) => api.get<WaitingTask[]>('/v1/agents/waiting-tasks', { background }),
 };

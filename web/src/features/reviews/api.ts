@@ -29,12 +29,12 @@ export interface ReviewFilters {
 }
 
 export const reviewsApi = {
-  list(filters: ReviewFilters) {
+  list(filters: ReviewFilters, background = false) {
     const query = new URLSearchParams({ limit: '50' });
     for (const [name, value] of Object.entries(filters)) if (value) query.set(name, value);
-    return api.get<Review[]>(`/v1/reviews?${query}`);
+    return api.get<Review[]>(`/v1/reviews?${query}`, { background });
   },
-  get: (id: string) => api.get<Review>(`/v1/reviews/${encodeURIComponent(id)}`),
+  get: (id: string, background = false) => api.get<Review>(`/v1/reviews/${encodeURIComponent(id)}`, { background }),
   decide: (id: string, verdict: 'approve' | 'deny', comment: string) =>
     api.post<Review>(`/v1/reviews/${encodeURIComponent(id)}/${verdict}`, comment.trim() ? { comment: comment.trim() } : {}),
 };

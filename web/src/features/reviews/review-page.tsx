@@ -1,7 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { Link, useParams } from 'react-router';
 import { FormError } from '../../lib/form-error';
-import { useLive } from '../../lib/use-live';
+import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { reviewsApi, type Review } from './api';
 import { ReviewCard } from './review-card';
@@ -12,11 +12,21 @@ export function ReviewPage() {
   const { id = '' } = useParams();
   const [review, setReview] = useState<Review>();
   const [error, setError] = useState<unknown>();
-  const load = useCallback(() => {
-    reviewsApi.get(id).then(setReview, setError);
-  }, [id]);
-  useEffect(load, [load]);
-  useLive(['reviews'], load);
+  const latest = useLatest();
+  const load = useCallback(
+    (background = false) =>
+      latest(
+        reviewsApi.get(id, background),
+        (found) => {
+          setReview(found);
+          setError(undefined);
+        },
+        setError,
+      ),
+    [id, latest],
+  );
+  useEffect(() => load(), [load]);
+  useLive(['reviews'], () => load(true));
   return (
     <>
       <p className="breadcrumbs">

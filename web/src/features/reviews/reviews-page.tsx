@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { FormError } from '../../lib/form-error';
-import { useLive } from '../../lib/use-live';
+import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { reviewsApi, type Review, type ReviewFilters, type ReviewStatus } from './api';
 import { ReviewCard } from './review-card';
@@ -13,8 +13,12 @@ export function ReviewsPage() {
   const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
   const [error, setError] = useState<unknown>();
 
-  const load = useCallback(() => {
-    reviewsApi.list(filters).then((list) => {
+  const latest = useLatest();
+  const load = useCallback(
+    (background = false) =>
+      latest(
+        reviewsApi.list(filters, background),
+        (list) => {
       setReviews(list);
       setError(undefined);
       // The filters offer the keys and operations the queue has shown so far.
@@ -27,11 +31,14 @@ export function ReviewsPage() {
         }
         return { keys, operations };
       });
-    }, setError);
-  }, [filters]);
+        },
+        setError,
+      ),
+    [filters, latest],
+  );
 
-  useEffect(load, [load]);
-  useLive(['reviews'], load);
+  useEffect(() => load(), [load]);
+  useLive(['reviews'], () => load(true));
 
   const set = (change: Partial<ReviewFilters>) => setFilters((current) => ({ ...current, ...change }));
   return (
@@ -73,7 +80,12 @@ export function ReviewsPage() {
         </div>
       </form>
       <FormError error={error} />
-      <section aria-label="Reviews" aria-live="polite" aria-busy={reviews === undefined}>
+      {reviews !== undefined && (
+        <p role="status" className="hint">
+          {reviews.length === 50 ? 'The 50 newest shown.' : `${reviews.length} shown.`}
+        </p>
+      )}
+      <section aria-label="Reviews" aria-busy={reviews === undefined}>
         {reviews === undefined ? (
           <p role="status">Loading…</p>
         ) : reviews.length === 0 ? (
