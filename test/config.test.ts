@@ -22,6 +22,20 @@ describe('configuration', () => {
     expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(/REVIEW_EXPIRY/);
   });
 
+  it('console settings: sessions, a trusted proxy, and who sees Temporal Web UI links (nobody unless named)', () => {
+    const defaults = loadConfig({});
+    expect(defaults.sessions).toEqual({ idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 });
+    expect(defaults.trustProxy).toBe(false);
+    expect(defaults.temporal.uiRoles).toEqual([]);
+    const set = loadConfig({ SESSION_IDLE_TIMEOUT: '30m', SESSION_MAX_AGE: '1d', TRUST_PROXY: '10.0.0.1, 10.0.0.2', TEMPORAL_UI_ROLES: 'owner, admin' });
+    expect(set.sessions).toEqual({ idleMs: 30 * 60 * 1000, lifetimeMs: 24 * 60 * 60 * 1000 });
+    expect(set.trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(set.temporal.uiRoles).toEqual(['owner', 'admin']);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(() => loadConfig({ TEMPORAL_UI_ROLES: 'owner,boss' })).toThrowError(/TEMPORAL_UI_ROLES: unknown roles: boss/);
+    expect(() => loadConfig({ SESSION_IDLE_TIMEOUT: 'soon' })).toThrowError(/SESSION_IDLE_TIMEOUT/);
+  });
+
   it('RATE_LIMITS is on unless turned off (for the benchmark), and takes nothing else', () => {
     expect(loadConfig({}).rateLimits).toBe(true);
     expect(loadConfig({ RATE_LIMITS: 'on' }).rateLimits).toBe(true);

@@ -19,7 +19,11 @@ let ownerSession: ConsoleSession;
 const fastThrottle = { slowAfter: 2, lockAfter: 4, lockMs: 60_000, firstDelayMs: 1, maxDelayMs: 2 };
 
 beforeAll(async () => {
-  h = await startHarness({ sessions: { idleMs: 60 * 60 * 1000, lifetimeMs: 4 * 60 * 60 * 1000, throttle: fastThrottle }, trustProxy: true });
+  h = await startHarness({
+    sessions: { idleMs: 60 * 60 * 1000, lifetimeMs: 4 * 60 * 60 * 1000, throttle: fastThrottle },
+    trustProxy: true,
+    temporalUi: { url: 'http://temporal-ui.test', namespace: 'default', roles: ['owner', 'admin'] },
+  });
   acme = await h.createOrganization();
   globex = await h.createOrganization();
   owner = await addPerson(h.db, acme.organization, 'owner');
@@ -167,6 +171,15 @@ describe('signing in', () => {
 function sessionIdOf(session: ConsoleSession): string {
   return /gate_s_(ses_[0-9a-z]{26})_/.exec(session.cookie)![1]!;
 }
+
+describe('links to the Temporal Web UI', () => {
+  it('go only to the roles the setting names (the Web UI shows every organization)', async () => {
+    const asOwner = json(await ownerSession.request({ method: 'GET', url: '/console/api/session' })).data;
+    expect(asOwner.workflow_url_prefix).toBe('http://temporal-ui.test/namespaces/default/workflows/');
+    const asMember = json(await (await signIn(h.app, acme.organization, member)).request({ method: 'GET', url: '/console/api/session' })).data;
+    expect(asMember.workflow_url_prefix).toBeNull();
+  });
+});
 
 describe('cross-site requests and the wrong credential', () => {
   it('refuses a state-changing call without the CSRF token, from another origin, or that the browser says is cross-site', async () => {

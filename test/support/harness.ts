@@ -4,7 +4,7 @@ import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporal
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { readFileSync } from 'node:fs';
 import { inject } from 'vitest';
-import { buildApp } from '../../api/app';
+import { buildApp, type AppDependencies } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../../db/database';
 import type { Access } from '../../domain/identity/abilities';
@@ -67,6 +67,7 @@ export interface HarnessOptions {
   /** Console sessions and the sign-in throttle (the app's defaults otherwise). */
   sessions?: SessionPolicy;
   trustProxy?: boolean;
+  temporalUi?: AppDependencies['temporalUi'];
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -114,6 +115,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     clock: options.clock,
     sessions: options.sessions,
     trustProxy: options.trustProxy,
+    temporalUi: options.temporalUi,
     consoleDir: inject('consoleDir'),
   });
 
