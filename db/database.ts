@@ -26,16 +26,25 @@ export function connectDatabase(url: string, options: { maxConnections?: number 
     query: pool.query.bind(pool) as Queryable['query'],
     async transaction(work) {
       const client = await pool.connect();
+      // A checked-out client is not covered by the pool's listener: a connection the server ends mid-transaction
+      // (a failover, pg_terminate_backend) would otherwise crash the process with an unhandled 'error'. The query
+      // in flight fails on its own; the broken connection is then destroyed, not returned to the pool.
+      let broken: Error | undefined;
+      const onError = (error: Error) => {
+        broken = error;
+      };
+      client.on('error', onError);
       try {
         await client.query('BEGIN');
         const result = await work(client);
         await client.query('COMMIT');
         return result;
       } catch (error) {
-        await client.query('ROLLBACK').catch(() => {});
+        if (!broken) await client.query('ROLLBACK').catch(() => {});
         throw error;
       } finally {
-        client.release();
+        client.off('error', onError);
+        client.release(broken);
       }
     },
     close: () => pool.end(),
