@@ -191,7 +191,7 @@ function refusalAtTheDoor(caller: Caller, via: Interface, verdict: RequestVerdic
   return apiAccessRefusal(caller);
 }
 
-export function csrfRefusal(): AppError {
+function csrfRefusal(): AppError {
   return new AppError('csrf_failed', 'This request did not come from the console: the X-CSRF-Token header is missing or wrong');
 }
 

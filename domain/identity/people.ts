@@ -70,11 +70,6 @@ export async function findUserByEmail(db: Queryable, orgId: string, email: strin
   return userFromRow(rows[0]);
 }
 
-export async function listUsers(db: Queryable, orgId: string): Promise<User[]> {
-  const { rows } = await db.query('SELECT * FROM users WHERE org_id = $1 ORDER BY email', [orgId]);
-  return rows.map(userFromRow);
-}
-
 export async function listPeople(db: Queryable, orgId: string): Promise<Person[]> {
   const { rows } = await db.query(
     `SELECT u.*, s.last_sign_in_at, COALESCE(s.open_sessions, 0)::int AS open_sessions

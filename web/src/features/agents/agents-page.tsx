@@ -10,6 +10,15 @@ import { MemoryItem } from './memory-item';
 
 const outcomeNames: Record<CallOutcome, string> = { ok: 'OK', applied: 'Applied', held: 'Held', denied: 'Denied', refused: 'Refused', error: 'Error' };
 
+/** The keys to filter by, as options of a select. */
+function KeyOptions({ days }: { days: AgentDay[] | undefined }) {
+  return (days ?? []).map((day) => (
+    <option key={day.api_key_id} value={day.api_key_id}>
+      {day.label}
+    </option>
+  ));
+}
+
 function budgetShare(share: number): string {
   if (share === 0) return '0 %';
   if (share < 0.0001) return '< 0.01 %';
@@ -130,11 +139,7 @@ export function AgentsPage() {
             <label htmlFor="calls-key">Key</label>
             <select id="calls-key" value={filters.api_key_id ?? ''} onChange={(event) => setFilter({ api_key_id: event.target.value || undefined })}>
               <option value="">Any</option>
-              {(days ?? []).map((day) => (
-                <option key={day.api_key_id} value={day.api_key_id}>
-                  {day.label}
-                </option>
-              ))}
+              <KeyOptions days={days} />
             </select>
           </div>
           <div className="field">
@@ -214,11 +219,7 @@ export function AgentsPage() {
             <label htmlFor="memories-key">Key</label>
             <select id="memories-key" value={memoryKey ?? ''} onChange={(event) => setMemoryKey(event.target.value || undefined)}>
               <option value="">Every key</option>
-              {(days ?? []).map((day) => (
-                <option key={day.api_key_id} value={day.api_key_id}>
-                  {day.label}
-                </option>
-              ))}
+              <KeyOptions days={days} />
             </select>
           </div>
           {memories?.length ? (

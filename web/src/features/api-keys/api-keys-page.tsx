@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { CopyButton } from '../../lib/copy-button';
 import { FormError } from '../../lib/form-error';
+import { ShownOnce } from '../../lib/shown-once';
 import { day, when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
@@ -18,14 +18,8 @@ export function ApiKeysPage() {
   const [created, setCreated] = useState<{ key: ApiKey; token: string }>();
   const [confirming, setConfirming] = useState<string>();
   const [error, setError] = useState<unknown>();
-  const createdHeading = useRef<HTMLHeadingElement>(null);
   // Where the keyboard goes when what it was on goes away (a card closed, a key revoked).
   const keysHeading = useRef<HTMLHeadingElement>(null);
-
-  // The token is shown once: take the person (and a screen reader) straight to it.
-  useEffect(() => {
-    if (created) createdHeading.current?.focus();
-  }, [created]);
 
   useEffect(() => {
     Promise.all([keysApi.list(), keysApi.abilities(), keysApi.organization()]).then(([list, known, organization]) => {
@@ -65,26 +59,18 @@ export function ApiKeysPage() {
         </section>
       )}
       {created && (
-        <section className="card secret" aria-labelledby="new-token-heading">
-          <h2 id="new-token-heading" ref={createdHeading} tabIndex={-1}>Key "{created.key.label}" created</h2>
+        <ShownOnce
+          id="new-token-heading"
+          title={`Key "${created.key.label}" created`}
+          secret={created.token}
+          secretLabel="The new key's token"
+          copyLabel="Copy token"
+          dismissLabel="I have stored it"
+          onDismiss={() => setCreated(undefined)}
+          returnFocus={keysHeading}
+        >
           <p>Copy its token now: it is shown this once and cannot be shown again.</p>
-          <div className="secret-row">
-            <code className="token" aria-label="The new key's token">
-              {created.token}
-            </code>
-            <CopyButton text={created.token} label="Copy token" />
-          </div>
-          <button
-            type="button"
-            className="button secondary"
-            onClick={() => {
-              setCreated(undefined);
-              keysHeading.current?.focus();
-            }}
-          >
-            I have stored it
-          </button>
-        </section>
+        </ShownOnce>
       )}
       {abilities && (
         <section className="card">

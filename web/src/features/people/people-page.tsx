@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { CopyButton } from '../../lib/copy-button';
 import { FormError } from '../../lib/form-error';
+import { ShownOnce } from '../../lib/shown-once';
 import { day, roleNames, when } from '../../lib/format';
 import { useSignedIn, type Role } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
@@ -17,7 +17,6 @@ export function PeoplePage() {
   const [link, setLink] = useState<{ person: Person; link: PasswordLink; why: string }>();
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<unknown>();
-  const linkHeading = useRef<HTMLHeadingElement>(null);
   const peopleHeading = useRef<HTMLHeadingElement>(null);
   /** Roles chosen but not saved yet, by person: a select changes with every arrow key, so saving waits for a button. */
   const [chosenRoles, setChosenRoles] = useState<Record<string, Role>>({});
@@ -28,10 +27,6 @@ export function PeoplePage() {
     peopleApi.list().then(setPeople, setError);
   }, []);
 
-  // A link is shown once: take the person (and a screen reader) straight to it.
-  useEffect(() => {
-    if (link) linkHeading.current?.focus();
-  }, [link]);
 
   const replace = (changed: Person) => setPeople((list) => list?.map((person) => (person.id === changed.id ? { ...person, ...changed } : person)));
 
@@ -63,28 +58,18 @@ export function PeoplePage() {
         />
       </section>
       {link && (
-        <section className="card secret" aria-labelledby="link-heading">
-          <h2 id="link-heading" ref={linkHeading} tabIndex={-1}>
-            {link.why === 'invited' ? `${link.person.email} is invited` : `The password of ${link.person.email} is reset`}
-          </h2>
+        <ShownOnce
+          id="link-heading"
+          title={link.why === 'invited' ? `${link.person.email} is invited` : `The password of ${link.person.email} is reset`}
+          secret={link.link.url}
+          secretLabel="Set-password link"
+          copyLabel="Copy link"
+          dismissLabel="Done"
+          onDismiss={() => setLink(undefined)}
+          returnFocus={peopleHeading}
+        >
           <p>Give them this link to set a password. It is shown once, works once, and expires {when(link.link.expires_at)}.</p>
-          <div className="secret-row">
-            <code className="token" aria-label="Set-password link">
-              {link.link.url}
-            </code>
-            <CopyButton text={link.link.url} label="Copy link" />
-          </div>
-          <button
-            type="button"
-            className="button secondary"
-            onClick={() => {
-              setLink(undefined);
-              peopleHeading.current?.focus();
-            }}
-          >
-            Done
-          </button>
-        </section>
+        </ShownOnce>
       )}
       {notice && (
         <p className="notice" role="status">
