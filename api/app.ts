@@ -1,5 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/kit/errors';
@@ -12,7 +12,7 @@ import type { SessionPolicy } from '../domain/identity/sessions';
 import type { TemporalUiLinks } from './console/session-routes';
 import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
-import { errorBody, httpError } from './rest/http';
+import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
 
 export interface AppDependencies {
@@ -50,6 +50,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
     return503OnClosing: true,
     trustProxy: deps.trustProxy ?? false,
+    // What Fastify refuses before routing (a malformed percent-encoding, an over-long path segment) and what
+    // Node's parser refuses before Fastify (headers over 16 KB) are answered in the envelope like any refusal.
+    frameworkErrors: (error, _request, reply) => {
+      const refusal = httpError(error);
+      void (reply as FastifyReply).status(refusal.status).send(errorBody(refusal));
+    },
+    clientErrorHandler: (error, socket) => {
+      if ((error as { code?: string }).code === 'ECONNRESET' || socket.destroyed) return;
+      if (socket.writable) socket.end(clientErrorAnswer(error as { code?: string }));
+      socket.destroySoon();
+    },
   });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -62,6 +73,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   });
   app.setErrorHandler((error, request, reply) => {
     const appError = httpError(error);
+    keepReadingTheBody(request, reply);
     // Refusals are answers, not incidents: only what we failed at is logged.
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.status).send(errorBody(appError));
@@ -102,3 +114,4 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, publicUrl: deps.publicUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
   return app;
 }
+

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { connectDatabase, type Database } from '../db/database';
+import { connectDatabase, isConnectionFault, type Database } from '../db/database';
+import { toAppError } from '../domain/kit/errors';
 
 // The connection survives what a failover or an idle timeout does to it: the server ending backends, also in
 // the middle of a transaction. Nothing here may end the process (vitest reports an unhandled 'error' event).
@@ -45,20 +46,51 @@ async function untilRunning(marker: string, count: number): Promise<void> {
 }
 
 describe('dropped connections', () => {
-  it('a transaction whose backend is terminated fails with the server’s error, and the next one works', async () => {
+  it('a transaction whose backend is terminated runs again on a fresh connection, and succeeds', async () => {
     for (let round = 0; round < 10; round++) {
       const marker = `tx_round_${round}_${Date.now()}`;
-      const transactions = Array.from({ length: 4 }, () => db.transaction((tx) => tx.query(`SELECT pg_sleep(5) /* ${marker} */`)));
+      const attempts = [0, 0, 0, 0];
+      const transactions = attempts.map((_, i) =>
+        db.transaction(async (tx) => {
+          // The first attempt waits to be terminated; the one that follows finishes at once.
+          const first = attempts[i] === 0;
+          attempts[i] = (attempts[i] ?? 0) + 1;
+          await tx.query(first ? `SELECT pg_sleep(5) /* ${marker} */` : 'SELECT 1');
+          return tx.query('SELECT $1::int AS n', [i]);
+        }),
+      );
       await untilRunning(marker, 4);
       expect(await terminate(marker)).toBe(4);
-      const settled = await Promise.allSettled(transactions);
-      for (const outcome of settled) {
-        expect(outcome.status).toBe('rejected');
-        const error = (outcome as PromiseRejectedResult).reason as { code?: string; message: string };
-        expect(error.code === '57P01' || /terminat/i.test(error.message)).toBe(true);
-      }
-      const after = await db.transaction((tx) => tx.query('SELECT 1 AS one'));
-      expect(after.rows[0].one).toBe(1);
+      const results = await Promise.all(transactions);
+      expect(results.map((result) => result.rows[0].n)).toEqual([0, 1, 2, 3]);
+      expect(attempts).toEqual([2, 2, 2, 2]);
+    }
+  });
+
+  it('a statement whose backend is terminated is sent again on a fresh connection', async () => {
+    for (let round = 0; round < 3; round++) {
+      const marker = `query_round_${round}_${Date.now()}`;
+      const queries = Array.from({ length: 4 }, () => db.query(`SELECT pg_sleep(0.5), 3 AS three /* ${marker} */`));
+      await untilRunning(marker, 4);
+      expect(await terminate(marker)).toBe(4);
+      for (const result of await Promise.all(queries)) expect(result.rows[0].three).toBe(3);
+    }
+  });
+
+  it('a statement that fails on its own is not retried: the error is the statement’s', async () => {
+    await expect(db.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
+    await expect(db.transaction((tx) => tx.query('SELECT * FROM no_such_table'))).rejects.toMatchObject({ code: '42P01' });
+  });
+
+  it('a database out of reach is a connection fault once the retries are spent: a 503 to callers, not a 500', async () => {
+    const unreachable = connectDatabase('postgres://gatehouse@127.0.0.1:1/none', { retryForMs: 300 });
+    try {
+      const error = await unreachable.query('SELECT 1').catch((caught: unknown) => caught);
+      expect(isConnectionFault(error)).toBe(true);
+      expect(toAppError(error)).toMatchObject({ code: 'unavailable', status: 503 });
+      expect(isConnectionFault(await unreachable.transaction((tx) => tx.query('SELECT 1')).catch((caught: unknown) => caught))).toBe(true);
+    } finally {
+      await unreachable.close();
     }
   });
 

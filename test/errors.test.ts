@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../api/app';
-import type { Database } from '../db/database';
+import { connectDatabase, type Database } from '../db/database';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
@@ -126,6 +126,61 @@ describe('every error is in the envelope', () => {
   it('an unknown review: 404 not_found', async () => {
     expectEnvelope(await h.request({ method: 'GET', url: '/api/v1/reviews/rev_nope', token: org.reviewerToken }), 404, 'not_found');
     expectEnvelope(await h.request({ method: 'POST', url: '/api/v1/reviews/rev_nope/approve', token: org.reviewerToken }), 404, 'not_found');
+  });
+
+  it('a path or field the client may not set: 422, whether it names the record in the body or the query', async () => {
+    const created = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'Keeps its id' } }));
+    const moved = await h.request({ method: 'PATCH', url: `/api/v1/tasks/${created.data.id}`, token: org.readWriteToken, payload: { id: 'task_other', title: 'Moved?' } });
+    expect(expectEnvelope(moved, 422, 'validation_failed').error.details.fields).toEqual([{ field: 'id', message: 'is taken from the path; leave it out of the body' }]);
+    const read = await h.request({ method: 'GET', url: `/api/v1/tasks/${created.data.id}?id=task_other`, token: org.readWriteToken });
+    expectEnvelope(read, 422, 'validation_failed');
+    const ifMatch = await h.request({ method: 'PATCH', url: `/api/v1/tasks/${created.data.id}`, token: org.readWriteToken, payload: { if_match: '1', title: 'Moved?' } });
+    expect(expectEnvelope(ifMatch, 422, 'validation_failed').error.details.fields[0]).toMatchObject({ field: 'if_match', message: expect.stringContaining('If-Match header') });
+    const { rows } = await h.db.query('SELECT title FROM tasks WHERE id = $1', [created.data.id]);
+    expect(rows[0].title).toBe('Keeps its id');
+  });
+
+  it('what Fastify and Node refuse before routing is in the envelope too (over a real socket)', async () => {
+    const base = await h.listen();
+    const answers = [
+      [`${base}/api/v1/tasks/%zz`, 400, 'bad_request'],
+      [`${base}/api/v1/tasks/${'a'.repeat(150)}`, 414, 'uri_too_long'],
+      [`${base}/api/v1/tasks?q=${'a'.repeat(30_000)}`, 431, 'headers_too_large'],
+    ] as const;
+    for (const [url, status, code] of answers) {
+      const response = await fetch(url, { headers: { authorization: `Bearer ${org.readWriteToken}` } });
+      expect(response.status, url.slice(0, 60)).toBe(status);
+      expect(response.headers.get('content-type')).toMatch(/^application\/json/);
+      expect(await response.json()).toEqual({ success: false, error: { code, message: expect.any(String) } });
+    }
+  });
+
+  it('an upload over the limit is answered 413 every time, the connection not reset under the client', async () => {
+    const base = await h.listen();
+    const body = JSON.stringify({ title: 'big', description: 'x'.repeat(8 * 1024 * 1024) });
+    const before = await countTasks();
+    for (let attempt = 0; attempt < 12; attempt++) {
+      const response = await fetch(`${base}/api/v1/tasks`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${org.readWriteToken}`, 'content-type': 'application/json' },
+        body,
+      });
+      expect(response.status).toBe(413);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
+    }
+    expect(await countTasks()).toBe(before);
+  });
+
+  it('a database out of reach: 503 unavailable, not a 500', async () => {
+    const unreachable = connectDatabase('postgres://gatehouse@127.0.0.1:1/none', { retryForMs: 200 });
+    const app = await buildApp({ db: unreachable, gate: {} as never, publicUrl: 'http://x', logLevel: 'silent' });
+    try {
+      const response = await app.inject({ method: 'GET', url: '/api/v1/tasks', headers: { authorization: `Bearer ${org.readWriteToken}` } });
+      expectEnvelope(response, 503, 'unavailable');
+    } finally {
+      await app.close();
+      await unreachable.close();
+    }
   });
 
   it('a 5xx never leaks a stack trace or SQL', async () => {

@@ -41,8 +41,12 @@ describe('when the worker is down', () => {
     try {
       const first = await post('written while the worker was down', { 'idempotency-key': 'worker-down-1' });
       expect(first.statusCode).toBe(503);
-      expect(json(first).error).toMatchObject({ code: 'unavailable', details: { workflow_id: expect.any(String) } });
-      expect(json(first).error.message).toContain('may still be applied');
+      expect(json(first).error).toMatchObject({
+        code: 'unavailable',
+        details: { workflow_id: expect.any(String), may_still_complete: true, idempotency_key: 'worker-down-1' },
+      });
+      expect(json(first).error.message).toContain('it may still complete');
+      expect(json(first).error.message).toContain('Retry with the same Idempotency-Key');
 
       const unkeyed = await post('unkeyed while the worker was down');
       expect(unkeyed.statusCode).toBe(503);

@@ -68,6 +68,28 @@ describe('a gated write', () => {
     expect(await decisionsOf(response.headers['x-gatehouse-workflow-id'] as string)).toHaveLength(1);
   });
 
+  it('a refused write (an unknown id, a stale If-Match) completes its workflow with the refusal; the same key replays it', async () => {
+    const update = (id: string, headers: Record<string, string>) =>
+      h.request({ method: 'PATCH', url: `/api/v1/tasks/${id}`, token: org.readWriteToken, payload: { title: 'Renamed' }, headers });
+    const created = json(await createTask({ title: 'To be renamed' }));
+    const refusals = [
+      [await update(`task_${'0'.repeat(26)}`, { 'idempotency-key': 'refused-unknown' }), 404, 'not_found'],
+      [await update(created.data.id, { 'idempotency-key': 'refused-stale', 'if-match': '"999"' }), 409, 'conflict'],
+    ] as const;
+    for (const [response, status, code] of refusals) {
+      expect(response.statusCode).toBe(status);
+      expect(json(response).error.code).toBe(code);
+      const workflowId = response.headers['x-gatehouse-workflow-id'] as string;
+      const described = await h.temporal.workflow.getHandle(workflowId).describe();
+      expect(described.status.name).toBe('COMPLETED');
+      expect(await h.temporal.workflow.getHandle(workflowId).result()).toMatchObject({ answer: { outcome: 'failed', code } });
+    }
+    const again = await update(`task_${'0'.repeat(26)}`, { 'idempotency-key': 'refused-unknown' });
+    expect(again.statusCode).toBe(404);
+    expect(again.headers['x-gatehouse-workflow-id']).toBe(refusals[0][0].headers['x-gatehouse-workflow-id']);
+    expect(json(await h.request({ method: 'GET', url: `/api/v1/tasks/${created.data.id}`, token: org.readWriteToken })).data.title).toBe('To be renamed');
+  });
+
   it('Review then approve: 202 pending_review with the review, then the approval runs the write and answers its result', async () => {
     const response = await createTask({ title: 'review the budget', priority: 'high' });
     expect(response.statusCode).toBe(202);

@@ -159,8 +159,28 @@ describe('transport security', () => {
     expect(((await response.json()) as { error: { code: number } }).error.code).toBe(-32600);
   });
 
-  it('answers GET with 405: the server is stateless', async () => {
-    const response = await fetch(`${baseUrl}/mcp`, { headers: { authorization: `Bearer ${org.readWriteToken}` } });
-    expect(response.status).toBe(405);
+  it('answers every method but POST with a JSON-RPC 405: the server is stateless', async () => {
+    for (const method of ['GET', 'DELETE', 'PUT', 'PATCH']) {
+      const response = await fetch(`${baseUrl}/mcp`, { method, headers: { authorization: `Bearer ${org.readWriteToken}` } });
+      expect(response.status, method).toBe(405);
+      expect(response.headers.get('allow')).toBe('POST');
+      expect(((await response.json()) as { jsonrpc: string; error: { code: number } }).error.code).toBe(-32000);
+    }
+  });
+
+  it('params that do not fit the method: -32602 with a sentence, not -32603 with a zod dump', async () => {
+    for (const args of [[1, 2], 'a string', 42, null]) {
+      const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_tasks', arguments: args } });
+      const response = await post({ authorization: `Bearer ${org.readWriteToken}` }, body);
+      expect(response.status).toBe(200);
+      const answer = (await response.json()) as { id: number; error: { code: number; message: string } };
+      expect(answer.id).toBe(7);
+      expect(answer.error.code).toBe(-32602);
+      expect(answer.error.message).toMatch(/^Invalid params for tools\/call: params\.arguments: /);
+      expect(answer.error.message).not.toMatch(/[[{]/);
+    }
+    const nameless = JSON.stringify({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 3 } });
+    const answer = (await (await post({ authorization: `Bearer ${org.readWriteToken}` }, nameless)).json()) as { error: { code: number; message: string } };
+    expect(answer.error).toMatchObject({ code: -32602, message: expect.stringContaining('params.name') });
   });
 });

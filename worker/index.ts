@@ -23,6 +23,9 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     connection: options.connection,
     namespace: options.namespace,
     taskQueue: options.taskQueue,
+    // A worker that died leaves its cached workflows' next tasks on its own (sticky) queue until this passes;
+    // then any worker takes them, replaying the history. Short, so that a write in flight answers soon.
+    stickyQueueScheduleToStartTimeout: '3 seconds',
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     activities: createActivities({
       db: options.db,

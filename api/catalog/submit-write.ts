@@ -76,9 +76,9 @@ export async function submitGatedWrite(
     throw new AppError(
       'unavailable',
       scope
-        ? 'The write was not decided in time; it may still be applied. Retry with the same Idempotency-Key to learn its outcome.'
-        : 'The write was not decided in time; it may still be applied. Check before retrying, and send an Idempotency-Key so that a retry is safe.',
-      { workflow_id: workflowId },
+        ? `The write was not decided in time (a worker or Temporal may be restarting); it may still complete. Retry with the same Idempotency-Key: the retry joins workflow ${workflowId} and answers with its outcome, and never writes twice.`
+        : `The write was not decided in time (a worker or Temporal may be restarting); it may still complete as workflow ${workflowId}. Check for the record before sending it again, and send an Idempotency-Key next time: a retry with the same key answers with the outcome and never writes twice.`,
+      { workflow_id: workflowId, may_still_complete: true, ...(scope ? { idempotency_key: scope.key } : {}) },
       { cause: error },
     );
   }

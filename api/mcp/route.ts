@@ -1,10 +1,11 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ClientRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
 import { AppError } from '../../domain/kit/errors';
 import type { CallPipeline } from '../catalog/call';
-import { httpError, rateLimitHeaders } from '../rest/http';
+import { httpError, keepReadingTheBody, rateLimitHeaders } from '../rest/http';
 import { operationOfTool } from '../catalog/index';
 import { buildMcpServer } from './server';
 
@@ -48,6 +49,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
 
   app.setErrorHandler((error, request, reply) => {
     const appError = httpError(error);
+    keepReadingTheBody(request, reply);
     if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
     return refuse(reply, appError);
   });
@@ -76,6 +78,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       if (toolCall) await pipeline.call(admission, { operation: operationOfTool(toolCall.name), tool: toolCall.name, input: toolCall.input });
       return refuse(reply, admission.refusal);
     }
+
+    const malformed = invalidParams(request.body);
+    if (malformed) return reply.status(200).send({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidParams, message: malformed.message }, id: malformed.id });
 
     const server = buildMcpServer({
       pipeline,
@@ -107,8 +112,24 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       .status(405)
       .header('allow', 'POST')
       .send({ jsonrpc: '2.0', error: { code: -32000, message: 'This MCP server is stateless: send requests with POST' }, id: null });
-  app.get('/mcp', notInStatelessMode);
-  app.delete('/mcp', notInStatelessMode);
+  app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', handler: notInStatelessMode });
+}
+
+/** The SDK's schema of each request a client may send, by method. */
+const requestSchemas = new Map(ClientRequestSchema.options.map((schema) => [schema.shape.method.value as string, schema]));
+
+/**
+ * A request whose params do not fit its method (`arguments` that are not an object, say): the SDK would answer
+ * -32603 with zod's raw issue list; it is the client's mistake, so -32602 with a sentence it can act on.
+ */
+function invalidParams(body: unknown): { id: string | number | null; message: string } | undefined {
+  const message = (Array.isArray(body) ? body[0] : body) as { method?: unknown; id?: unknown } | null;
+  if (typeof message !== 'object' || message === null || typeof message.method !== 'string' || message.id === undefined) return undefined;
+  const parsed = requestSchemas.get(message.method)?.safeParse(message);
+  if (!parsed || parsed.success) return undefined;
+  const problems = parsed.error.issues.map((issue) => `${issue.path.join('.') || '(message)'}: ${issue.message}`);
+  const id = typeof message.id === 'string' || typeof message.id === 'number' ? message.id : null;
+  return { id, message: `Invalid params for ${message.method}: ${problems.join('; ')}` };
 }
 
 /** The tools/call request of a POST body (one message, or a batch of one), if it is one. */

@@ -1,3 +1,5 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { STATUS_CODES } from 'node:http';
 import { AppError, toAppError } from '../../domain/kit/errors';
 import type { RequestVerdict } from '../../domain/usage/limits';
 
@@ -23,7 +25,29 @@ const fastifyCodes: Record<string, () => AppError> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new AppError('invalid_json', 'The Content-Length does not match the body'),
   FST_ERR_CTP_EMPTY_JSON_BODY: () => new AppError('invalid_json', 'The body is empty but says it is JSON'),
   FST_ERR_CTP_INVALID_JSON_BODY: () => new AppError('invalid_json', 'The request body is not valid JSON'),
+  FST_ERR_BAD_URL: () => new AppError('bad_request', 'The path is not valid: it has a malformed percent-encoding'),
+  FST_ERR_MAX_PARAM_LENGTH: () => new AppError('uri_too_long', 'A segment of the path is longer than any id or slug can be (100 characters)'),
 };
+
+/** Node's HTTP parser refused the request before Fastify saw it: the answer is written to the socket as is. */
+const clientErrors: Record<string, () => AppError> = {
+  HPE_HEADER_OVERFLOW: () =>
+    new AppError('headers_too_large', 'The request line and headers are larger than this server reads (16 KB): send long input in a JSON body'),
+  ERR_HTTP_REQUEST_TIMEOUT: () => new AppError('bad_request', 'The request took too long to arrive'),
+};
+
+/**
+ * The raw HTTP answer to a request that Node could not parse (the `clientError` event), in the envelope; the
+ * connection is then closed, as Node does.
+ */
+export function clientErrorAnswer(error: { code?: string }): string {
+  const appError = clientErrors[error.code ?? '']?.() ?? new AppError('bad_request', 'The request could not be read as HTTP');
+  const body = JSON.stringify(errorBody(appError));
+  return (
+    `HTTP/1.1 ${appError.status} ${STATUS_CODES[appError.status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+    `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`
+  );
+}
 
 /**
  * An error Fastify raised before any operation ran (a body it could not read, a route it does not have), as
@@ -54,4 +78,18 @@ export function rateLimitHeaders(verdict: RequestVerdict | undefined): Record<st
   };
   if (!verdict.admitted) headers['retry-after'] = String(verdict.resetSeconds);
   return headers;
+}
+
+/** Up to this size, the rest of a refused body is read and dropped: beyond it, the connection is closed. */
+const drainedAtMost = 64 * 1024 * 1024;
+
+/**
+ * Fastify closes the connection when it refuses a body (too large, not JSON). Closing a socket whose client is
+ * still sending makes the kernel reset it, and the client may lose the answer with the connection. Node reads
+ * and drops what is left of a request when the connection stays open, so a body of sane size is let finish.
+ */
+export function keepReadingTheBody(request: FastifyRequest, reply: FastifyReply): void {
+  if (reply.getHeader('connection') !== 'close' || request.raw.complete) return;
+  const length = Number(request.headers['content-length']);
+  if (Number.isFinite(length) && length <= drainedAtMost) reply.removeHeader('connection');
 }

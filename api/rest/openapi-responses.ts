@@ -23,6 +23,9 @@ const meaning: Record<ErrorCode, string> = {
   payload_too_large: 'the request body is larger than the API accepts',
   unsupported_media_type: 'the body is not sent as `Content-Type: application/json`',
   invalid_json: 'the body is not valid JSON',
+  bad_request: 'the request could not be read as HTTP: a malformed path (bad percent-encoding, say) or header',
+  uri_too_long: 'a segment of the path is longer than any id or slug can be',
+  headers_too_large: 'the request line and headers together are too large (a very long query string, say)',
   validation_failed: 'the input is not valid; `details.fields` names each field and what is wrong with it',
   idempotency_key_reused: 'this `Idempotency-Key` was used before with another body',
   rate_limited:
@@ -30,7 +33,8 @@ const meaning: Record<ErrorCode, string> = {
   review_queue_full:
     "the policy would hold this write for review, but the organization's review queue is at its plan's cap; nothing was queued or written. Retry once reviewers have worked the queue (with a new `Idempotency-Key`: this answer is kept for the old one)",
   internal_error: 'something failed on our side; it has been logged',
-  unavailable: 'the write was not decided in time and may still be applied; retry with the same `Idempotency-Key` to learn its outcome',
+  unavailable:
+    'the service could not reach its database or Temporal in time; retry later. For a gated write: it was not decided in time and may still be applied (`details.workflow_id` names it); retry with the same `Idempotency-Key` to learn its outcome',
 };
 
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
@@ -180,7 +184,7 @@ export const pendingReviewResponse = {
 
 /** Every refusal the operation can answer on one route shape, in the order of domain/errors. */
 export function possibleErrors(operation: Operation, explicitOrganization: boolean): ErrorCode[] {
-  const codes = new Set<ErrorCode>(['unauthorized', 'api_access_disabled', 'validation_failed', 'rate_limited', 'internal_error']);
+  const codes = new Set<ErrorCode>(['unauthorized', 'api_access_disabled', 'validation_failed', 'rate_limited', 'internal_error', 'unavailable']);
   const { apiKey, person } = operation.access;
   if (!apiKey) codes.add('person_required');
   if (apiKey?.ability || !person) codes.add('insufficient_ability');
@@ -192,7 +196,7 @@ export function possibleErrors(operation: Operation, explicitOrganization: boole
     for (const code of ['invalid_json', 'payload_too_large', 'unsupported_media_type'] as const) codes.add(code);
   }
   if (operation.kind === 'gated_write') {
-    for (const code of ['read_only_key', 'policy_denied', 'conflict', 'idempotency_key_reused', 'review_queue_full', 'unavailable'] as const) codes.add(code);
+    for (const code of ['read_only_key', 'policy_denied', 'conflict', 'idempotency_key_reused', 'review_queue_full'] as const) codes.add(code);
   }
   if (operation.kind === 'person_action') codes.add('conflict');
   return (Object.keys(errorStatus) as ErrorCode[]).filter((code) => codes.has(code));

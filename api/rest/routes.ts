@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallPipeline, Credential } from '../catalog/call';
 import { catalog } from '../catalog/index';
 import { isOfferedOn, pathParameters, type Operation } from '../catalog/operation';
+import { invalidFields } from '../../domain/kit/errors';
 import { httpAnswer } from './answer';
 import { rateLimitHeaders } from './http';
 
@@ -83,6 +84,12 @@ function inputOf(operation: Operation, wire: Wire, request: FastifyRequest, para
   const fields = operation.method === 'GET' || operation.method === 'DELETE' ? (request.query ?? {}) : (request.body ?? {});
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return fields;
   const input: Record<string, unknown> = { ...fields };
+  // A field that travels in the path or a header is taken from there alone: sent in the body or query as well,
+  // it would be silently ignored, so it is refused like any other field the client may not set.
+  const misplaced = [...wire.fromPath.map((name) => [name, 'the path'] as const), ...wire.fromHeaders.map(([field, header]) => [field, `the ${headerFields[field] ?? header} header`] as const)]
+    .filter(([name]) => Object.hasOwn(fields, name))
+    .map(([field, where]) => ({ field, message: `is taken from ${where}; leave it out of the ${operation.method === 'GET' || operation.method === 'DELETE' ? 'query' : 'body'}` }));
+  if (misplaced.length > 0) throw invalidFields(misplaced);
   for (const [field, header] of wire.fromHeaders) {
     const value = request.headers[header];
     if (typeof value === 'string') input[field] = value;

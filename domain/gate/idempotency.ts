@@ -40,6 +40,11 @@ export async function claimIdempotencyKey(
   fingerprint: string,
   workflowId: string,
 ): Promise<IdempotencyClaim> {
+  // Twice at most: a claim released (its request met an outage) between the insert and the read is claimed anew.
+  return (await claimOnce(db, scope, fingerprint, workflowId)) ?? (await claimOnce(db, scope, fingerprint, workflowId))!;
+}
+
+async function claimOnce(db: Queryable, scope: IdempotencyScope, fingerprint: string, workflowId: string): Promise<IdempotencyClaim | undefined> {
   const inserted = await db.query(
     `INSERT INTO idempotency_keys (org_id, api_key_id, key, request_hash, workflow_id) VALUES ($1, $2, $3, $4, $5)
      ON CONFLICT DO NOTHING`,
@@ -52,6 +57,7 @@ export async function claimIdempotencyKey(
     [scope.orgId, scope.apiKeyId, scope.key],
   );
   const row = rows[0];
+  if (!row) return undefined;
   if (row.request_hash !== fingerprint) {
     throw new AppError(
       'idempotency_key_reused',

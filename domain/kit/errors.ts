@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isConnectionFault } from '../../db/database';
 
 /** Every refusal the service gives, by code; the REST and MCP adapters map them to their transports. */
 export const errorStatus = {
@@ -17,13 +18,16 @@ export const errorStatus = {
   conflict: 409,
   link_invalid: 410,
   payload_too_large: 413,
+  uri_too_long: 414,
   unsupported_media_type: 415,
   invalid_json: 400,
+  bad_request: 400,
   validation_failed: 422,
   idempotency_key_reused: 422,
   rate_limited: 429,
   review_queue_full: 429,
   account_locked: 429,
+  headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,
 } as const;
@@ -90,7 +94,13 @@ export function asRefusal(error: unknown): AppError | undefined {
   );
 }
 
-/** Whatever was thrown, as one of our errors; a fault becomes a bare 500 that says nothing of its cause. */
+/**
+ * Whatever was thrown, as one of our errors: a database that stayed out of reach through the retries is a 503
+ * worth retrying later; any other fault a bare 500 that says nothing of its cause.
+ */
 export function toAppError(error: unknown): AppError {
-  return asRefusal(error) ?? new AppError('internal_error', 'Something went wrong on our side; it has been logged');
+  const refusal = asRefusal(error);
+  if (refusal) return refusal;
+  if (isConnectionFault(error)) return new AppError('unavailable', 'The database could not be reached in time; try again shortly');
+  return new AppError('internal_error', 'Something went wrong on our side; it has been logged');
 }
