@@ -1,3 +1,8 @@
+import { PGlite } from '@electric-sql/pglite';
+import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connectDatabase, isConnectionFault, type Database } from '../db/database';
@@ -104,4 +109,34 @@ describe('dropped connections', () => {
     await new Promise((resolve) => setTimeout(resolve, 100));
     for (let attempt = 0; attempt < 10; attempt++) expect((await db.query('SELECT 2 AS two')).rows[0].two).toBe(2);
   });
+
+  it('the embedded database (gatehouse dev) dropping every connection: statements and transactions carry on', async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-embedded-'));
+    const pglite = await PGlite.create({ dataDir: join(dataDir, 'pgdata') });
+    let server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 8 });
+    await server.start();
+    const port = Number(server.getServerConn().split(':')[1]);
+    const embedded = connectDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`, { maxConnections: 1 });
+    try {
+      await embedded.query('CREATE TABLE rounds (n int PRIMARY KEY)');
+      for (let round = 0; round < 3; round++) {
+        // Every connection is dropped, and the server comes back on the same port a moment later.
+        await server.stop();
+        const during = embedded.transaction(async (tx) => {
+          await tx.query('INSERT INTO rounds (n) VALUES ($1)', [round]);
+          return tx.query('SELECT count(*)::int AS n FROM rounds');
+        });
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port, maxConnections: 8 });
+        await server.start();
+        expect((await during).rows[0].n).toBe(round + 1);
+      }
+    } finally {
+      await embedded.close();
+      await server.stop();
+      await pglite.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
 });
+
