@@ -1,5 +1,5 @@
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ClientRequestSchema, ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ClientRequestSchema, ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
@@ -26,9 +26,15 @@ function refuse(reply: FastifyReply, error: AppError) {
   if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="gatehouse", error="invalid_token"');
   return reply.status(error.status).send({
     jsonrpc: '2.0',
-    error: { code: error.status === 401 ? -32001 : -32000, message: `${error.code}: ${error.message}`, data: { code: error.code, ...error.details } },
+    error: { code: jsonRpcCodeOf(error), message: `${error.code}: ${error.message}`, data: { code: error.code, ...error.details } },
     id: null,
   });
+}
+
+/** JSON-RPC's own codes where it has one (a body that is not JSON is its parse error); else ours, in the server range. */
+function jsonRpcCodeOf(error: AppError): number {
+  if (error.code === 'invalid_json') return ErrorCode.ParseError;
+  return error.status === 401 ? -32001 : -32000;
 }
 
 /**
@@ -79,6 +85,9 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       return refuse(reply, admission.refusal);
     }
 
+    if (!isJsonRpcMessage(Array.isArray(request.body) ? request.body[0] : request.body)) {
+      return reply.status(400).send({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: 'Not a JSON-RPC 2.0 message: send {"jsonrpc": "2.0", "id", "method", "params"}' }, id: null });
+    }
     const malformed = invalidParams(request.body);
     if (malformed) return reply.status(200).send({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidParams, message: malformed.message }, id: malformed.id });
 
@@ -113,6 +122,13 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       .header('allow', 'POST')
       .send({ jsonrpc: '2.0', error: { code: -32000, message: 'This MCP server is stateless: send requests with POST' }, id: null });
   app.route({ method: ['GET', 'DELETE', 'PUT', 'PATCH'], url: '/mcp', handler: notInStatelessMode });
+}
+
+/** Whether the body is a JSON-RPC 2.0 message at all; its params are judged apart (-32602 when they do not fit). */
+function isJsonRpcMessage(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const { params: _params, ...envelope } = body as Record<string, unknown>;
+  return JSONRPCMessageSchema.safeParse(envelope).success;
 }
 
 /** The SDK's schema of each request a client may send, by method. */

@@ -16,7 +16,7 @@ import type { ApiKeyActor } from '../../domain/identity/actors';
 import { isAllowed } from '../catalog/access';
 import type { Admission, CallPipeline } from '../catalog/call';
 import { catalog, operationOfTool } from '../catalog/index';
-import type { Operation } from '../catalog/operation';
+import { isOfferedOn, type Operation } from '../catalog/operation';
 import type { CallOutcome } from '../catalog/outcome';
 import { registerPrompts } from './prompts';
 import { errorResult, toolResult } from './results';
@@ -63,6 +63,10 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl,
     const { name, arguments: input = {}, task } = request.params;
     const operation = operationOfTool(name);
     const outcome = await pipeline.call(admission, { operation, tool: name, input });
+    // A tool this key is not offered (tools/list leaves it out) is unknown to it: a protocol error, as MCP says, logged all the same.
+    if (!operation?.tool || !isOfferedOn(operation, 'mcp') || !isAllowed(operation, caller)) {
+      throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 100)}. The tools this key may call are in tools/list.`);
+    }
     try {
       const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
       const result = toolResult(outcome, { summary: operation?.summary.toLowerCase() ?? name, rules });

@@ -81,7 +81,8 @@ async function handle(
  * headers, and the path parameters. A body that is not an object is handed on as it is, for the call to refuse.
  */
 function inputOf(operation: Operation, wire: Wire, request: FastifyRequest, params: Record<string, string>): unknown {
-  const fields = operation.method === 'GET' || operation.method === 'DELETE' ? (request.query ?? {}) : (request.body ?? {});
+  // No body at all is an empty input (approve without a comment); a body of `null` is a body, and not an object.
+  const fields = operation.method === 'GET' || operation.method === 'DELETE' ? (request.query ?? {}) : request.body === undefined ? {} : request.body;
   if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return fields;
   const input: Record<string, unknown> = { ...fields };
   // A field that travels in the path or a header is taken from there alone: sent in the body or query as well,

@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { AppError } from './errors';
 
+/** A query string carries numbers as digits; JSON (a body, MCP arguments) carries them as numbers. Nothing else is one. */
+const digitsAsNumber = (value: unknown) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value);
+
 export const pageInput = {
-  limit: z.coerce.number().int().min(1).max(200).default(50).describe('How many items to return, 1 to 200 (default 50)'),
+  limit: z.preprocess(digitsAsNumber, z.number().int().min(1).max(200).default(50)).describe('How many items to return, 1 to 200 (default 50)'),
   cursor: z
     .string()
     .max(200)
