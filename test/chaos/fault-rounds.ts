@@ -1,0 +1,70 @@
+import { checkLoad, loadFigures, settleAndCount } from './ledger';
+import { Checks, seconds, type Figures, type ScenarioContext } from './scenario';
+import type { Stack } from './stack';
+import { WriteLoad } from './writers';
+
+export interface FaultRounds {
+  /** Unique among the scenario's writes: titles and Idempotency-Keys start with it. */
+  prefix: string;
+  rounds: number;
+  /** Definitive answers the writers get before the first fault and between two faults. */
+  answersBetween: number;
+  maxWritesPerWriter: number;
+  /** Injects one fault (and starts again what it stopped); resolves once the fault is done. */
+  fault(round: number): Promise<void>;
+}
+
+export interface FaultRoundsResult {
+  checks: Checks;
+  figures: Figures;
+}
+
+/**
+ * Writers under way while a fault is injected round after round, then the writes counted: each written exactly
+ * once, each writer answered, no process of the service exited by itself.
+ */
+export async function runFaultRounds(context: ScenarioContext, stack: Stack, plan: FaultRounds): Promise<FaultRoundsResult> {
+  const started = Date.now();
+  const checks = new Checks();
+  const load = new WriteLoad({
+    apiUrl: stack.apiUrl,
+    tokens: stack.org.agentTokens,
+    prefix: plan.prefix,
+    maxWritesPerWriter: plan.maxWritesPerWriter,
+    signal: context.signal,
+  });
+  let slowestRecoveryMs = 0;
+  let faults = 0;
+  try {
+    checks.that('the writers got answers before the first fault', await load.progressed(plan.answersBetween, 60_000));
+    for (let round = 0; round < plan.rounds && !context.signal.aborted; round += 1) {
+      await plan.fault(round);
+      faults += 1;
+      // A process that died by itself is counted, and started again so that the writes can still be counted.
+      for (const process of [stack.api, ...stack.workers]) if (!process.running) await process.start();
+      const faultEnded = Date.now();
+      const recovered = await load.progressed(1, 120_000);
+      slowestRecoveryMs = Math.max(slowestRecoveryMs, Date.now() - faultEnded);
+      if (!recovered) {
+        checks.failures.push(`no write answered within 120 s of fault ${round + 1}`);
+        break;
+      }
+      if (round % 10 === 9 || round === plan.rounds - 1) context.log(`fault ${round + 1}/${plan.rounds}; ${load.settled} writes answered`);
+      await load.progressed(plan.answersBetween, 60_000);
+    }
+  } finally {
+    await load.stop();
+  }
+  const ledger = await settleAndCount(stack.db, stack.org.orgId, load.records.map((record) => record.title));
+  checkLoad(checks, load.counts, ledger, load.records);
+  checks.equal('faults injected', faults, plan.rounds);
+  checks.equal('api and worker exits not caused by the suite', stack.unexpectedExits(), 0);
+  const figures: Figures = [
+    ...loadFigures(load.counts, ledger, load.records),
+    ['faults', faults],
+    ['unexpected exits', stack.unexpectedExits()],
+    ['slowest recovery', seconds(slowestRecoveryMs)],
+    ['time', seconds(Date.now() - started)],
+  ];
+  return { checks, figures };
+}

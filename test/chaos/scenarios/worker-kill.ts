@@ -1,0 +1,32 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { runFaultRounds } from '../fault-rounds';
+import { times, type Scenario } from '../scenario';
+
+/** The worker SIGKILLed in the middle of gated writes, and started again, several times. */
+export const workerKill: Scenario = {
+  id: 'worker-kill',
+  title: 'Worker SIGKILL during load',
+  budgetMs: { full: 12 * 60_000, short: 4 * 60_000 },
+  async run(context) {
+    const kills = context.short ? 2 : 6;
+    const stack = await context.stack({ workers: 1 });
+    const [worker] = stack.workers;
+    const { checks, figures } = await runFaultRounds(context, stack, {
+      prefix: 'worker-kill',
+      rounds: kills,
+      answersBetween: 24,
+      maxWritesPerWriter: context.short ? 60 : 200,
+      async fault() {
+        // Somewhere inside a write: the moment of the kill falls anywhere in the writes' activities.
+        await sleep(Math.random() * 500);
+        await worker!.kill('SIGKILL');
+        await worker!.start();
+      },
+    });
+    return {
+      did: `8 writers; the only worker SIGKILLed and started again ${times(kills)}`,
+      figures,
+      failures: checks.failures,
+    };
+  },
+};
