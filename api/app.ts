@@ -58,9 +58,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     clientErrorHandler: (error, socket) => {
       if ((error as { code?: string }).code === 'ECONNRESET' || socket.destroyed) return;
-      if (socket.writable) socket.end(clientErrorAnswer(error as { code?: string }));
+      // As Node does: no answer of ours on a socket whose previous (pipelined) answer is already under way.
+      const answering = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+      if (socket.writable && !answering) socket.end(clientErrorAnswer(error as { code?: string }));
       socket.destroySoon();
     },
+    // A client may take this long to send a request (headers and body), no longer: a refused body is read to its
+    // end (keepReadingTheBody), and this bounds a client that trickles it.
+    requestTimeout: 60_000,
   });
 
   const parseJson = app.getDefaultJsonParser('error', 'error');

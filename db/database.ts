@@ -36,8 +36,33 @@ export function isConnectionFault(error: unknown): boolean {
   return pgMessages.test(error.message);
 }
 
-/** Marks a fault met while COMMIT was on its way: the transaction may or may not have committed, so it is never rerun. */
-class CommitOutcomeUnknown extends Error {}
+/**
+ * A fault met while COMMIT was on its way: the transaction may or may not have committed, so it is never run
+ * again, and whoever asked is told that the change may have been made.
+ */
+export class CommitOutcomeUnknown extends Error {}
+
+/** A connection that could not be had: nothing was sent, so anything may be sent again. */
+class NoConnection extends Error {}
+
+/** SQLSTATEs with which the server says it ended the backend, aborting the statement it ran (it did not commit). */
+const endedByTheServer = /^57P0[12]$/;
+const readOnly = /^\s*(SELECT|SHOW|VALUES)\b/i;
+
+/**
+ * Whether a statement on its own may be sent again after its connection failed. It commits by itself, so a reply
+ * lost after the server ran it (a reset socket, "Connection terminated") leaves its outcome unknown: only a read
+ * is sent again then. A statement that never left (no connection, a client already broken) or that the server
+ * says it aborted may always be.
+ */
+function resendable(error: unknown, text: string): boolean {
+  if (error instanceof NoConnection) return true;
+  if (!isConnectionFault(error)) return false;
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && endedByTheServer.test(code)) return true;
+  if (/^Client has encountered a connection error and is not queryable/.test((error as Error).message)) return true;
+  return readOnly.test(text);
+}
 
 export interface DatabaseOptions {
   maxConnections?: number;
@@ -49,7 +74,8 @@ export function connectDatabase(url: string, options: DatabaseOptions = {}): Dat
   const pool = new pg.Pool({
     connectionString: url,
     max: options.maxConnections ?? 10,
-    // A server that accepts the socket but never answers must not hold a request forever.
+    // A server that accepts the socket but never answers must not hold a request forever (this bounds the wait
+    // for a pooled connection too).
     connectionTimeoutMillis: 10_000,
     keepAlive: true,
   });
@@ -58,52 +84,47 @@ export function connectDatabase(url: string, options: DatabaseOptions = {}): Dat
 
   // Rides over a failover, pg_terminate_backend or a restart of a few seconds: each try takes a fresh connection.
   const retryForMs = options.retryForMs ?? 3000;
-  const retried = <T>(attempt: () => Promise<T>) =>
-    pRetry(attempt, {
-      retries: 8,
-      minTimeout: 50,
-      maxTimeout: 1000,
-      maxRetryTime: retryForMs,
-      shouldRetry: ({ error }) => isConnectionFault(error) && !(error instanceof CommitOutcomeUnknown),
-    }).catch((error: unknown) => {
-      throw error instanceof CommitOutcomeUnknown ? error.cause : error;
-    });
+  const retried = <T>(attempt: () => Promise<T>, mayRetry: (error: unknown) => boolean) =>
+    pRetry(attempt, { retries: 8, minTimeout: 50, maxTimeout: 1000, maxRetryTime: retryForMs, shouldRetry: ({ error }) => mayRetry(error) }).catch(
+      (error: unknown) => {
+        throw error instanceof NoConnection ? error.cause : error;
+      },
+    );
 
-  const query = ((...args: Parameters<pg.Pool['query']>) =>
-    // A statement on its own: a connection fault means it was never sent, or the server ended its backend and so
-    // rolled it back. (The call log, counters and claims the api writes this way are idempotent or tolerate it.)
-    retried(() => (pool.query as (...a: unknown[]) => Promise<unknown>)(...args))) as Queryable['query'];
+  const query = ((text: string | pg.QueryConfig, values?: unknown[]) =>
+    retried(
+      () => statementOnce(pool, text, values),
+      (error) => resendable(error, typeof text === 'string' ? text : text.text),
+    )) as Queryable['query'];
 
   return {
     url,
     query,
-    transaction: (work) => retried(() => transactionOnce(pool, work)),
+    transaction: (work) => retried(() => transactionOnce(pool, work), (error) => error instanceof NoConnection || (isConnectionFault(error) && !(error instanceof CommitOutcomeUnknown))),
     close: () => pool.end(),
   };
 }
 
-async function transactionOnce<T>(pool: pg.Pool, work: (tx: Queryable) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  // A checked-out client is not covered by the pool's listener: a connection the server ends mid-transaction
-  // (a failover, pg_terminate_backend) would otherwise crash the process with an unhandled 'error'. The query
-  // in flight fails on its own; the broken connection is then destroyed, not returned to the pool.
+async function connected(pool: pg.Pool): Promise<pg.PoolClient> {
+  try {
+    return await pool.connect();
+  } catch (error) {
+    if (isConnectionFault(error)) throw new NoConnection('no connection to PostgreSQL', { cause: error });
+    throw error;
+  }
+}
+
+/** Lends a connection its own error listener while it is out (see transactionOnce), and destroys it if it broke. */
+async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await connected(pool);
   let broken: Error | undefined;
   const onError = (error: Error) => {
     broken = error;
   };
   client.on('error', onError);
   try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    try {
-      await client.query('COMMIT');
-    } catch (error) {
-      if (isConnectionFault(error)) throw new CommitOutcomeUnknown('the connection failed during COMMIT', { cause: error });
-      throw error;
-    }
-    return result;
+    return await use(client);
   } catch (error) {
-    if (!broken && !(error instanceof CommitOutcomeUnknown)) await client.query('ROLLBACK').catch(() => {});
     // A statement that failed because its connection did leaves the client unusable even if no 'error' came.
     if (!broken && (isConnectionFault(error) || error instanceof CommitOutcomeUnknown)) broken = error as Error;
     throw error;
@@ -111,4 +132,32 @@ async function transactionOnce<T>(pool: pg.Pool, work: (tx: Queryable) => Promis
     client.off('error', onError);
     client.release(broken);
   }
+}
+
+function statementOnce(pool: pg.Pool, text: string | pg.QueryConfig, values?: unknown[]) {
+  return withClient(pool, (client) => client.query(text as string, values));
+}
+
+/**
+ * A checked-out client is not covered by the pool's listener: a connection the server ends mid-transaction (a
+ * failover, pg_terminate_backend) would otherwise crash the process with an unhandled 'error'. The statement in
+ * flight fails on its own; the broken connection is then destroyed, not returned to the pool.
+ */
+function transactionOnce<T>(pool: pg.Pool, work: (tx: Queryable) => Promise<T>): Promise<T> {
+  return withClient(pool, async (client) => {
+    try {
+      await client.query('BEGIN');
+      const result = await work(client);
+      try {
+        await client.query('COMMIT');
+      } catch (error) {
+        if (isConnectionFault(error)) throw new CommitOutcomeUnknown('the connection failed while the transaction committed', { cause: error });
+        throw error;
+      }
+      return result;
+    } catch (error) {
+      if (!isConnectionFault(error) && !(error instanceof CommitOutcomeUnknown)) await client.query('ROLLBACK').catch(() => {});
+      throw error;
+    }
+  });
 }

@@ -1,11 +1,12 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect, createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import { connectDatabase, isConnectionFault, type Database } from '../db/database';
+import { CommitOutcomeUnknown, connectDatabase, isConnectionFault, type Database } from '../db/database';
 import { toAppError } from '../domain/kit/errors';
 
 // The connection survives what a failover or an idle timeout does to it: the server ending backends, also in
@@ -82,6 +83,40 @@ describe('dropped connections', () => {
     }
   });
 
+  it('a write whose reply is lost with its connection is not sent again (it may have committed); a read is', async () => {
+    await db.query('CREATE TABLE IF NOT EXISTS lost_replies (id int PRIMARY KEY, n int NOT NULL)');
+    await db.query('INSERT INTO lost_replies VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET n = 0');
+    const proxy = await replyLosingProxy(new URL(inject('databaseUrl')));
+    const through = connectDatabase(proxy.url, { maxConnections: 2 });
+    try {
+      proxy.loseTheReplyTo('UPDATE lost_replies');
+      await expect(through.query('UPDATE lost_replies SET n = n + 1 WHERE id = 1 RETURNING n')).rejects.toSatisfy(isConnectionFault);
+      expect((await db.query('SELECT n FROM lost_replies WHERE id = 1')).rows[0].n).toBe(1);
+
+      proxy.loseTheReplyTo('SELECT n FROM lost_replies');
+      expect((await through.query('SELECT n FROM lost_replies WHERE id = 1')).rows[0].n).toBe(1);
+
+      // A transaction whose COMMIT lost its reply is not run again, and the caller is told it may have been made.
+      let runs = 0;
+      proxy.loseTheReplyTo('COMMIT');
+      const error = await through
+        .transaction(async (tx) => {
+          runs++;
+          await tx.query('UPDATE lost_replies SET n = n + 1 WHERE id = 1');
+        })
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(CommitOutcomeUnknown);
+      expect(runs).toBe(1);
+      expect(toAppError(error)).toMatchObject({ code: 'unavailable', message: expect.stringContaining('it may have been made') });
+      expect((await db.query('SELECT n FROM lost_replies WHERE id = 1')).rows[0].n).toBe(2);
+      expect(proxy.repliesLost).toBe(3);
+    } finally {
+      await through.close();
+      proxy.close();
+      await db.query('DROP TABLE lost_replies');
+    }
+  });
+
   it('a statement that fails on its own is not retried: the error is the statement’s', async () => {
     await expect(db.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
     await expect(db.transaction((tx) => tx.query('SELECT * FROM no_such_table'))).rejects.toMatchObject({ code: '42P01' });
@@ -140,3 +175,43 @@ describe('dropped connections', () => {
   });
 });
 
+/**
+ * A TCP proxy in front of PostgreSQL that, once told, forwards the next statement containing a marker and then
+ * drops the connection instead of its reply: the server ran (and committed) it, the client never hears.
+ */
+async function replyLosingProxy(target: URL) {
+  let marker: string | undefined;
+  let repliesLost = 0;
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port || 5432), target.hostname);
+    let swallowing = false;
+    client.on('data', (chunk) => {
+      if (marker && chunk.includes(marker)) {
+        marker = undefined;
+        swallowing = true;
+        repliesLost++;
+        setTimeout(() => client.destroy(), 300);
+      }
+      server.write(chunk);
+    });
+    server.on('data', (chunk) => {
+      if (!swallowing) client.write(chunk);
+    });
+    for (const socket of [client, server]) socket.on('error', () => {});
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return {
+    url: url.toString(),
+    loseTheReplyTo(statement: string) {
+      marker = statement;
+    },
+    get repliesLost() {
+      return repliesLost;
+    },
+    close: () => proxy.close(),
+  };
+}

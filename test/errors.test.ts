@@ -138,6 +138,9 @@ describe('every error is in the envelope', () => {
     expect(expectEnvelope(ifMatch, 422, 'validation_failed').error.details.fields[0]).toMatchObject({ field: 'if_match', message: expect.stringContaining('If-Match header') });
     const { rows } = await h.db.query('SELECT title FROM tasks WHERE id = $1', [created.data.id]);
     expect(rows[0].title).toBe('Keeps its id');
+    // Refused where the pipeline refuses input: after who may call it, so a read-only key still hears 403.
+    const readOnly = await h.request({ method: 'PATCH', url: `/api/v1/tasks/${created.data.id}`, token: org.readOnlyToken, payload: { id: 'task_other' } });
+    expectEnvelope(readOnly, 403, 'read_only_key');
   });
 
   it('what Fastify and Node refuse before routing is in the envelope too (over a real socket)', async () => {

@@ -4,7 +4,7 @@ import type { Caller } from '../../domain/identity/actors';
 import { authenticate } from '../../domain/identity/authenticate';
 import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
-import { AppError, asRefusal, toAppError } from '../../domain/kit/errors';
+import { AppError, asRefusal, invalidFields, toAppError, type FieldProblem } from '../../domain/kit/errors';
 import type { Page } from '../../domain/kit/pagination';
 import { callLogWriter, type CallInterface } from '../../domain/usage/call-log';
 import { createRequestLimits, rateLimitedError, type RequestVerdict } from '../../domain/usage/limits';
@@ -42,6 +42,8 @@ export interface CallRequest {
   tool?: string;
   /** The unparsed input, gathered from the wire (path, query or body, headers). */
   input: unknown;
+  /** Fields the client sent where the interface does not read them (`id` in a body, when the path carries it). */
+  misplaced?: FieldProblem[];
   /** The organization named in an explicit-organization path. */
   orgSlug?: string;
   idempotencyKey?: string;
@@ -108,6 +110,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       // An MCP client is offered only the tools its key may use; to it, any other does not exist.
       if (via === 'mcp' && !isAllowed(operation, caller)) throw new AppError('not_found', `Tool ${request.tool ?? operation.name} not found for this key`);
       authorize(operation, caller);
+      if (request.misplaced?.length) throw invalidFields(request.misplaced);
       input = parse(operation, request.input);
     } catch (error) {
       const refusal = asRefusal(error);

@@ -33,7 +33,7 @@ const fastifyCodes: Record<string, () => AppError> = {
 const clientErrors: Record<string, () => AppError> = {
   HPE_HEADER_OVERFLOW: () =>
     new AppError('headers_too_large', 'The request line and headers are larger than this server reads (16 KB): send long input in a JSON body'),
-  ERR_HTTP_REQUEST_TIMEOUT: () => new AppError('bad_request', 'The request took too long to arrive'),
+  ERR_HTTP_REQUEST_TIMEOUT: () => new AppError('request_timeout', 'The request did not arrive in time (60 seconds for its headers and body)'),
 };
 
 /**

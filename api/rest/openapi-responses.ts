@@ -24,6 +24,7 @@ const meaning: Record<ErrorCode, string> = {
   unsupported_media_type: 'the body is not sent as `Content-Type: application/json`',
   invalid_json: 'the body is not valid JSON',
   bad_request: 'the request could not be read as HTTP: a malformed path (bad percent-encoding, say) or header',
+  request_timeout: 'the request (its headers and body) did not arrive within 60 seconds',
   uri_too_long: 'a segment of the path is longer than any id or slug can be',
   headers_too_large: 'the request line and headers together are too large (a very long query string, say)',
   validation_failed: 'the input is not valid; `details.fields` names each field and what is wrong with it',

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallPipeline, Credential } from '../catalog/call';
 import { catalog } from '../catalog/index';
 import { isOfferedOn, pathParameters, type Operation } from '../catalog/operation';
-import { invalidFields } from '../../domain/kit/errors';
+import type { FieldProblem } from '../../domain/kit/errors';
 import { httpAnswer } from './answer';
 import { rateLimitHeaders } from './http';
 
@@ -66,9 +66,11 @@ async function handle(
   const admission = await pipeline.admit(dialect.credentialOf(request));
   const params = request.params as Record<string, string>;
   const idempotencyKey = request.headers['idempotency-key'];
+  const { input, misplaced } = inputOf(operation, wire, request, params);
   const outcome = await pipeline.call(admission, {
     operation,
-    input: inputOf(operation, wire, request, params),
+    input,
+    misplaced,
     orgSlug: params.org_slug,
     idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
   });
@@ -79,22 +81,26 @@ async function handle(
 /**
  * One input object per operation: the query (GET, DELETE) or the JSON body (POST, PATCH), the fields sent as
  * headers, and the path parameters. A body that is not an object is handed on as it is, for the call to refuse.
+ * A field that travels in the path or a header is taken from there alone: sent in the body or query as well, it
+ * would be silently ignored, so the call refuses it like any other field the client may not set.
  */
-function inputOf(operation: Operation, wire: Wire, request: FastifyRequest, params: Record<string, string>): unknown {
+function inputOf(operation: Operation, wire: Wire, request: FastifyRequest, params: Record<string, string>): { input: unknown; misplaced?: FieldProblem[] } {
+  const inQuery = operation.method === 'GET' || operation.method === 'DELETE';
   // No body at all is an empty input (approve without a comment); a body of `null` is a body, and not an object.
-  const fields = operation.method === 'GET' || operation.method === 'DELETE' ? (request.query ?? {}) : request.body === undefined ? {} : request.body;
-  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return fields;
+  const fields = inQuery ? (request.query ?? {}) : request.body === undefined ? {} : request.body;
+  if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) return { input: fields };
   const input: Record<string, unknown> = { ...fields };
-  // A field that travels in the path or a header is taken from there alone: sent in the body or query as well,
-  // it would be silently ignored, so it is refused like any other field the client may not set.
-  const misplaced = [...wire.fromPath.map((name) => [name, 'the path'] as const), ...wire.fromHeaders.map(([field, header]) => [field, `the ${headerFields[field] ?? header} header`] as const)]
+  const carriedElsewhere = [
+    ...wire.fromPath.map((name) => [name, 'the path'] as const),
+    ...wire.fromHeaders.map(([field, header]) => [field, `the ${headerFields[field] ?? header} header`] as const),
+  ];
+  const misplaced = carriedElsewhere
     .filter(([name]) => Object.hasOwn(fields, name))
-    .map(([field, where]) => ({ field, message: `is taken from ${where}; leave it out of the ${operation.method === 'GET' || operation.method === 'DELETE' ? 'query' : 'body'}` }));
-  if (misplaced.length > 0) throw invalidFields(misplaced);
+    .map(([field, where]) => ({ field, message: `is taken from ${where}; leave it out of the ${inQuery ? 'query' : 'body'}` }));
   for (const [field, header] of wire.fromHeaders) {
     const value = request.headers[header];
     if (typeof value === 'string') input[field] = value;
   }
   for (const name of wire.fromPath) input[name] = params[name];
-  return input;
+  return { input, misplaced };
 }

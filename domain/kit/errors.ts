@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isConnectionFault } from '../../db/database';
+import { CommitOutcomeUnknown, isConnectionFault } from '../../db/database';
 
 /** Every refusal the service gives, by code; the REST and MCP adapters map them to their transports. */
 export const errorStatus = {
@@ -16,6 +16,7 @@ export const errorStatus = {
   not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  request_timeout: 408,
   link_invalid: 410,
   payload_too_large: 413,
   uri_too_long: 414,
@@ -96,11 +97,15 @@ export function asRefusal(error: unknown): AppError | undefined {
 
 /**
  * Whatever was thrown, as one of our errors: a database that stayed out of reach through the retries is a 503
- * worth retrying later; any other fault a bare 500 that says nothing of its cause.
+ * (saying so when a change may have been saved all the same); any other fault a bare 500 that says nothing of its
+ * cause.
  */
 export function toAppError(error: unknown): AppError {
   const refusal = asRefusal(error);
   if (refusal) return refusal;
+  if (error instanceof CommitOutcomeUnknown) {
+    return new AppError('unavailable', 'The connection to the database failed while the change was being saved: it may have been made. Check before sending it again.');
+  }
   if (isConnectionFault(error)) return new AppError('unavailable', 'The database could not be reached in time; try again shortly');
   return new AppError('internal_error', 'Something went wrong on our side; it has been logged');
 }
