@@ -4,11 +4,13 @@ import { applyGatedWrite, recordApplyFailure, ReviewNotApprovedError } from '../
 import {
   reviewNotApprovedFailure,
   writeRefusedFailure,
+  type DecidedWrite,
   type DecisionWithSettings,
   type GatedWriteRequest,
   type WriteRefusal,
 } from '../domain/gate/contract';
 import { decideGatedWrite } from '../domain/gate/decide';
+import { decideAndApply } from '../domain/gate/decide-and-apply';
 import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/gate/reviews';
 import type { GatedWrite } from '../domain/gate/writes';
 import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
@@ -31,6 +33,15 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
         const expiresAt = new Date(clock().getTime() + reviewExpiryMs);
         const recorded = await decideGatedWrite(db, writeNamed(request.operation), currentWorkflowId(), request, expiresAt);
         return { ...recorded, reviewRecheckMs };
+      });
+    },
+
+    /** Decides and, for an Allow, applies in one transaction: the workflow runs it as a local activity. */
+    async decideAndApplyGatedWrite(request: GatedWriteRequest): Promise<DecidedWrite & { reviewRecheckMs: number }> {
+      return asActivityErrors(async () => {
+        const expiresAt = new Date(clock().getTime() + reviewExpiryMs);
+        const decided = await decideAndApply(db, writeNamed(request.operation), currentWorkflowId(), request, expiresAt);
+        return { ...decided, reviewRecheckMs };
       });
     },
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyGatedWrite } from '../domain/gate/apply';
 import { recordDecision } from '../domain/gate/decide';
+import { decideAndApply } from '../domain/gate/decide-and-apply';
 import { createTask as createTaskWrite } from '../domain/resources/tasks';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -48,10 +49,11 @@ describe('a gated write', () => {
     const { rows: audit } = await h.db.query('SELECT type FROM audit_events WHERE workflow_id = $1 ORDER BY id', [workflowId]);
     expect(audit.map((row) => row.type)).toEqual(['gate.decided', 'write.applied']);
 
-    const activities = (await historyOf(workflowId))
-      .map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name)
-      .filter(Boolean);
-    expect(activities).toEqual(['decideGatedWrite', 'applyGatedWrite']);
+    // Decided and applied in one local activity: one workflow task, no activity task through Temporal.
+    const events = await historyOf(workflowId);
+    expect(events.filter((event) => event.activityTaskScheduledEventAttributes)).toEqual([]);
+    expect(events.filter((event) => event.workflowTaskCompletedEventAttributes)).toHaveLength(1);
+    expect(events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(1);
   });
 
   it('Deny: answers 403 policy_denied with the reason and policy ids, and writes nothing', async () => {
@@ -136,7 +138,7 @@ describe('a gated write', () => {
     const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'reviewDecided');
     const activities = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(signals).toHaveLength(1);
-    expect(activities).toEqual(['decideGatedWrite', 'readReviewStatus', 'applyGatedWrite']);
+    expect(activities).toEqual(['readReviewStatus', 'applyGatedWrite']);
     const { rows: audit } = await h.db.query('SELECT type, actor_type FROM audit_events WHERE workflow_id = $1 ORDER BY id', [review.workflow_id]);
     expect(audit).toEqual([
       { type: 'gate.decided', actor_type: 'api_key' },
@@ -200,7 +202,7 @@ describe('a gated write', () => {
     await expect.poll(async () => {
       const events = await historyOf(rows[0].workflow_id);
       return events.filter((e) => e.activityTaskCompletedEventAttributes).length;
-    }).toBe(2);
+    }).toBe(1); // the review re-read the signal woke (the decision was a local activity)
     expect(await taskTitles(org.organization.id)).not.toContain('review forged signal');
     const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${body.review.id}`, token: org.reviewerToken }));
     expect(review.data.status).toBe('pending');
@@ -230,6 +232,18 @@ describe('a gated write', () => {
     expect(results.length).toBeGreaterThanOrEqual(1);
     for (const result of results) expect(result).toEqual(third);
     expect((await taskTitles(org.organization.id)).filter((t) => t === 'delivered twice')).toHaveLength(1);
+  });
+
+  it('the one step run again (a local activity is at least once) finds its decision and write: both or neither, once', async () => {
+    const request = org.taskRequest('decided and applied twice');
+    const workflowId = `${org.organization.slug}:tasks.create:one-step-twice`;
+    const expiresAt = new Date(Date.now() + 60_000);
+    const runs = await Promise.all([1, 2, 3].map(() => decideAndApply(h.db, createTaskWrite, workflowId, request, expiresAt)));
+    const again = await decideAndApply(h.db, createTaskWrite, workflowId, request, expiresAt);
+    for (const run of [...runs, again]) expect(run).toEqual(runs[0]);
+    expect(runs[0]).toMatchObject({ decision: 'allow', applied: { result: { title: 'decided and applied twice' } } });
+    expect(await decisionsOf(workflowId)).toHaveLength(1);
+    expect((await taskTitles(org.organization.id)).filter((t) => t === 'decided and applied twice')).toHaveLength(1);
   });
 
   it('the same workflow started twice (a retried request) decides and writes once', async () => {

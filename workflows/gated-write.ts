@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, patched, proxyActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   reviewNotApprovedFailure,
@@ -19,6 +19,19 @@ const quick = proxyActivities<Activities>({
   startToCloseTimeout: '8 seconds',
   retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
 });
+
+/**
+ * Deciding and, for an Allow, applying in one transaction, run by the worker that runs the workflow task: no
+ * activity task goes through Temporal, so the first answer costs one workflow task. A local activity runs at
+ * least once; the transaction is keyed on the workflow id, so a retry after a crash finds it done or not at all.
+ */
+const local = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '8 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
+});
+
+/** The patch that made the first decision (and an Allow's write) one local activity (issue 12). */
+export const decidedInOneStep = 'decided-in-one-step';
 
 /** Once a person approved, the write must happen: outages are retried for as long as it takes. */
 const persistent = proxyActivities<Activities>({
@@ -47,7 +60,20 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
 
   let decision: DecisionWithSettings;
   try {
-    decision = await quick.decideGatedWrite(request);
+    if (patched(decidedInOneStep)) {
+      const decided = await local.decideAndApplyGatedWrite(request);
+      decision = decided;
+      if (decided.applied) {
+        const { decisionId, reason, policyIds } = decided;
+        answer =
+          'result' in decided.applied
+            ? { outcome: 'applied', decisionId, reason, policyIds, result: decided.applied.result }
+            : { outcome: 'failed', ...decided.applied.refusal };
+        return await finish({ answer });
+      }
+    } else {
+      decision = await quick.decideGatedWrite(request);
+    }
     if (decision.decision === 'deny') {
       answer = { outcome: 'denied', decisionId: decision.decisionId, reason: decision.reason, policyIds: decision.policyIds };
       return await finish({ answer });
@@ -63,6 +89,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
       return await finish({ answer });
     }
     if (decision.decision === 'allow') {
+      // Runs started before decidedInOneStep: the write applied by an activity of its own.
       const result = await quick.applyGatedWrite(request);
       answer = { outcome: 'applied', decisionId: decision.decisionId, reason: decision.reason, policyIds: decision.policyIds, result };
       return await finish({ answer });
@@ -71,7 +98,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
     answer = failedAnswer(error);
     // A refusal (an unknown id, a stale If-Match) is an answer like a Deny: the run completes with it, and Failed
     // is left to what is broken. Runs started before this change failed with it, and still do on replay.
-    if (refusalOf((error as { cause?: unknown }).cause) && patched(refusalsComplete)) return await finish({ answer });
+    if (refusalIn(error) && patched(refusalsComplete)) return await finish({ answer });
     await condition(allHandlersFinished);
     throw error;
   }
@@ -117,11 +144,16 @@ async function applyApproved(request: GatedWriteRequest, reviewId: string): Prom
 
 /** What the caller is told of an activity that failed: the refusal it raised, or that the write could not be done. */
 function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
-  const refusal = refusalOf((error as { cause?: unknown }).cause);
+  const refusal = refusalIn(error);
   if (refusal) return { outcome: 'failed', code: refusal.code, message: refusal.message, details: refusal.details };
   return {
     outcome: 'failed',
     code: 'unavailable',
     message: `The write could not be completed (workflow ${workflowInfo().workflowId}); it was not applied. Try again later.`,
   };
+}
+
+/** The refusal a failed activity raised: the cause of a regular activity's failure, a local activity's failure itself. */
+function refusalIn(error: unknown) {
+  return refusalOf(error) ?? refusalOf((error as { cause?: unknown }).cause);
 }

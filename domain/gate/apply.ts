@@ -1,4 +1,4 @@
-import type { Database } from '../../db/database';
+import type { Database, Queryable } from '../../db/database';
 import { AppError, type ErrorCode } from '../kit/errors';
 import { recordAudit } from './audit';
 import type { GatedWriteRequest } from './contract';
@@ -20,55 +20,58 @@ export async function applyGatedWrite(
   request: GatedWriteRequest,
   reviewId?: string,
 ): Promise<unknown> {
-  const input = write.input.parse(request.input);
-  return db.transaction(async (tx) => {
-    // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
-    const { rows: decisions } = await tx.query(
-      `SELECT decision, context, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
-      [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
-    );
-    const decided = decisions[0];
-    if (!decided?.same_request) throw new AppError('conflict', `workflow ${workflowId} has no decision for this write`);
-    if (decided.decision !== 'allow' && decided.decision !== 'review') {
-      throw new AppError('conflict', `workflow ${workflowId} was ${decided.decision === 'deny' ? 'denied' : 'refused'}; its write never runs`);
-    }
-    if (decided.decision === 'review') {
-      const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId ?? '', workflowId]);
-      if (rows[0]?.status !== 'approved') {
-        throw new ReviewNotApprovedError(`review ${reviewId ?? '(none)'} is ${rows[0]?.status ?? 'missing'}, not approved`);
-      }
-    }
-    // The claim comes first: a concurrent attempt waits on it, then finds the finished write.
-    const claim = await tx.query(
-      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result)
-       VALUES ($1, $2, $3, $4, '', 'null') ON CONFLICT (workflow_id) DO NOTHING`,
-      [workflowId, request.orgId, request.operation, write.resourceType],
-    );
-    if (!claim.rowCount) {
-      const done = await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId]);
-      return done.rows[0].result;
-    }
+  return db.transaction((tx) => applyIn(tx, write, workflowId, request, reviewId));
+}
 
-    const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, { apiKeyId: request.apiKey.id });
-    await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
-      workflowId,
-      applied.resourceId,
-      JSON.stringify(applied.result),
-    ]);
-    await recordAudit(tx, request.orgId, {
-      type: 'write.applied',
-      actor: { type: 'api_key', id: request.apiKey.id },
-      workflowId,
-      reviewId,
-      resourceType: write.resourceType,
-      resourceId: applied.resourceId,
-      data: { operation: request.operation },
-    });
-    if (reviewId) {
-      await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
+/** applyGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one. */
+export async function applyIn(tx: Queryable, write: GatedWrite, workflowId: string, request: GatedWriteRequest, reviewId?: string): Promise<unknown> {
+  const input = write.input.parse(request.input);
+  // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
+  const { rows: decisions } = await tx.query(
+    `SELECT decision, context, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
+    [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
+  );
+  const decided = decisions[0];
+  if (!decided?.same_request) throw new AppError('conflict', `workflow ${workflowId} has no decision for this write`);
+  if (decided.decision !== 'allow' && decided.decision !== 'review') {
+    throw new AppError('conflict', `workflow ${workflowId} was ${decided.decision === 'deny' ? 'denied' : 'refused'}; its write never runs`);
+  }
+  if (decided.decision === 'review') {
+    const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId ?? '', workflowId]);
+    if (rows[0]?.status !== 'approved') {
+      throw new ReviewNotApprovedError(`review ${reviewId ?? '(none)'} is ${rows[0]?.status ?? 'missing'}, not approved`);
     }
-    return applied.result;
+  }
+  // The claim comes first: a concurrent attempt waits on it, then finds the finished write.
+  const claim = await tx.query(
+    `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result)
+     VALUES ($1, $2, $3, $4, '', 'null') ON CONFLICT (workflow_id) DO NOTHING`,
+    [workflowId, request.orgId, request.operation, write.resourceType],
+  );
+  if (!claim.rowCount) {
+    const done = await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId]);
+    return done.rows[0].result;
+  }
+
+  const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, { apiKeyId: request.apiKey.id });
+  await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
+    workflowId,
+    applied.resourceId,
+    JSON.stringify(applied.result),
+  ]);
+  await recordAudit(tx, request.orgId, {
+    type: 'write.applied',
+    actor: { type: 'api_key', id: request.apiKey.id },
+    workflowId,
+    reviewId,
+    resourceType: write.resourceType,
+    resourceId: applied.resourceId,
+    data: { operation: request.operation },
   });
+  if (reviewId) {
+    await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
+  }
+  return applied.result;
 }
 
 /** An approved write that could not be applied: said on the review and in the audit trail. */

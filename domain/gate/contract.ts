@@ -31,6 +31,14 @@ export interface DecisionWithSettings extends RecordedDecision {
   reviewRecheckMs: number;
 }
 
+/**
+ * A write decided and, for an Allow, applied in one step: the decision, and the write's result or the refusal the
+ * data gave it after the policy allowed it (a clash the policy could not see).
+ */
+export interface DecidedWrite extends RecordedDecision {
+  applied?: { result: unknown } | { refusal: WriteRefusal & { message: string } };
+}
+
 /** The first answer a gated write gets: what the caller of the REST route or MCP tool is told. */
 export type GateAnswer =
   | { outcome: 'applied'; decisionId: string; reason: string; policyIds: string[]; result: unknown }

@@ -21,9 +21,20 @@ export async function decideGatedWrite(
   request: GatedWriteRequest,
   reviewExpiresAt: Date,
 ): Promise<RecordedDecision> {
+  return db.transaction((tx) => decideIn(tx, write, workflowId, request, reviewExpiresAt));
+}
+
+/** decideGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one. */
+export async function decideIn(
+  tx: Queryable,
+  write: GatedWrite,
+  workflowId: string,
+  request: GatedWriteRequest,
+  reviewExpiresAt: Date,
+): Promise<RecordedDecision> {
   const input = write.input.parse(request.input);
-  const proposal = await write.propose(db, request.orgId, input, { apiKeyId: request.apiKey.id });
-  const { version, policySet } = await loadCompiledPolicySet(db, request.orgId);
+  const proposal = await write.propose(tx, request.orgId, input, { apiKeyId: request.apiKey.id });
+  const { version, policySet } = await loadCompiledPolicySet(tx, request.orgId);
   const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
   if (proposal.before) context.before = proposal.before;
   if (proposal.changes) context.changes = proposal.changes;
@@ -38,7 +49,7 @@ export async function decideGatedWrite(
     resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
     context,
   });
-  return recordDecision(db, {
+  return recordDecisionIn(tx, {
     workflowId,
     request,
     decision: decided.decision,
@@ -71,70 +82,72 @@ export interface DecisionToRecord {
  * review queue is at its plan's cap is refused instead, and recorded so.
  */
 export async function recordDecision(db: Database, d: DecisionToRecord): Promise<RecordedDecision> {
-  return db.transaction(async (tx) => {
-    let decision: RecordedDecision['decision'] = d.decision;
-    let reason = d.reason;
-    if (d.decision === 'review') {
-      const queue = await lockReviewQueue(tx, d.request.orgId);
-      if (queue.pending >= queue.cap) {
-        decision = 'refused';
-        reason =
-          `The review queue is full: ${queue.pending} writes already wait for a person, the ${queue.plan} plan's cap is ${queue.cap}. ` +
-          `This write would have been held for review (${d.reason}); it was refused, not queued. Submit it again (with a new Idempotency-Key, if you send one) once reviewers have worked the queue.`;
-      }
-    }
-    const decisionId = newId('dec');
-    const inserted = await tx.query(
-      `INSERT INTO gate_decisions
-         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-       ON CONFLICT (workflow_id) DO NOTHING RETURNING id`,
-      [
-        decisionId,
-        d.request.orgId,
-        d.workflowId,
-        d.request.operation,
-        d.request.interface,
-        d.request.apiKey.id,
-        decision,
-        reason,
-        d.policyIds,
-        d.policyVersion,
-        JSON.stringify(d.request.input),
-        JSON.stringify(d.resource),
-        JSON.stringify(d.context),
-        d.policyErrors,
-      ],
-    );
-    if (!inserted.rowCount) return existingDecision(tx, d.workflowId, d.request);
+  return db.transaction((tx) => recordDecisionIn(tx, d));
+}
 
-    let review: RecordedDecision['review'];
-    if (decision === 'review') {
-      const reviewId = newId('rev');
-      await tx.query(`INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
-        reviewId,
-        d.request.orgId,
-        decisionId,
-        d.workflowId,
-        d.reviewExpiresAt,
-      ]);
-      review = { id: reviewId, expiresAt: d.reviewExpiresAt.toISOString() };
+async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<RecordedDecision> {
+  let decision: RecordedDecision['decision'] = d.decision;
+  let reason = d.reason;
+  if (d.decision === 'review') {
+    const queue = await lockReviewQueue(tx, d.request.orgId);
+    if (queue.pending >= queue.cap) {
+      decision = 'refused';
+      reason =
+        `The review queue is full: ${queue.pending} writes already wait for a person, the ${queue.plan} plan's cap is ${queue.cap}. ` +
+        `This write would have been held for review (${d.reason}); it was refused, not queued. Submit it again (with a new Idempotency-Key, if you send one) once reviewers have worked the queue.`;
     }
-    await recordAudit(tx, d.request.orgId, {
-      type: 'gate.decided',
-      actor: { type: 'api_key', id: d.request.apiKey.id },
-      workflowId: d.workflowId,
-      reviewId: review?.id,
-      data: {
-        operation: d.request.operation,
-        decision,
-        reason,
-        policyIds: d.policyIds,
-        interface: d.request.interface,
-      },
-    });
-    return { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review };
+  }
+  const decisionId = newId('dec');
+  const inserted = await tx.query(
+    `INSERT INTO gate_decisions
+       (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+     ON CONFLICT (workflow_id) DO NOTHING RETURNING id`,
+    [
+      decisionId,
+      d.request.orgId,
+      d.workflowId,
+      d.request.operation,
+      d.request.interface,
+      d.request.apiKey.id,
+      decision,
+      reason,
+      d.policyIds,
+      d.policyVersion,
+      JSON.stringify(d.request.input),
+      JSON.stringify(d.resource),
+      JSON.stringify(d.context),
+      d.policyErrors,
+    ],
+  );
+  if (!inserted.rowCount) return existingDecision(tx, d.workflowId, d.request);
+
+  let review: RecordedDecision['review'];
+  if (decision === 'review') {
+    const reviewId = newId('rev');
+    await tx.query(`INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
+      reviewId,
+      d.request.orgId,
+      decisionId,
+      d.workflowId,
+      d.reviewExpiresAt,
+    ]);
+    review = { id: reviewId, expiresAt: d.reviewExpiresAt.toISOString() };
+  }
+  await recordAudit(tx, d.request.orgId, {
+    type: 'gate.decided',
+    actor: { type: 'api_key', id: d.request.apiKey.id },
+    workflowId: d.workflowId,
+    reviewId: review?.id,
+    data: {
+      operation: d.request.operation,
+      decision,
+      reason,
+      policyIds: d.policyIds,
+      interface: d.request.interface,
+    },
   });
+  return { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review };
 }
 
 /**
