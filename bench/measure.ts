@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { newId } from '../domain/kit/ids';
 
-export const kinds = ['allow', 'review', 'deny', 'insert'] as const;
+export const kinds = ['allow', 'review', 'approve', 'deny', 'floor', 'insert'] as const;
 export type Kind = (typeof kinds)[number];
 
 /** One timed operation: resolves when the full answer is in, throws on a wrong one. */
@@ -48,8 +48,16 @@ const expected = {
   deny: { status: 403, check: (body: any) => body?.error?.code === 'policy_denied' },
 } as const;
 
+export type GatedKind = keyof typeof expected;
+
+/** Where a gated write's answers go: the workflow ids (to read their histories), the held writes' review ids. */
+export interface WriteSinks {
+  workflowIds?: string[];
+  reviewIds?: string[];
+}
+
 /** A gated write of a task over REST whose title asks the policy for `kind`. */
-export function gatedWrite(apiUrl: string, token: string, kind: Exclude<Kind, 'insert'>): Operation {
+export function gatedWrite(apiUrl: string, token: string, kind: GatedKind, sinks: WriteSinks = {}): Operation {
   const url = `${apiUrl}/api/v1/tasks`;
   const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
   const { status, check } = expected[kind];
@@ -58,6 +66,25 @@ export function gatedWrite(apiUrl: string, token: string, kind: Exclude<Kind, 'i
     const { response, text, body } = await exchange(url, { method: 'POST', headers, body: JSON.stringify({ title, status: 'todo' }) });
     if (response.status !== status || !check(body)) {
       throw new WrongAnswerError(`${kind} #${sequence}: expected ${status}, got ${response.status}: ${text.slice(0, 500)}`);
+    }
+    const workflowId = response.headers.get('x-gatehouse-workflow-id');
+    if (workflowId) sinks.workflowIds?.push(workflowId);
+    if (kind === 'review') sinks.reviewIds?.push(body.review.id);
+  };
+}
+
+/**
+ * A person approving the oldest held write in `reviewIds` with their personal token: timed from the request to
+ * its answer, which comes once the write is applied and carries the record it wrote.
+ */
+export function approveHeld(apiUrl: string, personalToken: string, reviewIds: string[]): Operation {
+  const headers = { authorization: `Bearer ${personalToken}`, 'content-type': 'application/json' };
+  return async (sequence) => {
+    const reviewId = reviewIds.shift();
+    if (!reviewId) throw new Error(`approve #${sequence}: no held write to approve`);
+    const { response, text, body } = await exchange(`${apiUrl}/api/v1/reviews/${reviewId}/approve`, { method: 'POST', headers, body: '{}' });
+    if (response.status !== 200 || body?.data?.status !== 'approved' || typeof body?.data?.result?.id !== 'string') {
+      throw new WrongAnswerError(`approve #${sequence}: expected 200, approved and applied, got ${response.status}: ${text.slice(0, 500)}`);
     }
   };
 }

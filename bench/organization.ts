@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connectDatabase } from '../db/database';
 import { createApiKey } from '../domain/identity/api-keys';
 import { createOrganization } from '../domain/identity/organizations';
+import { createPersonalToken, createUser } from '../domain/identity/people';
 import { setPolicySet } from '../domain/gate/policies';
 
 /** The title decides: "review…" → Review, "deny…" → Deny, anything else → Allow. */
@@ -11,6 +12,8 @@ export interface BenchOrganization {
   orgId: string;
   slug: string;
   token: string;
+  /** A reviewer's personal token: the person who approves held writes. */
+  reviewerToken: string;
 }
 
 /**
@@ -31,7 +34,9 @@ export async function createBenchOrganization(databaseUrl: string): Promise<Benc
     const organization = await createOrganization(db, { slug: `bench-${Date.now().toString(36)}`, name: 'Benchmark', plan: benchPlan.name });
     await setPolicySet(db, organization.id, benchPolicy, 'bench');
     const { token } = await createApiKey(db, { orgId: organization.id, label: 'bench agent', access: 'read_write' });
-    return { orgId: organization.id, slug: organization.slug, token };
+    const reviewer = await createUser(db, { orgId: organization.id, email: `reviewer@${organization.slug}.bench`, role: 'reviewer' });
+    const { token: reviewerToken } = await createPersonalToken(db, reviewer);
+    return { orgId: organization.id, slug: organization.slug, token, reviewerToken };
   } finally {
     await db.close();
   }

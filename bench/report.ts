@@ -5,16 +5,42 @@ import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { mcpKinds, mcpPairs, type McpKind, type McpPair } from './mcp';
 import { limitKinds, type LimitKind } from './limits';
+import { fileDatabasePragmas } from '../runtime/temporal-dev-server';
+import type { historyShapes } from './history';
 import { kinds, type Kind, type RoundsResult } from './measure';
+import { combine, throughputKinds, writerLevels, type ThroughputKind, type ThroughputResult, type Window } from './throughput';
 import { readKinds, taskPagesPerWalk, type ReadKind, type SeedResult, type WriteLoadResult } from './reads';
 import { formatTable, round, summarize, type Summary } from './stats';
 
 const labels: Record<Kind, string> = {
   allow: 'gated write, Allow (201)',
   review: 'gated write, Review (202)',
+  approve: 'approve → applied (200, record written)',
   deny: 'gated write, Deny (403)',
+  floor: "Temporal's floor (update-with-start, no activity)",
   insert: 'plain INSERT (pg Pool)',
 };
+
+const throughputLabels: Record<ThroughputKind, string> = {
+  allow: 'gated Allow (REST POST task)',
+  floor: "Temporal's floor",
+};
+
+/** What run.ts read back from the histories of the rounds' workflows. */
+export type Histories = Record<'allow' | 'reviewApproved' | 'deny' | 'floor', Awaited<ReturnType<typeof historyShapes>>>;
+
+/** The floor on the dev server's default SQLite settings and on ours, interleaved. */
+export interface JournalMeasurement {
+  samples: number;
+  warmup: number;
+  measured: RoundsResult<'wal' | 'defaultJournal'>;
+}
+
+export interface ThroughputMeasurement {
+  seconds: number;
+  repeats: number;
+  windows: Window[];
+}
 
 const readLabels: Record<ReadKind, string> = {
   search: 'customer search (limit 50)',
@@ -51,6 +77,8 @@ export interface LimitReport {
   samples: number;
   warmup: number;
   results: Record<LimitKind, Result>;
+  /** Limits on ÷ off, p50: the figure the target names. */
+  p50: number;
   /** Limits on ÷ off. */
   ratios: { p50: number; p99: number };
   /** Limits on − off, in ms. */
@@ -115,7 +143,26 @@ export interface Report {
   machine: Record<string, unknown>;
   setup: Record<string, string>;
   results: Record<Kind, Summary & { checked: number }>;
-  ratios: { allowOverInsertP50: number; reviewOverAllowP50: number; denyOverAllowP50: number };
+  ratios: {
+    allowOverFloorP50: number;
+    allowOverInsertP50: number;
+    reviewOverAllowP50: number;
+    denyOverAllowP50: number;
+    approveToAppliedOverAllowP50: number;
+  };
+  histories: Histories;
+  sqlite: {
+    samples: number;
+    warmup: number;
+    results: Record<'wal' | 'defaultJournal', Result>;
+    /** The floor on the default settings ÷ on ours. */
+    defaultOverWalP50: number;
+  };
+  /** By kind and writers: allow1, allow4, allow16, floor1, floor4, floor16; and the ratios the targets name. */
+  throughput: Record<string, ThroughputResult> & {
+    settings: { secondsPerWindow: number; repeats: number };
+    ratios: { allow16OverFloor16: number; allow4OverFloor4: number; allow1OverFloor1: number };
+  };
   samplesMs: Record<Kind, number[]>;
   reads: ReadReport;
   mcp: McpReport;
@@ -199,10 +246,35 @@ function buildLimitReport(limits: LimitMeasurement): LimitReport {
     samples: limits.samples,
     warmup: limits.warmup,
     results: results(limitKinds, limits.measured),
+    p50: round(on.p50 / off.p50, 2),
     ratios: { p50: round(on.p50 / off.p50, 2), p99: round(on.p99 / off.p99, 2) },
     addedMs: { p50: round(on.p50 - off.p50), p99: round(on.p99 - off.p99) },
     samplesMs: Object.fromEntries(limitKinds.map((kind) => [kind, limits.measured.samples[kind].map((value) => round(value))])) as Record<LimitKind, number[]>,
   };
+}
+
+function buildSqliteReport(journals: JournalMeasurement): Report['sqlite'] {
+  const [wal, defaultJournal] = [summarize(journals.measured.samples.wal), summarize(journals.measured.samples.defaultJournal)];
+  return {
+    samples: journals.samples,
+    warmup: journals.warmup,
+    results: results(['wal', 'defaultJournal'] as const, journals.measured),
+    defaultOverWalP50: round(defaultJournal.p50 / wal.p50, 2),
+  };
+}
+
+function buildThroughputReport(throughput: ThroughputMeasurement): Report['throughput'] {
+  const byLevel: Record<string, ThroughputResult> = {};
+  for (const kind of throughputKinds) {
+    for (const writers of writerLevels) {
+      byLevel[`${kind}${writers}`] = combine(throughput.windows.filter((w) => w.kind === kind && w.writers === writers));
+    }
+  }
+  const over = (writers: number) => round(byLevel[`allow${writers}`]!.writesPerSecond / byLevel[`floor${writers}`]!.writesPerSecond, 2);
+  return Object.assign(byLevel, {
+    settings: { secondsPerWindow: throughput.seconds, repeats: throughput.repeats },
+    ratios: { allow16OverFloor16: over(16), allow4OverFloor4: over(4), allow1OverFloor1: over(1) },
+  }) as Report['throughput'];
 }
 
 export async function buildReport(
@@ -210,6 +282,9 @@ export async function buildReport(
   options: {
     samples: number;
     warmup: number;
+    histories: Histories;
+    journals: JournalMeasurement;
+    throughput: ThroughputMeasurement;
     temporalCli: string;
     postgresVersion: string;
     reads: ReadMeasurement;
@@ -234,10 +309,21 @@ export async function buildReport(
       temporalCli: await temporalVersion(options.temporalCli),
     },
     setup: {
-      temporal: 'temporal server start-dev (in memory, headless), via startTemporalDevServer',
+      temporal:
+        `temporal server start-dev on a file database with ${fileDatabasePragmas.join(', ')} (as gatehouse dev runs it), headless, ` +
+        'via startTemporalDevServer; a second one on the default SQLite settings for the floor only',
+      floor:
+        "the bench's own @temporalio/client running executeUpdateWithStart of a workflow that answers the update and completes " +
+        '(no activity), served by a @temporalio/worker in the bench process, on the same server and a task queue of its own',
+      throughput:
+        `windows of ${options.throughput.seconds} s, ${options.throughput.repeats} of each kind and writer count, interleaved; each writer ` +
+        'runs writes back to back; a window ends when its last write answers; CPU time of each process from /proc/<pid>/stat ' +
+        '(user + system, all threads) and process.cpuUsage() for the bench process, which hosts the floor’s worker',
       postgres: `PostgreSQL ${options.postgresVersion}, a fresh database`,
       gatehouse: 'node bin/gatehouse.js api and node bin/gatehouse.js worker as separate processes',
-      requests: 'sequential, one at a time, interleaved allow, review, deny, insert; global fetch with keep-alive',
+      requests:
+        'sequential, one at a time, interleaved allow, review, approve (a reviewer approving the held write of the round, with a ' +
+        'personal token; answered once the write is applied), deny, floor, insert; global fetch with keep-alive',
       reads:
         `after the writes, the organization seeded with the large demo data (seedOrganization, then VACUUM ANALYZE); ` +
         `sequential reads, interleaved customer search (a term from a fixed list) and task list page (status todo, walking ` +
@@ -255,10 +341,15 @@ export async function buildReport(
     },
     results: results(kinds, measured),
     ratios: {
+      allowOverFloorP50: round(summaries.allow.p50 / summaries.floor.p50, 2),
       allowOverInsertP50: round(summaries.allow.p50 / summaries.insert.p50, 2),
       reviewOverAllowP50: round(summaries.review.p50 / summaries.allow.p50, 2),
       denyOverAllowP50: round(summaries.deny.p50 / summaries.allow.p50, 2),
+      approveToAppliedOverAllowP50: round(summaries.approve.p50 / summaries.allow.p50, 2),
     },
+    histories: options.histories,
+    sqlite: buildSqliteReport(options.journals),
+    throughput: buildThroughputReport(options.throughput),
     samplesMs: Object.fromEntries(kinds.map((kind) => [kind, measured.samples[kind].map((value) => round(value))])) as Record<Kind, number[]>,
     reads: buildReadReport(options.reads),
     mcp: buildMcpReport(options.mcp),
@@ -283,16 +374,101 @@ export function printableReport(report: Report): string {
     formatTable(rows),
     '',
     formatTable([
-      ['gated Allow p50 ÷ plain INSERT p50', `${report.ratios.allowOverInsertP50.toFixed(2)}×`],
+      ['gated Allow p50 ÷ the floor p50', `${report.ratios.allowOverFloorP50.toFixed(2)}×`],
       ['Review p50 ÷ Allow p50', `${report.ratios.reviewOverAllowP50.toFixed(2)}×`],
       ['Deny p50 ÷ Allow p50', `${report.ratios.denyOverAllowP50.toFixed(2)}×`],
+      ['approve-to-applied p50 ÷ Allow p50', `${report.ratios.approveToAppliedOverAllowP50.toFixed(2)}×`],
+      ['gated Allow p50 ÷ plain INSERT p50', `${report.ratios.allowOverInsertP50.toFixed(2)}×`],
     ]),
+    '',
+    printableHistories(report.histories),
+    '',
+    printableSqlite(report.sqlite),
+    '',
+    printableThroughput(report.throughput),
     '',
     printableReads(report.reads),
     '',
     printableMcp(report.mcp),
     '',
     printableLimits(report.limits),
+  ].join('\n');
+}
+
+function printableHistories(histories: Histories): string {
+  const range = ({ min, max }: { min: number; max: number }) => (min === max ? String(min) : `${min}–${max}`);
+  const names: Record<keyof Histories, string> = {
+    allow: 'gated Allow',
+    reviewApproved: 'gated Review, approved and applied',
+    deny: 'gated Deny',
+    floor: "Temporal's floor",
+  };
+  return [
+    'Workflow histories of the rounds (the last of each kind, read back through the client)',
+    '',
+    formatTable([
+      ['workflow', 'n', 'events', 'workflow tasks', 'activity tasks', 'markers'],
+      ...(Object.keys(names) as (keyof Histories)[]).map((kind) => {
+        const shape = histories[kind];
+        return [names[kind], String(shape.workflows), range(shape.events), range(shape.workflowTasks), range(shape.activityTasks), range(shape.markers)];
+      }),
+    ]),
+  ].join('\n');
+}
+
+function printableSqlite(sqlite: Report['sqlite']): string {
+  const ms = (value: number) => value.toFixed(2);
+  return [
+    `The floor on the dev server's file database: its default SQLite settings beside ours (${fileDatabasePragmas.join(', ')}), ` +
+      `${sqlite.samples} interleaved samples each (after ${sqlite.warmup} warm-up)`,
+    '',
+    formatTable([
+      ['settings', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
+      ...(['wal', 'defaultJournal'] as const).map((kind) => {
+        const result = sqlite.results[kind];
+        return [kind === 'wal' ? fileDatabasePragmas.join(', ') : 'default (journal_mode=delete, synchronous=full)', String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
+      }),
+    ]),
+    '',
+    `default ÷ ours, p50: ${sqlite.defaultOverWalP50.toFixed(2)}×`,
+  ].join('\n');
+}
+
+function printableThroughput(throughput: Report['throughput']): string {
+  const ms = (value: number | null | undefined) => (value === null || value === undefined ? '–' : value.toFixed(1));
+  const { secondsPerWindow, repeats } = throughput.settings;
+  const rows = throughputKinds.flatMap((kind) =>
+    writerLevels.map((writers) => {
+      const result = throughput[`${kind}${writers}`]!;
+      const cpu = result.cpuMsPerWrite;
+      return [
+        throughputLabels[kind],
+        String(writers),
+        result.writesPerSecond.toFixed(1),
+        result.writesPerSecondByWindow.map((value) => value.toFixed(0)).join(' / '),
+        ms(result.latency?.p50),
+        ms(result.latency?.p99),
+        String(result.errors),
+        ms(cpu.api),
+        ms(cpu.worker),
+        ms(cpu.temporal),
+        ms(cpu.bench),
+      ];
+    }),
+  );
+  return [
+    `Throughput: ${repeats} windows of ${secondsPerWindow} s per kind and writer count, interleaved; CPU ms per write from /proc ` +
+      "(the bench process runs the floor's client and worker, and the gated writes' HTTP client)",
+    '',
+    formatTable([
+      ['kind', 'writers', 'writes/s', 'by window', 'p50 ms', 'p99 ms', 'errors', 'api', 'worker', 'temporal', 'bench'],
+      ...rows,
+    ]),
+    '',
+    formatTable([
+      ['gated Allow ÷ floor, writes/s', '1 writer', '4 writers', '16 writers'],
+      ['', `${throughput.ratios.allow1OverFloor1.toFixed(2)}×`, `${throughput.ratios.allow4OverFloor4.toFixed(2)}×`, `${throughput.ratios.allow16OverFloor16.toFixed(2)}×`],
+    ]),
   ].join('\n');
 }
 

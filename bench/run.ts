@@ -1,20 +1,32 @@
-// `npm run bench`: gated-write latency (Allow, Review, Deny over REST) against plain INSERTs, then reads (customer
-// search, task list page) on the `large` seed, alone and while gated writes run, then MCP tool calls (a read and
-// a gated Allow write) beside their REST twins, then the cost of the plan's request limits (the same read on an api
-// that counts every request and on one started with RATE_LIMITS=off), on the service run as in production: a
-// PostgreSQL server, a Temporal server, and separate api and worker processes.
+// `npm run bench`, on the service run as in production (a PostgreSQL server, the Temporal dev server on its file
+// database as `gatehouse dev` runs it, separate api and worker processes), phase by phase:
+//   1. latency, sequential and interleaved: gated Allow, Review, approve-to-applied, Deny over REST, Temporal's
+//      floor (update-with-start of a workflow with no activity, the bench's own client and worker), a plain INSERT;
+//      then the histories of those workflows (events, workflow tasks)
+//   2. the floor on the dev server's default SQLite settings beside the floor on ours (journal_mode=wal)
+//   3. throughput of gated Allow writes and of the floor at 1, 4 and 16 concurrent writers, with the CPU time of
+//      the api, the worker, the Temporal server and the bench process per write, from /proc
+//   4. reads (customer search, task list page) on the `large` seed, alone and while gated writes run
+//   5. MCP tool calls (a read and a gated Allow write) beside their REST twins
+//   6. the cost of the plan's request limits: the same read on an api that counts every request and on one
+//      started with RATE_LIMITS=off
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
 import { findTemporalCli } from '../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 import { createScratchDatabase, type ScratchDatabase } from '../db/scratch-database';
 import { limitOperations } from './limits';
 import { connectBenchMcp, mcpOperations } from './mcp';
-import { gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
+import { type Measured } from './cpu';
+import { startFloor, type Floor } from './floor/index';
+import { historyShapes } from './history';
+import { approveHeld, gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
+import { runWindow, throughputKinds, writerLevels, type Window } from './throughput';
 import { createBenchOrganization } from './organization';
 import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
 import { buildReport, printableReport, writeReport } from './report';
@@ -30,6 +42,9 @@ function options() {
       'read-samples': { type: 'string', default: '200' },
       'mcp-samples': { type: 'string', default: '200' },
       'limit-samples': { type: 'string', default: '1000' },
+      'journal-samples': { type: 'string', default: '100' },
+      'throughput-seconds': { type: 'string', default: '4' },
+      'throughput-repeats': { type: 'string', default: '2' },
     },
     strict: true,
   });
@@ -44,6 +59,9 @@ function options() {
     readSamples: count('read-samples', values['read-samples'], 1),
     mcpSamples: count('mcp-samples', values['mcp-samples'], 1),
     limitSamples: count('limit-samples', values['limit-samples'], 1),
+    journalSamples: count('journal-samples', values['journal-samples'], 1),
+    throughputSeconds: count('throughput-seconds', values['throughput-seconds'], 1),
+    throughputRepeats: count('throughput-repeats', values['throughput-repeats'], 1),
   };
 }
 
@@ -55,15 +73,21 @@ const writeLoadFirstSequence = 1_000_000;
 const writeLoadRampUp = 10;
 /** Titles of the MCP phase's writes (MCP and REST) count from here. */
 const mcpFirstSequence = 2_000_000;
+/** Titles of the throughput windows' writes count from here. */
+const throughputFirstSequence = 3_000_000;
+/** Workflows of each kind whose histories are read back. */
+const historiesPerKind = 20;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
-  const { samples, warmup, readSamples, mcpSamples, limitSamples } = options();
+  const { samples, warmup, readSamples, mcpSamples, limitSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
 
+  // The floor's worker runs in this process: Temporal's runtime logs warnings and worse only.
+  Runtime.install({ logger: new DefaultLogger('WARN') });
   let interrupted = false;
   process.once('SIGINT', () => {
     interrupted = true;
@@ -72,6 +96,8 @@ async function main(): Promise<void> {
 
   let database: ScratchDatabase | undefined;
   let temporal: TemporalDevServer | undefined;
+  let defaultJournalTemporal: TemporalDevServer | undefined;
+  const floors: Floor[] = [];
   let pool: pg.Pool | undefined;
   const services: Service[] = [];
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-'));
@@ -79,15 +105,18 @@ async function main(): Promise<void> {
   try {
     log('creating the database and starting the Temporal dev server…');
     // Both settle before anything throws, so the finally below cleans up whichever one started.
-    const [createdDatabase, startedTemporal] = await Promise.allSettled([
+    // The service's server runs as `gatehouse dev` runs it (a file database, our SQLite settings); a second one on
+    // the dev server's own settings serves only the floor, to show what those settings are worth.
+    const [createdDatabase, startedTemporal, startedDefaultJournal] = await Promise.allSettled([
       createScratchDatabase('bench', adminUrl),
-      startTemporalDevServer({ cliPath, headless: true }),
+      startTemporalDevServer({ cliPath, headless: true, dbFile: join(dataDir, 'temporal.db') }),
+      startTemporalDevServer({ cliPath, headless: true, dbFile: join(dataDir, 'temporal-default-journal.db'), sqlitePragmas: [] }),
     ]);
     if (createdDatabase.status === 'fulfilled') database = createdDatabase.value;
     if (startedTemporal.status === 'fulfilled') temporal = startedTemporal.value;
-    if (createdDatabase.status === 'rejected') throw createdDatabase.reason;
-    if (startedTemporal.status === 'rejected') throw startedTemporal.reason;
-    if (!database || !temporal) throw new Error('unreachable');
+    if (startedDefaultJournal.status === 'fulfilled') defaultJournalTemporal = startedDefaultJournal.value;
+    for (const started of [createdDatabase, startedTemporal, startedDefaultJournal]) if (started.status === 'rejected') throw started.reason;
+    if (!database || !temporal || !defaultJournalTemporal) throw new Error('unreachable');
     const organization = await createBenchOrganization(database.url);
 
     const port = await freePort();
@@ -111,10 +140,16 @@ async function main(): Promise<void> {
     services.push(startService('api', { ...env, PORT: String(limitsOffPort), RATE_LIMITS: 'off' }, 'api (RATE_LIMITS=off)'));
 
     pool = new pg.Pool({ connectionString: database.url, max: 1 });
+    const floor = await startFloor(temporal.address, 'bench-floor');
+    floors.push(floor);
+    const workflowIds = { allow: [] as string[], review: [] as string[], deny: [] as string[], floor: [] as string[] };
+    const held: string[] = [];
     const operations: Record<Kind, Operation> = {
-      allow: gatedWrite(apiUrl, organization.token, 'allow'),
-      review: gatedWrite(apiUrl, organization.token, 'review'),
-      deny: gatedWrite(apiUrl, organization.token, 'deny'),
+      allow: gatedWrite(apiUrl, organization.token, 'allow', { workflowIds: workflowIds.allow }),
+      review: gatedWrite(apiUrl, organization.token, 'review', { workflowIds: workflowIds.review, reviewIds: held }),
+      approve: approveHeld(apiUrl, organization.reviewerToken, held),
+      deny: gatedWrite(apiUrl, organization.token, 'deny', { workflowIds: workflowIds.deny }),
+      floor: floor.operation('floor', workflowIds.floor),
       insert: plainInsert(pool, organization.orgId),
     };
     await provePolling(operations.allow, services);
@@ -131,6 +166,50 @@ async function main(): Promise<void> {
       };
     };
     const measured = await runRounds(operations, { samples, warmup, aborted: () => interrupted, onProgress: progress('gated writes') });
+
+    log(`reading back the histories of ${historiesPerKind} workflows of each kind…`);
+    const histories = {
+      allow: await historyShapes(floor.client, workflowIds.allow.slice(-historiesPerKind)),
+      reviewApproved: await historyShapes(floor.client, workflowIds.review.slice(-historiesPerKind)),
+      deny: await historyShapes(floor.client, workflowIds.deny.slice(-historiesPerKind)),
+      floor: await historyShapes(floor.client, workflowIds.floor.slice(-historiesPerKind)),
+    };
+
+    log(`measuring the floor on the dev server's default SQLite settings beside ours, ${warmup} + ${journalSamples} rounds…`);
+    const defaultJournalFloor = await startFloor(defaultJournalTemporal.address, 'bench-floor');
+    floors.push(defaultJournalFloor);
+    const journals = await runRounds(
+      { wal: floor.operation('floor (journal_mode=wal)'), defaultJournal: defaultJournalFloor.operation('floor (default journal)') },
+      { samples: journalSamples, warmup, alternate: true, aborted: () => interrupted, onProgress: progress('SQLite settings') },
+    );
+    await defaultJournalFloor.close();
+    floors.pop();
+    await defaultJournalTemporal.stop();
+    defaultJournalTemporal = undefined;
+
+    const measuredProcesses: Measured[] = [
+      { name: 'api', pid: services[0]!.pid },
+      { name: 'worker', pid: services[1]!.pid },
+      { name: 'temporal', pid: temporal.pid },
+      { name: 'bench', self: true },
+    ];
+    const windows: Window[] = [];
+    let sequence = throughputFirstSequence;
+    const throughputOperations = { allow: gatedWrite(apiUrl, organization.token, 'allow'), floor: floor.operation('floor') };
+    log(`measuring throughput at ${writerLevels.join(', ')} writers, ${throughputRepeats} × ${throughputSeconds} s windows of each kind…`);
+    for (let repeat = 0; repeat < throughputRepeats; repeat++) {
+      for (const writers of writerLevels) {
+        const order = (repeat + writers) % 2 === 0 ? throughputKinds : [...throughputKinds].reverse();
+        for (const kind of order) {
+          if (interrupted) throw new Error('interrupted');
+          for (const service of services) service.assertRunning();
+          const window = await runWindow(kind, throughputOperations[kind], { writers, seconds: throughputSeconds, firstSequence: sequence, processes: measuredProcesses });
+          sequence += window.writes + window.errors + writers;
+          windows.push(window);
+          log(`throughput: ${kind} × ${writers}: ${(window.writes / window.seconds).toFixed(1)} writes/s, ${window.errors} errors`);
+        }
+      }
+    }
 
     // Reads come after the writes, so the writes' figures stay those of an organization without data.
     log('seeding the bench organization with the large demo data…');
@@ -200,6 +279,9 @@ async function main(): Promise<void> {
     const report = await buildReport(measured, {
       samples,
       warmup,
+      histories,
+      journals: { samples: journalSamples, warmup, measured: journals },
+      throughput: { seconds: throughputSeconds, repeats: throughputRepeats, windows },
       temporalCli: cliPath,
       postgresVersion: rows[0]?.server_version ?? 'unknown',
       reads: { samples: readSamples, warmup, seed, searchMatches, alone, underLoad, load: loadResult },
@@ -212,9 +294,11 @@ async function main(): Promise<void> {
   } finally {
     // Each step runs even when an earlier one fails.
     const steps: Array<[string, () => Promise<void> | undefined]> = [
+      ['stopping the floor workers', async () => void (await Promise.all(floors.map((floor) => floor.close())))],
       ['stopping the api and the worker', async () => void (await Promise.all(services.map((service) => service.stop())))],
       ['closing the insert pool', () => pool?.end()],
       ['stopping the Temporal dev server', () => temporal?.stop()],
+      ['stopping the second Temporal dev server', () => defaultJournalTemporal?.stop()],
       ['dropping the database', () => database?.drop()],
       ['removing the data folder', async () => rmSync(dataDir, { recursive: true, force: true })],
     ];

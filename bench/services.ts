@@ -8,6 +8,7 @@ const projectRoot = fileURLToPath(new URL('..', import.meta.url));
 /** One `node bin/gatehouse.js <command>` child process, as a user runs it. */
 export interface Service {
   name: string;
+  pid: number | undefined;
   /** The last few thousand characters of its stdout and stderr, for error messages. */
   output(): string;
   /** Throws when the process has already exited. */
@@ -17,7 +18,9 @@ export interface Service {
 }
 
 export function startService(command: 'api' | 'worker', env: Record<string, string>, name: string = command): Service {
-  const child: ChildProcess = spawn(process.execPath, [cliEntry, command], {
+  // BENCH_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/profiles' profiles the api and the worker (Node refuses it in NODE_OPTIONS).
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cliEntry, command], {
     cwd: projectRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -41,6 +44,7 @@ export function startService(command: 'api' | 'worker', env: Record<string, stri
   });
   return {
     name,
+    pid: child.pid,
     output: () => output.trim(),
     assertRunning() {
       if (exit !== undefined) throw new Error(`gatehouse ${name} exited (${exit})${output ? `:\n${output.trim()}` : ''}`);

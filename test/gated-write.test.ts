@@ -1,8 +1,10 @@
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyGatedWrite } from '../domain/gate/apply';
 import { recordDecision } from '../domain/gate/decide';
 import { decideAndApply } from '../domain/gate/decide-and-apply';
 import { createTask as createTaskWrite } from '../domain/resources/tasks';
+import { gateAnswerUpdate } from '../workflows/messages';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
@@ -54,6 +56,11 @@ describe('a gated write', () => {
     expect(events.filter((event) => event.activityTaskScheduledEventAttributes)).toEqual([]);
     expect(events.filter((event) => event.workflowTaskCompletedEventAttributes)).toHaveLength(1);
     expect(events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(1);
+    // Of the workflow type without patches: no patch marker, no TemporalChangeVersion update. Temporal's floor
+    // (update-with-start, no activity) is 7 events; the local activity's marker is the one more.
+    expect(events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('gatedWriteV2');
+    expect(events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
+    expect(events).toHaveLength(8);
   });
 
   it('Deny: answers 403 policy_denied with the reason and policy ids, and writes nothing', async () => {
@@ -138,7 +145,8 @@ describe('a gated write', () => {
     const signals = events.filter((event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'reviewDecided');
     const activities = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
     expect(signals).toHaveLength(1);
-    expect(activities).toEqual(['readReviewStatus', 'applyGatedWrite']);
+    // The signal says "approved": straight to the write, which checks the review record itself.
+    expect(activities).toEqual(['applyGatedWrite']);
     const { rows: audit } = await h.db.query('SELECT type, actor_type FROM audit_events WHERE workflow_id = $1 ORDER BY id', [review.workflow_id]);
     expect(audit).toEqual([
       { type: 'gate.decided', actor_type: 'api_key' },
@@ -195,18 +203,34 @@ describe('a gated write', () => {
     expect(json(await h.request({ method: 'GET', url, token: org.reviewerToken })).data.status).toBe('approved');
   });
 
-  it('a signal sent around the application (not backed by a decision) never approves a write', async () => {
-    const body = json(await createTask({ title: 'review forged signal' }));
-    const { rows } = await h.db.query('SELECT workflow_id FROM reviews WHERE id = $1', [body.review.id]);
-    await h.temporal.workflow.getHandle(rows[0].workflow_id).signal('reviewDecided');
-    await expect.poll(async () => {
-      const events = await historyOf(rows[0].workflow_id);
-      return events.filter((e) => e.activityTaskCompletedEventAttributes).length;
-    }).toBe(1); // the review re-read the signal woke (the decision was a local activity)
-    expect(await taskTitles(org.organization.id)).not.toContain('review forged signal');
-    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${body.review.id}`, token: org.reviewerToken }));
-    expect(review.data.status).toBe('pending');
-  });
+  it.each([['without a verdict', undefined], ['saying "approved"', 'approved'], ['saying "denied"', 'denied']])(
+    'a signal sent around the application (not backed by a decision), %s, never approves or ends a write',
+    async (_, verdict) => {
+      const title = `review forged signal ${verdict ?? 'nudge'}`;
+      const body = json(await createTask({ title }));
+      const { rows } = await h.db.query('SELECT workflow_id FROM reviews WHERE id = $1', [body.review.id]);
+      const workflowId = rows[0].workflow_id;
+      await h.temporal.workflow.getHandle(workflowId).signal('reviewDecided', ...(verdict ? [verdict] : []));
+      // The review is read from the database (after a refused apply, when the signal said "approved").
+      await expect.poll(async () => {
+        const events = await historyOf(workflowId);
+        return events.filter((e) => e.activityTaskCompletedEventAttributes).length;
+      }).toBe(1);
+      const events = await historyOf(workflowId);
+      const activities = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+      expect(activities).toEqual(verdict === 'approved' ? ['applyGatedWrite', 'readReviewStatus'] : ['readReviewStatus']);
+      expect(await taskTitles(org.organization.id)).not.toContain(title);
+      const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${body.review.id}`, token: org.reviewerToken }));
+      expect(review.data).toMatchObject({ status: 'pending', failure: null });
+      const { rows: audit } = await h.db.query('SELECT type FROM audit_events WHERE workflow_id = $1 ORDER BY id', [workflowId]);
+      expect(audit.map((row) => row.type)).toEqual(['gate.decided']);
+
+      // The write still waits, and a person's real approval runs it.
+      const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${body.review.id}/approve`, token: org.reviewerToken });
+      expect(json(approved).data).toMatchObject({ status: 'approved', result: { title } });
+      expect((await taskTitles(org.organization.id)).filter((t) => t === title)).toHaveLength(1);
+    },
+  );
 
   it('the same write delivered twice applies once', async () => {
     const request = org.taskRequest('delivered twice');
@@ -244,6 +268,24 @@ describe('a gated write', () => {
     expect(runs[0]).toMatchObject({ decision: 'allow', applied: { result: { title: 'decided and applied twice' } } });
     expect(await decisionsOf(workflowId)).toHaveLength(1);
     expect((await taskTitles(org.organization.id)).filter((t) => t === 'decided and applied twice')).toHaveLength(1);
+  });
+
+  it('a held write of the older workflow type (started before the cutover) is approved and applied by today\'s worker and api', async () => {
+    const request = org.taskRequest('review on the older workflow type');
+    const workflowId = `${org.organization.slug}:tasks.create:older-type`;
+    // As an api of the previous release started it: the older type, by name, with update-with-start.
+    const start = new WithStartWorkflowOperation('gatedWrite', { workflowId, taskQueue: h.taskQueue, args: [request], workflowIdConflictPolicy: 'USE_EXISTING' });
+    const answer = await h.temporal.workflow.executeUpdateWithStart(gateAnswerUpdate, { startWorkflowOperation: start });
+    expect(answer).toMatchObject({ outcome: 'pending_review' });
+    const reviewId = (answer as { review: { id: string } }).review.id;
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: org.reviewerToken });
+    expect(json(approved).data).toMatchObject({ status: 'approved', result: { title: 'review on the older workflow type' } });
+    // The older type ignores the signal's verdict and reads the review, as it always did.
+    const events = await historyOf(workflowId);
+    expect(events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('gatedWrite');
+    const activities = events.map((event) => event.activityTaskScheduledEventAttributes?.activityType?.name).filter(Boolean);
+    expect(activities).toEqual(['readReviewStatus', 'applyGatedWrite']);
+    expect((await taskTitles(org.organization.id)).filter((t) => t === 'review on the older workflow type')).toHaveLength(1);
   });
 
   it('the same workflow started twice (a retried request) decides and writes once', async () => {

@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, ApplicationFailure, condition, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   reviewNotApprovedFailure,
@@ -7,6 +7,7 @@ import {
   type GatedWriteOutcome,
   type GatedWriteRequest,
   type ReviewResolution,
+  type ReviewVerdict,
 } from '../domain/gate/contract';
 import { refusalOf } from './refusal';
 import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
@@ -42,15 +43,50 @@ const persistent = proxyActivities<Activities>({
 /** The patch that made a refused write complete its workflow rather than fail it (issue 11). */
 export const refusalsComplete = 'refusals-complete';
 
+/**
+ * What the gated write does differently by the version that started it. Each choice is made at the point where
+ * the code branches, so that a run replays the way it first ran.
+ */
+interface Version {
+  /** Whether the first step decides (and, for an Allow, applies) in one local activity. */
+  decidesInOneStep(): boolean;
+  /** Whether a write refused by an activity completes the run with the refusal (else the run fails). */
+  completesRefusals(): boolean;
+  /** Whether a signal that says "approved" goes straight to applying (the activity checks the review in the database). */
+  appliesOnApprovalSignal: boolean;
+}
+
+/**
+ * The workflow type the api starts since the gated write's first step became one local activity. A new type
+ * rather than a third patch: a patch records a marker and a search-attribute update in every run's history (two
+ * of an Allow's ten events), and runs of the older type finish on its own code, below.
+ */
+export async function gatedWriteV2(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+  return runGatedWrite(request, { decidesInOneStep: () => true, completesRefusals: () => true, appliesOnApprovalSignal: true });
+}
+
+/**
+ * The workflow type of runs started before gatedWriteV2 (held writes wait up to 30 days): every version of it
+ * replays through its patches. The api no longer starts it.
+ */
 export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+  return runGatedWrite(request, {
+    decidesInOneStep: () => patched(decidedInOneStep),
+    completesRefusals: () => patched(refusalsComplete),
+    appliesOnApprovalSignal: false,
+  });
+}
+
+async function runGatedWrite(request: GatedWriteRequest, version: Version): Promise<GatedWriteOutcome> {
   let answer: GateAnswer | undefined;
-  let reviewNudged = false;
+  // What the last signal said a person decided; 'nudged' when it did not say (older api processes).
+  let told: ReviewVerdict | 'nudged' | undefined;
   setHandler(gateAnswerUpdate, async () => {
     await condition(() => answer !== undefined);
     return answer!;
   });
-  setHandler(reviewDecidedSignal, () => {
-    reviewNudged = true;
+  setHandler(reviewDecidedSignal, (verdict?: ReviewVerdict) => {
+    told = verdict === 'approved' || verdict === 'denied' ? verdict : 'nudged';
   });
 
   const finish = async (outcome: GatedWriteOutcome) => {
@@ -60,7 +96,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
 
   let decision: DecisionWithSettings;
   try {
-    if (patched(decidedInOneStep)) {
+    if (version.decidesInOneStep()) {
       const decided = await local.decideAndApplyGatedWrite(request);
       decision = decided;
       if (decided.applied) {
@@ -98,7 +134,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
     answer = failedAnswer(error);
     // A refusal (an unknown id, a stale If-Match) is an answer like a Deny: the run completes with it, and Failed
     // is left to what is broken. Runs started before this change failed with it, and still do on replay.
-    if (refusalIn(error) && patched(refusalsComplete)) return await finish({ answer });
+    if (refusalIn(error) && version.completesRefusals()) return await finish({ answer });
     await condition(allHandlersFinished);
     throw error;
   }
@@ -120,21 +156,34 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
       status = await persistent.expireReview(review.id);
     } else {
       // A signal wakes the wait at once; the periodic re-read covers a decision whose signal was lost.
-      await condition(() => reviewNudged, Math.min(remaining, decision.reviewRecheckMs));
-      reviewNudged = false;
+      await condition(() => told !== undefined, Math.min(remaining, decision.reviewRecheckMs));
+      const said = told;
+      told = undefined;
+      if (said === 'approved' && version.appliesOnApprovalSignal) {
+        // Straight to the write: the activity applies it only if the review is approved in the database, so a
+        // signal can never approve a write; one that was wrong is followed by a re-read.
+        resolution = await applyApproved(request, review.id, { unlessNotApproved: true });
+        if (resolution) break;
+      }
       status = await persistent.readReviewStatus(review.id);
     }
     if (status === 'approved') resolution = await applyApproved(request, review.id);
     else if (status === 'denied' || status === 'expired') resolution = { status };
   }
-  return finish({ answer, resolution });
+  return finish({ answer, resolution: resolution! });
 }
 
-/** An approved write that cannot be applied (it conflicts with the data now, say) is recorded, not retried forever. */
-async function applyApproved(request: GatedWriteRequest, reviewId: string): Promise<ReviewResolution> {
+/**
+ * An approved write that cannot be applied (it conflicts with the data now, say) is recorded, not retried
+ * forever. `unlessNotApproved`: nothing when the review turns out not to be approved (the caller re-reads it).
+ */
+async function applyApproved(request: GatedWriteRequest, reviewId: string): Promise<ReviewResolution>;
+async function applyApproved(request: GatedWriteRequest, reviewId: string, options: { unlessNotApproved: true }): Promise<ReviewResolution | undefined>;
+async function applyApproved(request: GatedWriteRequest, reviewId: string, options?: { unlessNotApproved: true }): Promise<ReviewResolution | undefined> {
   try {
     return { status: 'approved', result: await persistent.applyGatedWrite(request, reviewId) };
   } catch (error) {
+    if (options?.unlessNotApproved && failureTypeOf(error) === reviewNotApprovedFailure) return undefined;
     const { code, message } = failedAnswer(error);
     const failure = { code, message };
     await persistent.recordApplyFailure(reviewId, failure);
@@ -151,6 +200,12 @@ function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }
     code: 'unavailable',
     message: `The write could not be completed (workflow ${workflowInfo().workflowId}); it was not applied. Try again later.`,
   };
+}
+
+/** The type of the ApplicationFailure an activity raised, if it raised one. */
+function failureTypeOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
 }
 
 /** The refusal a failed activity raised: the cause of a regular activity's failure, a local activity's failure itself. */

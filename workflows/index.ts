@@ -1,1 +1,1 @@
-export { gatedWrite } from './gated-write';
+export { gatedWrite, gatedWriteV2 } from './gated-write';

@@ -1,5 +1,5 @@
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { GateAnswer } from '../domain/gate/contract';
+import type { GateAnswer, ReviewVerdict } from '../domain/gate/contract';
 
 /**
  * Answers the first decision of a gated write: at once for Deny and Review, once the write is applied
@@ -8,9 +8,12 @@ import type { GateAnswer } from '../domain/gate/contract';
 export const gateAnswerUpdate = defineUpdate<GateAnswer>('gateAnswer');
 
 /**
- * Tells a waiting workflow that a person decided its review. It carries no verdict: the workflow reads
- * the review record, so a signal sent around the application can never approve a write.
+ * Tells a waiting workflow that a person decided its review, and how. The verdict only saves a step: on
+ * "approved" the workflow goes straight to the apply activity, which writes only if the review record says
+ * approved; on anything else it reads the record. A signal sent around the application can never approve a
+ * write. (Runs of the older workflow type ignore the verdict and always read the record.)
  */
-export const reviewDecidedSignal = defineSignal('reviewDecided');
+export const reviewDecidedSignal = defineSignal<[verdict?: ReviewVerdict]>('reviewDecided');
 
-export const gatedWriteWorkflowType = 'gatedWrite';
+/** The workflow type the api starts (see workflows/gated-write.ts for the older one, kept for its runs). */
+export const gatedWriteWorkflowType = 'gatedWriteV2';

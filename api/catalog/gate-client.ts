@@ -3,8 +3,8 @@ import {
   WorkflowExecutionAlreadyStartedError,
   type Client,
 } from '@temporalio/client';
-import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest } from '../../domain/gate/contract';
-import type { gatedWrite } from '../../workflows/gated-write';
+import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewVerdict } from '../../domain/gate/contract';
+import type { gatedWriteV2 } from '../../workflows/gated-write';
 import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal } from '../../workflows/messages';
 
 /** How the api hands gated writes to Temporal, and tells held writes that a person decided. */
@@ -12,7 +12,7 @@ export interface GateClient {
   /** Starts (or joins) the write's workflow and returns its first answer in the same round trip. */
   submit(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
   /** Nudges the workflow after a person's decision was recorded, and waits a while for its outcome. */
-  reviewDecided(workflowId: string, waitMs: number): Promise<GatedWriteOutcome | undefined>;
+  reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteOutcome | undefined>;
 }
 
 export class GateUnavailableError extends Error {}
@@ -21,7 +21,7 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
   const answerTimeoutMs = options.answerTimeoutMs ?? 30_000;
   return {
     async submit(workflowId, request) {
-      const start = new WithStartWorkflowOperation<typeof gatedWrite>(gatedWriteWorkflowType, {
+      const start = new WithStartWorkflowOperation<typeof gatedWriteV2>(gatedWriteWorkflowType, {
         workflowId,
         taskQueue: options.taskQueue,
         args: [request],
@@ -37,17 +37,17 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
         );
       } catch (error) {
         if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          const outcome = await client.workflow.getHandle<typeof gatedWrite>(workflowId).result();
+          const outcome = await client.workflow.getHandle<typeof gatedWriteV2>(workflowId).result();
           return outcome.answer;
         }
         throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`, { cause: error });
       }
     },
 
-    async reviewDecided(workflowId, waitMs) {
-      const handle = client.workflow.getHandle<typeof gatedWrite>(workflowId);
+    async reviewDecided(workflowId, verdict, waitMs) {
+      const handle = client.workflow.getHandle<typeof gatedWriteV2>(workflowId);
       try {
-        await handle.signal(reviewDecidedSignal);
+        await handle.signal(reviewDecidedSignal, verdict);
         return await client.withDeadline(Date.now() + waitMs, () => handle.result());
       } catch {
         // The decision is recorded; the workflow reads it when it next checks (or the signal arrives

@@ -89,7 +89,7 @@ async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof deci
     verdict,
     comment: input.comment,
   });
-  await gate.reviewDecided(review.workflow_id, outcomeWaitMs);
+  await gate.reviewDecided(review.workflow_id, verdict, outcomeWaitMs);
   return getReview(db, caller.organization.id, input.id);
 }
 

@@ -52,6 +52,9 @@ export type GateAnswer =
   | { outcome: 'denied'; decisionId: string; reason: string; policyIds: string[] }
   | { outcome: 'failed'; code: ErrorCode; message: string; details?: Record<string, unknown> };
 
+/** What a person decided of a held write. */
+export type ReviewVerdict = 'approved' | 'denied';
+
 export type ReviewResolution =
   | { status: 'approved'; result: unknown }
   | { status: 'approved'; failure: { code: ErrorCode; message: string } }
