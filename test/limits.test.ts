@@ -4,7 +4,9 @@ import { inject } from 'vitest';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../db/database';
+import { authenticate } from '../domain/identity/authenticate';
 import { updateOrganization } from '../domain/identity/organizations';
+import { createRequestLimits } from '../domain/usage/limits';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
 import { connectMcp } from './support/mcp';
 
@@ -316,6 +318,30 @@ describe('housekeeping', () => {
       expect(await counter(kept)).toBe(3);
     } finally {
       await fresh.close();
+    }
+  });
+});
+
+describe('what counting costs', () => {
+  it('a count turns off the wait for the disk in its own transaction only: the connection and later transactions keep synchronous_commit on', async () => {
+    at('2031-01-17T12:00:00Z');
+    // One connection, so the statement after the count runs where the count ran.
+    const single = connectDatabase(inject('databaseUrl'), { maxConnections: 1 });
+    const limits = createRequestLimits({ db: single, clock });
+    try {
+      const org = await h.createOrganization();
+      const caller = await authenticate(single, `Bearer ${org.readWriteToken}`);
+      const verdict = await limits.count(caller, 'rest');
+      expect(verdict).toMatchObject({ admitted: true, perMinute: { used: 1 } });
+      const { rows } = await single.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
+      expect(rows[0]!.synchronous_commit).toBe('on');
+      // The business data's own transactions still wait for the disk.
+      const inTransaction = await single.transaction((tx) => tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit'));
+      expect(inTransaction.rows[0]!.synchronous_commit).toBe('on');
+      expect((await limits.count(caller, 'rest'))?.perMinute.used).toBe(2);
+    } finally {
+      await limits.close();
+      await single.close();
     }
   });
 });

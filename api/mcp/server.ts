@@ -8,6 +8,8 @@ import {
   type CreateTaskResult,
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
 import { AppError } from '../../domain/kit/errors';
@@ -25,6 +27,13 @@ import { PostgresTaskStore, taskCapabilities } from './task-store';
 const instructions = `Gatehouse holds this organization's business data: tasks, projects, customers, calendar, invoices, products, bookings, expenses, work logs, the team roster and meeting notes. Start with whoami to see what this key may do.
 Every write goes through the organization's policy: it is applied at once, held for a person's review (the result says so, with a review id to follow with get_review_status), or denied with the reason (change the request or ask a person). Never retry a write that is held for review.
 Lists are paginated: pass next_cursor back as cursor for the next page.`;
+
+/**
+ * The JSON Schema validator of every server this process builds (the SDK validates elicitation answers with it).
+ * Each server would otherwise make an Ajv instance of its own, the largest part of building one per request;
+ * it keeps no per-request state, only the schemas it compiled.
+ */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
 
 /** What the host may hand the model at once while the task runs (2025-11-25, tools/call tasks). */
 const modelImmediateResponse = 'io.modelcontextprotocol/model-immediate-response';
@@ -52,7 +61,10 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl,
   const { caller } = admission;
   const orgId = caller.organization.id;
   const taskStore = new PostgresTaskStore({ db, orgId, apiKeyId: (caller.actor as ApiKeyActor).keyId, apiBaseUrl, publicUrl });
-  const server = new McpServer({ name: 'gatehouse', title: 'Gatehouse', version }, { instructions, capabilities: taskCapabilities, taskStore });
+  const server = new McpServer(
+    { name: 'gatehouse', title: 'Gatehouse', version },
+    { instructions, capabilities: taskCapabilities, taskStore, jsonSchemaValidator },
+  );
   registerPrompts(server);
 
   server.server.registerCapabilities({ tools: { listChanged: true } });
@@ -83,14 +95,15 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl,
 
 /**
  * A result whose structured content does not match the tool's output schema is our mistake: the agent gets an
- * error rather than data its client would refuse, and the mismatch is logged.
+ * error rather than data its client would refuse, and the mismatch is logged. The check is the one an SDK client
+ * makes, the tool's JSON Schema compiled once by Ajv (zod's parse of a page of records cost more than the read).
  */
 function checkedAgainstSchema(operation: Operation, result: CallToolResult, log: McpServerOptions['log']): CallToolResult {
-  const { output } = toolOf(operation);
-  if (!output || result.isError) return result;
-  const checked = output.safeParse(result.structuredContent);
-  if (checked.success) return result;
-  log(checked.error, `the answer of ${operation.tool} does not match its output schema`);
+  const { validate } = toolOf(operation);
+  if (!validate || result.isError) return result;
+  const checked = validate(result.structuredContent);
+  if (checked.valid) return result;
+  log(new Error(checked.errorMessage), `the answer of ${operation.tool} does not match its output schema`);
   return errorResult(new AppError('internal_error', `The answer of ${operation.tool} did not match its output schema; it has been logged`));
 }
 
@@ -110,10 +123,11 @@ async function asTask(tool: string, outcome: CallOutcome, result: CallToolResult
   return { task, _meta: { [modelImmediateResponse]: `Held for review, not written yet. ${task.statusMessage ?? ''} Do not submit the same write again.` } };
 }
 
-const tools = new Map<Operation, { tool: Tool; output: z.ZodObject | undefined }>();
+type MadeTool = { tool: Tool; validate: JsonSchemaValidator<unknown> | undefined };
+const tools = new Map<Operation, MadeTool>();
 
-/** The tool as tools/list shows it, and the schema of its structured content; the same for every key, so made once. */
-function toolOf(operation: Operation): { tool: Tool; output: z.ZodObject | undefined } {
+/** The tool as tools/list shows it, and the check of its structured content; the same for every key, so made once. */
+function toolOf(operation: Operation): MadeTool {
   let made = tools.get(operation);
   if (!made) {
     const output = outputSchemaOf(operation);
@@ -127,7 +141,7 @@ function toolOf(operation: Operation): { tool: Tool; output: z.ZodObject | undef
       execution: { taskSupport: operation.kind === 'gated_write' ? 'optional' : 'forbidden' },
       ...(output ? { outputSchema: jsonSchema(output, 'output') } : {}),
     };
-    made = { tool, output };
+    made = { tool, validate: tool.outputSchema ? jsonSchemaValidator.getValidator(tool.outputSchema as JsonSchemaType) : undefined };
     tools.set(operation, made);
   }
   return made;
