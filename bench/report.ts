@@ -404,13 +404,23 @@ function printableHistories(histories: Histories): string {
     floor: "Temporal's floor",
   };
   return [
-    'Workflow histories of the rounds (the last of each kind, read back through the client)',
+    'Workflow histories of the rounds (the last of each kind, read back through the client); worker ms: the workflow tasks, ' +
+      "started to completed; start to answer: the workflow's start to its update's completion (the server's clock)",
     '',
     formatTable([
-      ['workflow', 'n', 'events', 'workflow tasks', 'activity tasks', 'markers'],
+      ['workflow', 'n', 'events', 'workflow tasks', 'activity tasks', 'markers', 'worker ms p50', 'start to answer ms p50'],
       ...(Object.keys(names) as (keyof Histories)[]).map((kind) => {
         const shape = histories[kind];
-        return [names[kind], String(shape.workflows), range(shape.events), range(shape.workflowTasks), range(shape.activityTasks), range(shape.markers)];
+        return [
+          names[kind],
+          String(shape.workflows),
+          range(shape.events),
+          range(shape.workflowTasks),
+          range(shape.activityTasks),
+          range(shape.markers),
+          shape.workerMsP50.toFixed(1),
+          shape.startToAnswerMsP50.toFixed(1),
+        ];
       }),
     ]),
   ].join('\n');
