@@ -13,7 +13,7 @@ export interface RunningApi {
 
 /** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
 export async function startApi(config: Config, db: Database, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
-  const temporal = await connectTemporalClient(temporalAddress, config.temporal.namespace);
+  const temporal = await connectTemporalClient(config, temporalAddress);
   const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
   const app = await buildApp({
     db,

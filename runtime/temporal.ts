@@ -1,4 +1,4 @@
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Config } from './config';
 
@@ -12,9 +12,15 @@ export function installTemporalRuntime(config: Config): void {
   Runtime.install({ logger: new DefaultLogger(level) });
 }
 
-export async function connectTemporalClient(address: string, namespace: string): Promise<{ client: Client; close(): Promise<void> }> {
-  const connection = await Connection.connect({ address });
-  return { client: new Client({ connection, namespace }), close: () => connection.close() };
+/**
+ * The api's client, over the SDK's native (Rust) connection, the one the worker uses, rather than the JavaScript
+ * gRPC client: measured on the floor's update-with-start, it answers a few milliseconds sooner and costs less CPU.
+ * It needs Temporal's runtime, installed here if the process has not yet.
+ */
+export async function connectTemporalClient(config: Config, address: string): Promise<{ client: Client; close(): Promise<void> }> {
+  installTemporalRuntime(config);
+  const connection = await NativeConnection.connect({ address });
+  return { client: new Client({ connection, namespace: config.temporal.namespace }), close: () => connection.close() };
 }
 
 export async function connectWorkerConnection(address: string): Promise<NativeConnection> {

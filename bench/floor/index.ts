@@ -1,4 +1,4 @@
-import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { WrongAnswerError, type Operation } from '../measure';
@@ -8,7 +8,8 @@ const workflowsPath = fileURLToPath(new URL('./workflow.ts', import.meta.url));
 
 /**
  * Temporal's own floor on one server: the bench's own client running update-with-start of a workflow with no
- * activity, served by a worker in the bench process. The worker has the gated-write worker's settings.
+ * activity, served by a worker in the bench process. The worker has the gated-write worker's settings, the
+ * client the api's kind of connection.
  */
 export interface Floor {
   client: Client;
@@ -29,7 +30,8 @@ export async function startFloor(address: string, taskQueue: string): Promise<Fl
     workflowBundle: await bundle,
   });
   const running = worker.run();
-  const connection = await Connection.connect({ address });
+  // The same kind of client connection as the api's (runtime/temporal.ts): the native one.
+  const connection = await NativeConnection.connect({ address });
   const client = new Client({ connection });
   let sequence = 0;
   return {

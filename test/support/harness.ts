@@ -1,5 +1,5 @@
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
-import { Client, Connection } from '@temporalio/client';
+import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { readFileSync } from 'node:fs';
@@ -78,7 +78,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const db = connectDatabase(inject('databaseUrl'), { maxConnections: 10 });
   const taskQueue = `test-${process.pid}-${Date.now()}-${sequence++}`;
   const temporalAddress = inject('temporalAddress');
-  const clientConnection = await Connection.connect({ address: temporalAddress });
+  // The api's client as production makes it (runtime/temporal.ts): over the native connection.
+  const clientConnection = await NativeConnection.connect({ address: temporalAddress });
   const temporal = new Client({ connection: clientConnection });
   const workerConnection = await NativeConnection.connect({ address: temporalAddress });
 
