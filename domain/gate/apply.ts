@@ -2,6 +2,7 @@ import type { Database, Queryable } from '../../db/database';
 import { AppError, type ErrorCode } from '../kit/errors';
 import { recordAudit } from './audit';
 import type { GatedWriteRequest } from './contract';
+import type { JustDecided } from './decide';
 import type { GatedWrite } from './writes';
 
 /** A held write whose review no person approved: it must never run, and retrying cannot change that. */
@@ -20,11 +21,32 @@ export async function applyGatedWrite(
   request: GatedWriteRequest,
   reviewId?: string,
 ): Promise<unknown> {
-  return db.transaction((tx) => applyIn(tx, write, workflowId, request, reviewId));
+  return db.transaction((tx) => applyIn(tx, write, workflowId, request, { reviewId }));
 }
 
-/** applyGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one. */
-export async function applyIn(tx: Queryable, write: GatedWrite, workflowId: string, request: GatedWriteRequest, reviewId?: string): Promise<unknown> {
+/**
+ * applyGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one.
+ * `justAllowed`: the write was allowed by a decision this very transaction recorded. No other attempt can have
+ * applied it (a concurrent run of the workflow waits on the decision's key, then finds decision and write both),
+ * so it runs at once: no reading the decision back, no claim before the write.
+ */
+export async function applyIn(
+  tx: Queryable,
+  write: GatedWrite,
+  workflowId: string,
+  request: GatedWriteRequest,
+  { reviewId, justAllowed }: { reviewId?: string; justAllowed?: JustDecided } = {},
+): Promise<unknown> {
+  const by = { apiKeyId: request.apiKey.id };
+  if (justAllowed) {
+    const applied = await write.apply(tx, request.orgId, justAllowed.input, { before: justAllowed.before }, by);
+    await tx.query(
+      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result) VALUES ($1, $2, $3, $4, $5, $6)`,
+      [workflowId, request.orgId, request.operation, write.resourceType, applied.resourceId, JSON.stringify(applied.result)],
+    );
+    await recordApplied(tx, write, workflowId, request, applied);
+    return applied.result;
+  }
   const input = write.input.parse(request.input);
   // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
   const { rows: decisions } = await tx.query(
@@ -53,12 +75,25 @@ export async function applyIn(tx: Queryable, write: GatedWrite, workflowId: stri
     return done.rows[0].result;
   }
 
-  const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, { apiKeyId: request.apiKey.id });
+  const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, by);
   await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
     workflowId,
     applied.resourceId,
     JSON.stringify(applied.result),
   ]);
+  await recordApplied(tx, write, workflowId, request, applied, reviewId);
+  return applied.result;
+}
+
+/** The audit record of an applied write, and the result on its review when a person approved it. */
+async function recordApplied(
+  tx: Queryable,
+  write: GatedWrite,
+  workflowId: string,
+  request: GatedWriteRequest,
+  applied: { resourceId: string; result: unknown },
+  reviewId?: string,
+): Promise<void> {
   await recordAudit(tx, request.orgId, {
     type: 'write.applied',
     actor: { type: 'api_key', id: request.apiKey.id },
@@ -71,7 +106,6 @@ export async function applyIn(tx: Queryable, write: GatedWrite, workflowId: stri
   if (reviewId) {
     await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
   }
-  return applied.result;
 }
 
 /** An approved write that could not be applied: said on the review and in the audit trail. */

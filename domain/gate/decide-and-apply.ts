@@ -19,11 +19,11 @@ export async function decideAndApply(
   reviewExpiresAt: Date,
 ): Promise<DecidedWrite> {
   return db.transaction(async (tx) => {
-    const decision = await decideIn(tx, write, workflowId, request, reviewExpiresAt);
+    const { recorded: decision, justDecided } = await decideIn(tx, write, workflowId, request, reviewExpiresAt);
     if (decision.decision !== 'allow') return decision;
     await tx.query('SAVEPOINT apply');
     try {
-      return { ...decision, applied: { result: await applyIn(tx, write, workflowId, request) } };
+      return { ...decision, applied: { result: await applyIn(tx, write, workflowId, request, { justAllowed: justDecided }) } };
     } catch (error) {
       const refusal = asRefusal(error);
       if (!refusal) throw error;

@@ -21,17 +21,28 @@ export async function decideGatedWrite(
   request: GatedWriteRequest,
   reviewExpiresAt: Date,
 ): Promise<RecordedDecision> {
-  return db.transaction((tx) => decideIn(tx, write, workflowId, request, reviewExpiresAt));
+  return db.transaction(async (tx) => (await decideIn(tx, write, workflowId, request, reviewExpiresAt)).recorded);
 }
 
-/** decideGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one. */
+/** What the write needs to run at once, in the transaction that has just recorded its decision. */
+export interface JustDecided {
+  /** The input as the write's schema parsed it. */
+  input: Parameters<GatedWrite['apply']>[2];
+  /** For an update or a delete, the record as the policy saw it before the write. */
+  before?: Record<string, unknown>;
+}
+
+/**
+ * decideGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one.
+ * `justDecided` is there when this call recorded the decision (not when an earlier run of the workflow had).
+ */
 export async function decideIn(
   tx: Queryable,
   write: GatedWrite,
   workflowId: string,
   request: GatedWriteRequest,
   reviewExpiresAt: Date,
-): Promise<RecordedDecision> {
+): Promise<{ recorded: RecordedDecision; justDecided?: JustDecided }> {
   const input = write.input.parse(request.input);
   const proposal = await write.propose(tx, request.orgId, input, { apiKeyId: request.apiKey.id });
   const { version, policySet } = await loadCompiledPolicySet(tx, request.orgId);
@@ -49,7 +60,7 @@ export async function decideIn(
     resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
     context,
   });
-  return recordDecisionIn(tx, {
+  const { recorded, inserted } = await recordDecisionIn(tx, {
     workflowId,
     request,
     decision: decided.decision,
@@ -61,6 +72,8 @@ export async function decideIn(
     context,
     reviewExpiresAt,
   });
+  // The record before as the decision stores it (JSON), exactly what a later apply would read back.
+  return inserted ? { recorded, justDecided: { input, before: proposal.before && JSON.parse(JSON.stringify(proposal.before)) } } : { recorded };
 }
 
 export interface DecisionToRecord {
@@ -82,10 +95,11 @@ export interface DecisionToRecord {
  * review queue is at its plan's cap is refused instead, and recorded so.
  */
 export async function recordDecision(db: Database, d: DecisionToRecord): Promise<RecordedDecision> {
-  return db.transaction((tx) => recordDecisionIn(tx, d));
+  return db.transaction(async (tx) => (await recordDecisionIn(tx, d)).recorded);
 }
 
-async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<RecordedDecision> {
+/** `inserted`: recorded by this call; else the record an earlier run of the workflow made. */
+async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ recorded: RecordedDecision; inserted: boolean }> {
   let decision: RecordedDecision['decision'] = d.decision;
   let reason = d.reason;
   if (d.decision === 'review') {
@@ -120,7 +134,7 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<Rec
       d.policyErrors,
     ],
   );
-  if (!inserted.rowCount) return existingDecision(tx, d.workflowId, d.request);
+  if (!inserted.rowCount) return { recorded: await existingDecision(tx, d.workflowId, d.request), inserted: false };
 
   let review: RecordedDecision['review'];
   if (decision === 'review') {
@@ -147,7 +161,7 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<Rec
       interface: d.request.interface,
     },
   });
-  return { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review };
+  return { recorded: { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review }, inserted: true };
 }
 
 /**
