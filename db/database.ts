@@ -81,6 +81,11 @@ export function connectDatabase(url: string, options: DatabaseOptions = {}): Dat
   });
   // An idle connection that the server drops must not crash the process.
   pool.on('error', () => {});
+  // Nor one the server ends as it opens. pg-pool takes its idle listener off a new client as it hands it out, and
+  // withClient adds its own a microtask later; a FATAL that came in the same chunk as the first ReadyForQuery
+  // (pg_terminate_backend on a backend that had just started) is emitted in between. With this listener the
+  // client is only marked not queryable, and the statement sent on it is sent again on a fresh connection.
+  pool.on('connect', (client) => client.on('error', () => {}));
 
   // Rides over a failover, pg_terminate_backend or a restart of a few seconds: each try takes a fresh connection.
   const retryForMs = options.retryForMs ?? 3000;

@@ -117,6 +117,19 @@ describe('dropped connections', () => {
     }
   });
 
+  it('a connection the server ends as it opens (a backend terminated the moment it was ready) crashes nothing: the statement runs on another', async () => {
+    const proxy = await endingAtReadyProxy(new URL(inject('databaseUrl')));
+    const through = connectDatabase(proxy.url, { maxConnections: 1 });
+    try {
+      const { rows } = await through.query<{ one: number }>('SELECT 1 AS one');
+      expect(rows).toEqual([{ one: 1 }]);
+      expect(proxy.ended).toBe(1);
+    } finally {
+      await through.close();
+      proxy.close();
+    }
+  });
+
   it('a statement that fails on its own is not retried: the error is the statement’s', async () => {
     await expect(db.query('SELECT 1/0')).rejects.toMatchObject({ code: '22012' });
     await expect(db.transaction((tx) => tx.query('SELECT * FROM no_such_table'))).rejects.toMatchObject({ code: '42P01' });
@@ -174,6 +187,44 @@ describe('dropped connections', () => {
     }
   });
 });
+
+/**
+ * A TCP proxy in front of PostgreSQL that ends its first connection the way pg_terminate_backend ends a backend
+ * that has just started: the server's first ReadyForQuery arrives with a FATAL 57P01 right behind it, in the same
+ * chunk, so the client reads both at once, as it is handed out by the pool.
+ */
+async function endingAtReadyProxy(target: URL) {
+  let ended = 0;
+  const readyForQuery = Buffer.from([0x5a, 0, 0, 0, 5, 0x49]);
+  const fields = Buffer.from('SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0');
+  const fatal = Buffer.concat([Buffer.from([0x45]), Buffer.from([0, 0, 0, 0]), fields]);
+  fatal.writeUInt32BE(4 + fields.length, 1);
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port || 5432), target.hostname);
+    let ending = ended === 0;
+    client.on('data', (chunk) => server.write(chunk));
+    server.on('data', (chunk) => {
+      const at = ending ? chunk.indexOf(readyForQuery) : -1;
+      if (at < 0) return void client.write(chunk);
+      ending = false;
+      ended++;
+      client.end(Buffer.concat([chunk.subarray(0, at + readyForQuery.length), fatal]));
+    });
+    for (const socket of [client, server]) socket.on('error', () => {});
+    client.on('close', () => server.destroy());
+    server.on('close', () => client.destroy());
+  });
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+  const url = new URL(target);
+  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  return {
+    url: url.toString(),
+    get ended() {
+      return ended;
+    },
+    close: () => proxy.close(),
+  };
+}
 
 /**
  * A TCP proxy in front of PostgreSQL that, once told, forwards the next statement containing a marker and then
