@@ -11,7 +11,7 @@ import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal } from '.
 export interface GateClient {
   /** Starts (or joins) the write's workflow and returns its first answer in the same round trip. */
   submit(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
-  /** Nudges the workflow after a person's decision was recorded, and waits a while for its outcome. */
+  /** Tells the workflow a person's decision once it is recorded (the verdict saves it a read), and waits a while for its outcome. */
   reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteOutcome | undefined>;
 }
 
