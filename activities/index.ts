@@ -26,12 +26,13 @@ export interface ActivityDependencies {
 
 /** The gated write's activities, built from their dependencies so tests can hand in their own. */
 export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60 * 1000, clock = () => new Date() }: ActivityDependencies) {
+  /** When a review opened now expires. */
+  const reviewExpiresAt = () => new Date(clock().getTime() + reviewExpiryMs);
   return {
     /** Asks the organization's policy about the write and records the decision (and review) it gives. */
     async decideGatedWrite(request: GatedWriteRequest): Promise<DecisionWithSettings> {
       return asActivityErrors(async () => {
-        const expiresAt = new Date(clock().getTime() + reviewExpiryMs);
-        const recorded = await decideGatedWrite(db, writeNamed(request.operation), currentWorkflowId(), request, expiresAt);
+        const recorded = await decideGatedWrite(db, writeNamed(request.operation), currentWorkflowId(), request, reviewExpiresAt());
         return { ...recorded, reviewRecheckMs };
       });
     },
@@ -39,8 +40,7 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
     /** Decides and, for an Allow, applies in one transaction: the workflow runs it as a local activity. */
     async decideAndApplyGatedWrite(request: GatedWriteRequest): Promise<DecidedWrite & { reviewRecheckMs: number }> {
       return asActivityErrors(async () => {
-        const expiresAt = new Date(clock().getTime() + reviewExpiryMs);
-        const decided = await decideAndApply(db, writeNamed(request.operation), currentWorkflowId(), request, expiresAt);
+        const decided = await decideAndApply(db, writeNamed(request.operation), currentWorkflowId(), request, reviewExpiresAt());
         return { ...decided, reviewRecheckMs };
       });
     },

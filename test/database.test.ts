@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { connect, createServer, type AddressInfo } from 'node:net';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -199,8 +199,7 @@ async function endingAtReadyProxy(target: URL) {
   const fields = Buffer.from('SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0');
   const fatal = Buffer.concat([Buffer.from([0x45]), Buffer.from([0, 0, 0, 0]), fields]);
   fatal.writeUInt32BE(4 + fields.length, 1);
-  const proxy = createServer((client) => {
-    const server = connect(Number(target.port || 5432), target.hostname);
+  const proxy = await proxyInFront(target, (client, server) => {
     let ending = ended === 0;
     client.on('data', (chunk) => server.write(chunk));
     server.on('data', (chunk) => {
@@ -210,19 +209,12 @@ async function endingAtReadyProxy(target: URL) {
       ended++;
       client.end(Buffer.concat([chunk.subarray(0, at + readyForQuery.length), fatal]));
     });
-    for (const socket of [client, server]) socket.on('error', () => {});
-    client.on('close', () => server.destroy());
-    server.on('close', () => client.destroy());
   });
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-  const url = new URL(target);
-  url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
   return {
-    url: url.toString(),
+    ...proxy,
     get ended() {
       return ended;
     },
-    close: () => proxy.close(),
   };
 }
 
@@ -233,8 +225,7 @@ async function endingAtReadyProxy(target: URL) {
 async function replyLosingProxy(target: URL) {
   let marker: string | undefined;
   let repliesLost = 0;
-  const proxy = createServer((client) => {
-    const server = connect(Number(target.port || 5432), target.hostname);
+  const proxy = await proxyInFront(target, (client, server) => {
     let swallowing = false;
     client.on('data', (chunk) => {
       if (marker && chunk.includes(marker)) {
@@ -248,6 +239,26 @@ async function replyLosingProxy(target: URL) {
     server.on('data', (chunk) => {
       if (!swallowing) client.write(chunk);
     });
+  });
+  return {
+    ...proxy,
+    loseTheReplyTo(statement: string) {
+      marker = statement;
+    },
+    get repliesLost() {
+      return repliesLost;
+    },
+  };
+}
+
+/**
+ * A TCP proxy on a free local port in front of the PostgreSQL server at `target`: `pipe` moves the bytes between
+ * each client and its server connection (and may drop, hold or add some); either side closing closes the other.
+ */
+async function proxyInFront(target: URL, pipe: (client: Socket, server: Socket) => void): Promise<{ url: string; close(): void }> {
+  const proxy = createServer((client) => {
+    const server = connect(Number(target.port || 5432), target.hostname);
+    pipe(client, server);
     for (const socket of [client, server]) socket.on('error', () => {});
     client.on('close', () => server.destroy());
     server.on('close', () => client.destroy());
@@ -255,14 +266,5 @@ async function replyLosingProxy(target: URL) {
   await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
   const url = new URL(target);
   url.host = `127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  return {
-    url: url.toString(),
-    loseTheReplyTo(statement: string) {
-      marker = statement;
-    },
-    get repliesLost() {
-      return repliesLost;
-    },
-    close: () => proxy.close(),
-  };
+  return { url: url.toString(), close: () => proxy.close() };
 }

@@ -75,9 +75,10 @@ const nextLocalMidnight = (now: string, zone: string) =>
  * the limits' cost on a read. The counts stay exact under concurrency (row locks, as before); a crash of the
  * PostgreSQL server (not a clean restart) may forget the counts of its last fraction of a second (up to three
  * times wal_writer_delay, 200 ms by default), so a few requests of that moment go uncounted. Nothing else is
- * written this way.
- * the token's minute (first, so concurrent statements lock rows in the same order)
- * and the organization's day. Each upsert returns the count after this request, so of 200 concurrent requests
+ * written this way, and the statement must run on its own, never inside a transaction of the caller's.
+ *
+ * The counters are the token's minute (first, so concurrent statements lock rows in the same order) and the
+ * organization's day. Each upsert returns the count after this request, so of 200 concurrent requests
  * against a ceiling of 60 exactly 60 see a count within it. A request refused by its token's minute ceiling
  * does not spend the organization's day: one runaway token cannot lock out its organization. A day row's end
  * follows the organization's zone as it is now (the zone may have changed since the row was made).
