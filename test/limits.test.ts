@@ -4,8 +4,8 @@ import { inject } from 'vitest';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../db/database';
-import { authenticate } from '../domain/identity/authenticate';
 import { updateOrganization } from '../domain/identity/organizations';
+import { parseToken } from '../domain/identity/tokens';
 import { createRequestLimits } from '../domain/usage/limits';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
 import { connectMcp } from './support/mcp';
@@ -138,6 +138,38 @@ describe('per minute, per token', () => {
     expect(unauthorized.statusCode).toBe(401);
     expect(unauthorized.headers['x-ratelimit-limit']).toBeUndefined();
     expect(await counter(`day:${org.organization.id}`)).toBe(before);
+  });
+
+  it('a well-formed token that does not authenticate (wrong secret, revoked, expired, person deactivated) is refused with 401 and counted nowhere', async () => {
+    at('2031-01-15T11:30:00Z');
+    const org = await organizationOn({ rest: 100 });
+    const keyId = await keyIdOf(org, 'test agent');
+    const day = `day:${org.organization.id}`;
+    expect((await getTasks(org.readWriteToken)).statusCode).toBe(200);
+    const counted = async () => ({ minute: await counter(`rest:${keyId}`), day: await counter(day) });
+    const before = await counted();
+    expect(before).toEqual({ minute: 1, day: 1 });
+
+    // The same key id with another secret of the right shape: the digest does not match.
+    const last = org.readWriteToken.at(-1) === 'A' ? 'B' : 'A';
+    const forged = `${org.readWriteToken.slice(0, -1)}${last}`;
+    expect((await getTasks(forged)).statusCode).toBe(401);
+
+    await h.db.query(`UPDATE api_keys SET expires_at = now() - interval '1 second' WHERE id = $1`, [keyId]);
+    expect((await getTasks(org.readWriteToken)).statusCode).toBe(401);
+    await h.db.query(`UPDATE api_keys SET expires_at = NULL, revoked_at = now() WHERE id = $1`, [keyId]);
+    expect((await getTasks(org.readWriteToken)).statusCode).toBe(401);
+    const mcp = await postMcp(org.readWriteToken);
+    expect(mcp.statusCode).toBe(401);
+    expect(mcp.headers['x-ratelimit-limit']).toBeUndefined();
+
+    await h.db.query(`UPDATE users SET deactivated_at = now() WHERE id = (SELECT user_id FROM personal_tokens WHERE id = $1)`, [
+      parseToken(org.memberToken)!.id,
+    ]);
+    expect((await h.request({ method: 'GET', url: '/api/v1/me', token: org.memberToken })).statusCode).toBe(401);
+
+    expect(await counted()).toEqual(before);
+    expect(await counter(`rest:${parseToken(org.memberToken)!.id}`)).toBeUndefined();
   });
 
   it('an MCP client is told plainly when it hit the ceiling, and when to retry', async () => {
@@ -330,15 +362,14 @@ describe('what counting costs', () => {
     const limits = createRequestLimits({ db: single, clock });
     try {
       const org = await h.createOrganization();
-      const caller = await authenticate(single, `Bearer ${org.readWriteToken}`);
-      const verdict = await limits.count(caller, 'rest');
+      const { verdict } = await limits.admit(`Bearer ${org.readWriteToken}`, 'rest');
       expect(verdict).toMatchObject({ admitted: true, perMinute: { used: 1 } });
       const { rows } = await single.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
       expect(rows[0]!.synchronous_commit).toBe('on');
       // The business data's own transactions still wait for the disk.
       const inTransaction = await single.transaction((tx) => tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit'));
       expect(inTransaction.rows[0]!.synchronous_commit).toBe('on');
-      expect((await limits.count(caller, 'rest'))?.perMinute.used).toBe(2);
+      expect((await limits.admit(`Bearer ${org.readWriteToken}`, 'rest')).verdict?.perMinute.used).toBe(2);
     } finally {
       await limits.close();
       await single.close();

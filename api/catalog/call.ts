@@ -1,7 +1,6 @@
 import type { Database } from '../../db/database';
 import type { Interface } from '../../domain/gate/contract';
 import type { Caller } from '../../domain/identity/actors';
-import { authenticate } from '../../domain/identity/authenticate';
 import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal, invalidFields, toAppError, type FieldProblem } from '../../domain/kit/errors';
@@ -152,8 +151,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         return forged ? { ...common, admitted: false, refusal: csrfRefusal() } : { ...common, admitted: true };
       }
       const { via } = credential;
-      const caller = await authenticate(db, credential.authorization);
-      const verdict = await limits.count(caller, via);
+      const { caller, verdict } = await limits.admit(credential.authorization, via);
       const common = { caller, via, verdict, startedAt };
       const refusal = refusalAtTheDoor(caller, via, verdict);
       return refusal ? { ...common, admitted: false, refusal } : { ...common, admitted: true };

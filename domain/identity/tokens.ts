@@ -3,7 +3,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 /**
  * Tokens read `gate_<kind>_<id>_<secret>`: `k` an API key, `p` a person's personal token, `s` a console session
  * (the cookie), `l` a one-time link to set a password. The id finds the row; the secret (256 random bits) is
- * checked against a SHA-256 digest in constant time. The kind is part of the token, so one never passes for another.
+ * checked by its SHA-256 digest (`bearerLookup`). The kind is part of the token, so one never passes for another.
  */
 export type TokenKind = 'api_key' | 'personal' | 'session' | 'password_link';
 
@@ -24,11 +24,6 @@ export function parseToken(token: string): { kind: TokenKind; id: string } | und
 
 export function digestToken(token: string): Buffer {
   return createHash('sha256').update(token).digest();
-}
-
-export function tokenMatches(token: string, storedDigest: Buffer): boolean {
-  const digest = digestToken(token);
-  return digest.length === storedDigest.length && timingSafeEqual(digest, storedDigest);
 }
 
 /** Two secrets compared in constant time (a CSRF token against the session's, say). */

@@ -1,6 +1,7 @@
 import type { Queryable } from '../../db/database';
 import type { Caller } from '../identity/actors';
 import { AppError } from '../kit/errors';
+import { authenticate, bearerLookup, noteUse, unauthorized } from '../identity/authenticate';
 import type { Interface } from '../gate/contract';
 
 // The plan's limits, counted in PostgreSQL so that every api process shares one count and concurrent requests
@@ -44,8 +45,11 @@ export interface DailyUsage {
 
 export interface RequestLimits {
   readonly enabled: boolean;
-  /** Counts one request of the caller over an interface; undefined when limits are off. */
-  count(caller: Caller, via: Interface): Promise<RequestVerdict | undefined>;
+  /**
+   * Authenticates a bearer token (401 when it does not) and counts its request over an interface, in one
+   * statement; the verdict is undefined when limits are off.
+   */
+  admit(authorization: string | undefined, via: Interface): Promise<{ caller: Caller; verdict: RequestVerdict | undefined }>;
   /** The organization's budget today, as counted so far (this request included when it was counted). */
   dailyUsage(caller: Caller): Promise<DailyUsage>;
   /** Waits for a sweep of old counters that is under way. */
@@ -70,38 +74,46 @@ const nextLocalMidnight = (now: string, zone: string) =>
   `(date_trunc('day', ${now}::timestamptz AT TIME ZONE ${zone}::text) + interval '1 day') AT TIME ZONE ${zone}::text`;
 
 /**
- * One statement, both counters, committed without waiting for the WAL to reach the disk (synchronous_commit off
- * for this statement's own transaction, set by the statement itself: no second round trip). That wait was most of
- * the limits' cost on a read. The counts stay exact under concurrency (row locks, as before); a crash of the
- * PostgreSQL server (not a clean restart) may forget the counts of its last fraction of a second (up to three
- * times wal_writer_delay, 200 ms by default), so a few requests of that moment go uncounted. Nothing else is
- * written this way, and the statement must run on its own, never inside a transaction of the caller's.
+ * One statement authenticates the request and counts it: the bearer token's lookup (`bearerLookup`) is its first
+ * CTE, and the counters are written only for a caller it found, so a request that does not authenticate (401) is
+ * counted nowhere. One round trip to PostgreSQL for both, where there were two.
+ *
+ * It commits without waiting for the WAL to reach the disk (synchronous_commit off for this statement's own
+ * transaction, set by the statement itself: no extra round trip). That wait was most of the limits' cost on a
+ * read. The counts stay exact under concurrency (row locks, as before); a crash of the PostgreSQL server (not a
+ * clean restart) may forget the counts of its last fraction of a second (up to three times wal_writer_delay,
+ * 200 ms by default), so a few requests of that moment go uncounted. Nothing else is written this way, and the
+ * statement must run on its own, never inside a transaction of the caller's.
  *
  * The counters are the token's minute (first, so concurrent statements lock rows in the same order) and the
  * organization's day. Each upsert returns the count after this request, so of 200 concurrent requests
  * against a ceiling of 60 exactly 60 see a count within it. A request refused by its token's minute ceiling
- * does not spend the organization's day: one runaway token cannot lock out its organization. A day row's end
- * follows the organization's zone as it is now (the zone may have changed since the row was made).
+ * does not spend the organization's day (its row reads the day as it stands): one runaway token cannot lock out
+ * its organization. A day row's end follows the organization's zone as it is now (the zone may have changed
+ * since the row was made).
+ *
+ * Parameters: the lookup's $1 and $2, then $3 the request's time and $4 the minute counter's scope.
  */
-const countStatement = `
-  WITH minute AS (
+const admitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute' | 'mcp_per_minute') => `
+  WITH caller AS MATERIALIZED (${lookup}), minute AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
-    VALUES ($2, to_char($1::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $1::timestamptz, 'UTC') + interval '1 minute')
+    SELECT $4, to_char($3::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $3::timestamptz, 'UTC') + interval '1 minute' FROM caller
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
-    RETURNING c.scope, c.period, c.count, c.expires_at
+    RETURNING c.count, c.expires_at
   ), day AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
-    SELECT $3, ${localDate('$1', '$4')}, 1, ${nextLocalMidnight('$1', '$4')} FROM minute WHERE minute.count <= $5
+    SELECT 'day:' || caller.id, ${localDate('$3', 'caller.timezone')}, 1, ${nextLocalMidnight('$3', 'caller.timezone')}
+    FROM caller CROSS JOIN minute WHERE minute.count <= caller.${perMinuteCeiling}
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1, expires_at = GREATEST(c.expires_at, EXCLUDED.expires_at)
-    RETURNING c.scope, c.period, c.count, c.expires_at
+    RETURNING c.count, c.expires_at
   ), unsynced AS (
     SELECT set_config('synchronous_commit', 'off', true)
   )
-  SELECT scope, period, count, expires_at FROM minute CROSS JOIN unsynced
-  UNION ALL SELECT scope, period, count, expires_at FROM day
-  UNION ALL
-  SELECT $3, ${localDate('$1', '$4')}, COALESCE((SELECT count FROM usage_counters WHERE scope = $3 AND period = ${localDate('$1', '$4')}), 0), ${nextLocalMidnight('$1', '$4')}
-  WHERE NOT EXISTS (SELECT 1 FROM day)`;
+  SELECT caller.*, minute.count AS minute_used, minute.expires_at AS minute_resets_at,
+    ${localDate('$3', 'caller.timezone')} AS day_period,
+    COALESCE(day.count, (SELECT u.count FROM usage_counters u WHERE u.scope = 'day:' || caller.id AND u.period = ${localDate('$3', 'caller.timezone')}), 0) AS day_used,
+    COALESCE(day.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) AS day_resets_at
+  FROM caller CROSS JOIN minute CROSS JOIN unsynced LEFT JOIN day ON true`;
 
 const usageStatement = `
   SELECT ${localDate('$1', '$2')} AS period, ${nextLocalMidnight('$1', '$2')} AS resets_at,
@@ -112,8 +124,6 @@ const usageStatement = `
  * inside the window (tests move the clock; api hosts' clocks drift), hence the earlier of the two and a margin.
  */
 const sweepStatement = `DELETE FROM usage_counters WHERE expires_at < LEAST($1::timestamptz, now()) - interval '5 minutes'`;
-
-const tokenIdOf = (caller: Caller) => (caller.actor.kind === 'api_key' ? caller.actor.keyId : caller.actor.credential.id);
 
 export function createRequestLimits({ db, clock = () => new Date(), enabled = true }: RequestLimitsOptions): RequestLimits {
   let lastSweep = 0;
@@ -133,23 +143,23 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
   return {
     enabled,
 
-    async count(caller, via) {
-      if (!enabled) return undefined;
+    async admit(authorization, via) {
+      if (!enabled) return { caller: await authenticate(db, authorization), verdict: undefined };
+      const lookup = bearerLookup(authorization);
       const now = clock();
-      const minuteScope = `${via}:${tokenIdOf(caller)}`;
-      const dayScope = `day:${caller.organization.id}`;
-      const perMinuteCeiling = via === 'rest' ? caller.plan.restPerMinute : caller.plan.mcpPerMinute;
-      const { rows } = await db.query(countStatement, [now, minuteScope, dayScope, caller.organization.timezone, perMinuteCeiling]);
+      const statement = admitStatement(lookup.sql, via === 'rest' ? 'rest_per_minute' : 'mcp_per_minute');
+      const { rows } = await db.query(statement, [...lookup.params, now, `${via}:${lookup.params[0]}`]);
+      const row = rows[0];
+      if (!row) throw unauthorized();
+      noteUse(db, lookup);
       sweepNow(now);
-      const row = (scope: string) => {
-        const found = rows.find((r) => r.scope === scope);
-        if (!found) throw new Error(`the usage counter ${scope} was not returned`);
-        return { used: found.count as number, resetsAt: found.expires_at as Date, period: found.period as string };
-      };
-      const day = row(dayScope);
+      const caller = lookup.callerOf(row);
+      const perMinuteCeiling = via === 'rest' ? caller.plan.restPerMinute : caller.plan.mcpPerMinute;
       const limit = caller.plan.dailyBudget;
-      const today: DailyUsage = { date: day.period, limit, used: day.used, left: Math.max(0, limit - day.used), resetsAt: day.resetsAt };
-      return verdict(now, state('per_minute', perMinuteCeiling, row(minuteScope)), state('daily', limit, day), today);
+      const day = { used: row.day_used as number, resetsAt: row.day_resets_at as Date };
+      const today: DailyUsage = { date: row.day_period as string, limit, used: day.used, left: Math.max(0, limit - day.used), resetsAt: day.resetsAt };
+      const perMinute = state('per_minute', perMinuteCeiling, { used: row.minute_used as number, resetsAt: row.minute_resets_at as Date });
+      return { caller, verdict: verdict(now, perMinute, state('daily', limit, day), today) };
     },
 
     async dailyUsage(caller) {
