@@ -12,6 +12,8 @@ export const mcpPairs = {
   write: { mcp: 'mcpWrite', rest: 'restWrite' },
 } as const satisfies Record<string, { mcp: McpKind; rest: McpKind }>;
 export type McpPair = keyof typeof mcpPairs;
+/** The two kinds of a pair. */
+export type PairKind<P extends McpPair> = (typeof mcpPairs)[P]['mcp'] | (typeof mcpPairs)[P]['rest'];
 
 
 /**
@@ -67,15 +69,16 @@ function mcpCreateTask(client: Client, firstSequence: number): Operation {
 
 
 /**
- * The four kinds of a round: MCP list_tasks, REST GET tasks, MCP create_task, REST POST task (both writes
- * Allow). Titles count from `firstSequence`, apart from the other phases'.
+ * Each pair's two kinds, MCP and its REST twin: list_tasks beside GET tasks, create_task beside POST task (both
+ * writes Allow). Titles count from `firstSequence`, apart from the other phases'. A pair is measured in rounds
+ * of its own, alternating which kind goes first: a read right after a gated write would share the machine with
+ * the write's last steps (the workflow's completion in Temporal and the worker, the call log's row).
  */
-export function mcpOperations(client: Client, apiUrl: string, token: string, firstSequence: number): Record<McpKind, Operation> {
+export function mcpOperations(client: Client, apiUrl: string, token: string, firstSequence: number): { [P in McpPair]: Record<PairKind<P>, Operation> } {
   const restPost = gatedWrite(apiUrl, token, 'allow');
+  const write = mcpCreateTask(client, firstSequence);
   return {
-    mcpRead: mcpListTasks(client),
-    restRead: restTaskPage(apiUrl, token, 'REST GET tasks'),
-    mcpWrite: mcpCreateTask(client, firstSequence),
-    restWrite: (sequence) => restPost(firstSequence + sequence),
+    read: { mcpRead: mcpListTasks(client), restRead: restTaskPage(apiUrl, token, 'REST GET tasks') },
+    write: { mcpWrite: write, restWrite: (sequence) => restPost(firstSequence + sequence) },
   };
 }

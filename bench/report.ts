@@ -332,8 +332,9 @@ export async function buildReport(
       mcp:
         'last, on the same seeded organization: one @modelcontextprotocol/sdk Client over StreamableHTTPClientTransport to /mcp ' +
         '(bearer key; initialize and tools/list once, kept connected, so the client checks structured results against the output ' +
-        'schemas), interleaved in rounds with the REST twins: MCP list_tasks {limit: 50}, GET /api/v1/tasks?limit=50, MCP ' +
-        'create_task {title, status: todo} (Allow), POST /api/v1/tasks with the same body (Allow); sequential, every answer checked',
+        'schemas), each beside its REST twin in rounds of its own that alternate which goes first (so that no read follows a ' +
+        'write): MCP list_tasks {limit: 50} and GET /api/v1/tasks?limit=50, then MCP create_task {title, status: todo} (Allow) and ' +
+        'POST /api/v1/tasks with the same body (Allow); sequential, every answer checked',
       limits:
         'last: GET /api/v1/tasks?limit=50 on the api (limits on: every request counted in PostgreSQL, on a plan whose limits it never ' +
         'reaches) and on a second gatehouse api process with RATE_LIMITS=off, same database and key; rounds alternate which goes first; ' +
@@ -544,7 +545,7 @@ function printableMcp(mcp: McpReport): string {
   const times = (value: number) => `${value.toFixed(2)}×`;
   return [
     `MCP tool calls beside their REST twins (one SDK client kept connected, the large seed), ` +
-      `${mcp.samples} sequential samples per kind (after ${mcp.warmup} warm-up)`,
+      `${mcp.samples} sequential samples per kind (after ${mcp.warmup} warm-up), each pair in alternating rounds of its own`,
     '',
     formatTable([
       ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],

@@ -21,11 +21,11 @@ import { findTemporalCli } from '../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 import { createScratchDatabase, type ScratchDatabase } from '../db/scratch-database';
 import { limitOperations } from './limits';
-import { connectBenchMcp, mcpOperations } from './mcp';
+import { connectBenchMcp, mcpOperations, type McpKind } from './mcp';
 import { type Measured } from './cpu';
 import { startFloor, type Floor } from './floor/index';
 import { historyShapes } from './history';
-import { approveHeld, gatedWrite, plainInsert, runRounds, type Kind, type Operation } from './measure';
+import { approveHeld, gatedWrite, plainInsert, runRounds, type Kind, type Operation, type RoundsResult } from './measure';
 import { runWindow, throughputKinds, writerLevels, type Window } from './throughput';
 import { createBenchOrganization } from './organization';
 import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
@@ -248,16 +248,21 @@ async function main(): Promise<void> {
     // Last, so the phases above run as before; the organization still holds the large seed.
     log(`connecting an MCP client, then measuring MCP tool calls beside their REST twins, ${warmup} + ${mcpSamples} rounds…`);
     const mcpClient = await connectBenchMcp(apiUrl, organization.token);
-    let mcp;
+    let mcp: RoundsResult<McpKind>;
     try {
-      mcp = await runRounds(mcpOperations(mcpClient, apiUrl, organization.token, mcpFirstSequence), {
-        samples: mcpSamples,
-        warmup,
-        aborted: () => interrupted,
-        onProgress: progress('MCP and REST', () => {
-          for (const service of services) service.assertRunning();
-        }),
-      });
+      const pairs = mcpOperations(mcpClient, apiUrl, organization.token, mcpFirstSequence);
+      const rounds = <K extends McpKind>(operations: Record<K, Operation>, label: string) =>
+        runRounds(operations, {
+          samples: mcpSamples,
+          warmup,
+          alternate: true,
+          aborted: () => interrupted,
+          onProgress: progress(label, () => {
+            for (const service of services) service.assertRunning();
+          }),
+        });
+      const [read, write] = [await rounds(pairs.read, 'MCP and REST reads'), await rounds(pairs.write, 'MCP and REST writes')];
+      mcp = { samples: { ...read.samples, ...write.samples }, checked: { ...read.checked, ...write.checked } };
     } finally {
       await mcpClient.close().catch(() => {});
     }

@@ -168,6 +168,26 @@ describe('transport security', () => {
     }
   });
 
+  it('Streamable HTTP rules: a client that does not accept JSON and an event stream gets 406, an unknown protocol version 400; a notification gets 202 and no body', async () => {
+    const token = `Bearer ${org.readWriteToken}`;
+    for (const accept of ['application/json', 'text/event-stream', '*/*']) {
+      const response = await post({ authorization: token, accept }, listTools);
+      expect(response.status, accept).toBe(406);
+      expect(((await response.json()) as { error: { code: number; message: string } }).error).toMatchObject({ code: -32000, message: expect.stringMatching(/^Not Acceptable/) });
+    }
+    const old = await post({ authorization: token, 'mcp-protocol-version': '1999-01-01' }, listTools);
+    expect(old.status).toBe(400);
+    expect(((await old.json()) as { error: { message: string } }).error.message).toMatch(/Unsupported protocol version: 1999-01-01/);
+    const known = await post({ authorization: token, 'mcp-protocol-version': '2025-06-18' }, listTools);
+    expect(known.status).toBe(200);
+    expect(known.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(((await known.json()) as { id: number; result: { tools: unknown[] } }).result.tools.length).toBeGreaterThan(10);
+
+    const notification = await post({ authorization: token }, JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    expect(notification.status).toBe(202);
+    expect(await notification.text()).toBe('');
+  });
+
   it('params that do not fit the method: -32602 with a sentence, not -32603 with a zod dump', async () => {
     for (const args of [[1, 2], 'a string', 42, null]) {
       const body = JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'list_tasks', arguments: args } });

@@ -1,5 +1,13 @@
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ClientRequestSchema, ErrorCode, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ClientRequestSchema,
+  ErrorCode,
+  isInitializeRequest,
+  isJSONRPCRequest,
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import type { IncomingHttpHeaders } from 'node:http';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
@@ -8,6 +16,7 @@ import type { CallPipeline } from '../catalog/call';
 import { httpError, keepReadingTheBody, rateLimitHeaders } from '../rest/http';
 import { operationOfTool } from '../catalog/index';
 import { buildMcpServer } from './server';
+import { ExchangeTransport } from './transport';
 
 export interface McpOptions {
   pipeline: CallPipeline;
@@ -67,8 +76,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     }
     // Every authenticated POST counts against the MCP ceiling and the daily budget, refused ones too.
     const admission = await pipeline.admit({ via: 'mcp', authorization: request.headers.authorization });
-    // On the raw response: after reply.hijack() the MCP transport writes the answer, and keeps these.
-    for (const [name, value] of Object.entries(rateLimitHeaders(admission.verdict))) reply.raw.setHeader(name, value);
+    reply.headers(rateLimitHeaders(admission.verdict));
     // One message per request: MCP dropped JSON-RPC batches (2025-06-18), and a batch would pass many calls
     // through the limits as one.
     if (Array.isArray(request.body) && request.body.length !== 1) {
@@ -85,11 +93,14 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       return refuse(reply, admission.refusal);
     }
 
-    if (!isJsonRpcMessage(Array.isArray(request.body) ? request.body[0] : request.body)) {
+    const message = (Array.isArray(request.body) ? request.body[0] : request.body) as JSONRPCMessage;
+    if (!isJsonRpcMessage(message)) {
       return reply.status(400).send({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidRequest, message: 'Not a JSON-RPC 2.0 message: send {"jsonrpc": "2.0", "id", "method", "params"}' }, id: null });
     }
-    const malformed = invalidParams(request.body);
+    const malformed = invalidParams(message);
     if (malformed) return reply.status(200).send({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidParams, message: malformed.message }, id: malformed.id });
+    const unfit = unfitHeaders(request.headers, isInitializeRequest(message));
+    if (unfit) return reply.status(unfit.status).send({ jsonrpc: '2.0', error: { code: -32000, message: unfit.message }, id: null });
 
     const server = buildMcpServer({
       pipeline,
@@ -100,20 +111,29 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       version,
       log: (error, message) => request.log.error({ err: error }, message),
     });
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    reply.hijack();
+    const transport = new ExchangeTransport();
     const exchange = {
       async close() {
         open.delete(exchange);
         await transport.close();
         await server.close();
-        if (!reply.raw.writableEnded) reply.raw.destroy();
       },
     };
     open.add(exchange);
-    reply.raw.on('close', () => void exchange.close());
-    await server.connect(transport);
-    await transport.handleRequest(request.raw, reply.raw, request.body);
+    // A client that hangs up ends the exchange (a tasks/result waiting on a review stops waiting).
+    reply.raw.once('close', () => void exchange.close());
+    try {
+      await server.connect(transport);
+      const answer = await transport.exchange(message, { requestInfo: { headers: request.headers, url: new URL(request.url, options.apiBaseUrl) } });
+      if (answer) return await reply.status(200).type('application/json').send(answer);
+      if (isJSONRPCRequest(message)) {
+        // Closed before it answered: the api is stopping (or the client hung up, and nobody reads this).
+        return await reply.status(503).send({ jsonrpc: '2.0', error: { code: -32000, message: 'The server is shutting down; send the request again' }, id: message.id });
+      }
+      return await reply.status(202).send();
+    } finally {
+      void exchange.close();
+    }
   });
 
   const notInStatelessMode = (_request: unknown, reply: FastifyReply) =>
@@ -153,4 +173,20 @@ function toolCallIn(body: unknown): { name: string; input: unknown } | undefined
   const message = (Array.isArray(body) ? body[0] : body) as { method?: unknown; params?: { name?: unknown; arguments?: unknown } } | null;
   if (message?.method !== 'tools/call' || typeof message.params?.name !== 'string') return undefined;
   return { name: message.params.name, input: message.params.arguments ?? {} };
+}
+
+/**
+ * What Streamable HTTP asks of a POST's headers: the client accepts both JSON and an event stream (406 if not),
+ * and after initialize names a protocol version this server speaks (400 if another).
+ */
+function unfitHeaders(headers: IncomingHttpHeaders, initializing: boolean): { status: number; message: string } | undefined {
+  const accept = headers.accept ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+    return { status: 406, message: 'Not Acceptable: Client must accept both application/json and text/event-stream' };
+  }
+  const version = headers['mcp-protocol-version'];
+  if (!initializing && version !== undefined && (typeof version !== 'string' || !SUPPORTED_PROTOCOL_VERSIONS.includes(version))) {
+    return { status: 400, message: `Bad Request: Unsupported protocol version: ${String(version)} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})` };
+  }
+  return undefined;
 }
