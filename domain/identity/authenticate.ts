@@ -48,29 +48,28 @@ export function bearerLookup(authorization: string | undefined): BearerLookup {
       sql: apiKeyLookup,
       params,
       table: 'api_keys',
-      callerOf: (row) => ({
-        organization: organizationFromRow(row),
-        plan: planFromRow(row),
-        actor: { kind: 'api_key', keyId: row.key_id as string, label: row.label as string, access: row.access as Access, abilities: row.abilities as Ability[] },
-      }),
+      callerOf: (row) =>
+        callerWith(row, { kind: 'api_key', keyId: row.key_id as string, label: row.label as string, access: row.access as Access, abilities: row.abilities as Ability[] }),
     };
   }
   return {
     sql: personalTokenLookup,
     params,
     table: 'personal_tokens',
-    callerOf: (row) => ({
-      organization: organizationFromRow(row),
-      plan: planFromRow(row),
-      actor: {
+    callerOf: (row) =>
+      callerWith(row, {
         kind: 'person',
         userId: row.user_id as string,
         credential: { type: 'personal_token', id: row.token_id as string },
         email: row.email as string,
         role: row.role as Role,
-      },
-    }),
+      }),
   };
+}
+
+/** The caller of a looked-up row: its organization and plan, and the actor its credential names. */
+function callerWith(row: Record<string, unknown>, actor: Caller['actor']): Caller {
+  return { organization: organizationFromRow(row), plan: planFromRow(row), actor };
 }
 
 const lastTouched = new Map<string, number>();

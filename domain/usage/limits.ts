@@ -94,7 +94,7 @@ const nextLocalMidnight = (now: string, zone: string) =>
  *
  * Parameters: the lookup's $1 and $2, then $3 the request's time and $4 the minute counter's scope.
  */
-const admitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute' | 'mcp_per_minute') => `
+const buildAdmitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute' | 'mcp_per_minute') => `
   WITH caller AS MATERIALIZED (${lookup}), minute AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
     SELECT $4, to_char($3::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $3::timestamptz, 'UTC') + interval '1 minute' FROM caller
@@ -114,6 +114,15 @@ const admitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute' | 'm
     COALESCE(day.count, (SELECT u.count FROM usage_counters u WHERE u.scope = 'day:' || caller.id AND u.period = ${localDate('$3', 'caller.timezone')}), 0) AS day_used,
     COALESCE(day.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) AS day_resets_at
   FROM caller CROSS JOIN minute CROSS JOIN unsynced LEFT JOIN day ON true`;
+
+/** The statements by lookup and interface, built once: two lookups, two ceilings. */
+const admitStatements = new Map<string, string>();
+function admitStatement(lookup: string, perMinuteCeiling: 'rest_per_minute' | 'mcp_per_minute'): string {
+  const key = `${perMinuteCeiling}:${lookup}`;
+  let statement = admitStatements.get(key);
+  if (!statement) admitStatements.set(key, (statement = buildAdmitStatement(lookup, perMinuteCeiling)));
+  return statement;
+}
 
 const usageStatement = `
   SELECT ${localDate('$1', '$2')} AS period, ${nextLocalMidnight('$1', '$2')} AS resets_at,
