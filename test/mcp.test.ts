@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
+import type { JsonSchemaType } from '@modelcontextprotocol/sdk/validation';
 import { catalog } from '../api/catalog';
 import { insertFixtures, type Fixtures } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
@@ -62,6 +64,45 @@ describe('tools/call', () => {
     expect(structured.items.map((t) => t.id)).toContain(fx.task);
     const who = await mcp.callTool({ name: 'whoami', arguments: {} });
     expect((who.structuredContent as { organization: { slug: string } }).organization.slug).toBe(org.organization.slug);
+  });
+
+  it("every read tool answers structured content its output schema accepts, on an organization's real records", async () => {
+    // The server does not check its answers against the output schemas; this test does, for every read tool,
+    // on a record of every kind, a held write and a memory.
+    const mcp = await h.mcp(org.readWriteToken);
+    const held = await mcp.callTool({ name: 'create_task', arguments: { title: 'review the contract check' } });
+    expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
+    const remembered = await mcp.callTool({ name: 'remember', arguments: { content: 'The client prefers mornings', tags: ['client'] } });
+    expect(remembered.isError, textOf(remembered)).toBeFalsy();
+
+    const { tools } = await mcp.listTools();
+    const reads = tools.filter((tool) => tool.annotations?.readOnlyHint);
+    const validator = new AjvJsonSchemaValidator();
+    const answers = new Map<string, Record<string, unknown>>();
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const tool = reads.find((candidate) => candidate.name === name)!;
+      // The SDK's client checks the structured content too, and throws when it does not fit.
+      const result = await mcp.callTool({ name, arguments: args });
+      expect(result.isError, `${name}: ${textOf(result)}`).toBeFalsy();
+      const checked = validator.getValidator(tool.outputSchema as JsonSchemaType)(result.structuredContent);
+      expect(checked.errorMessage, name).toBeUndefined();
+      answers.set(name, result.structuredContent as Record<string, unknown>);
+      return result.structuredContent as { items?: { id: string }[] };
+    };
+    // Lists and other reads without required arguments first, each with a record to show; then each get_* with
+    // an id from its list.
+    const listOf: Record<string, string> = { get_customer: 'search_customers', get_event: 'list_events', get_review_status: 'list_reviews' };
+    for (const tool of reads.filter((candidate) => !candidate.inputSchema.required?.length)) {
+      const answer = await call(tool.name, {});
+      if (answer.items) expect(answer.items.length, `${tool.name} lists a record`).toBeGreaterThan(0);
+    }
+    for (const tool of reads.filter((candidate) => candidate.inputSchema.required?.length)) {
+      const list = listOf[tool.name] ?? tool.name.replace(/^get_(.*)$/, 'list_$1s');
+      const items = (answers.get(list)?.items ?? []) as { id: string }[];
+      expect(items.length, `${tool.name}: ${list} gives an id`).toBeGreaterThan(0);
+      await call(tool.name, tool.inputSchema.required!.includes('review_id') ? { review_id: items[0]!.id } : { id: items[0]!.id });
+    }
+    expect([...answers.keys()].sort()).toEqual(reads.map((tool) => tool.name).sort());
   });
 
   it('Allow: the write runs through the same workflow, recorded as interface mcp', async () => {

@@ -103,6 +103,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     if (unfit) return reply.status(unfit.status).send({ jsonrpc: '2.0', error: { code: -32000, message: unfit.message }, id: null });
 
     const server = buildMcpServer({
+      method: (message as { method?: string }).method,
       pipeline,
       admission,
       db: options.db,
@@ -112,28 +113,31 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       log: (error, message) => request.log.error({ err: error }, message),
     });
     const transport = new ExchangeTransport();
+    // Closing stops a request still at work (a tasks/result waiting on a review). An exchange that answered has
+    // nothing left to stop: it is dropped, and the server with it (closing would abort and reject what is done).
+    let settled = false;
     const exchange = {
       async close() {
         open.delete(exchange);
+        if (settled) return;
+        settled = true;
         await transport.close();
         await server.close();
       },
     };
     open.add(exchange);
-    // A client that hangs up ends the exchange (a tasks/result waiting on a review stops waiting).
+    // A client that hangs up ends the exchange.
     reply.raw.once('close', () => void exchange.close());
-    try {
-      await server.connect(transport);
-      const answer = await transport.exchange(message, { requestInfo: { headers: request.headers, url: new URL(request.url, options.apiBaseUrl) } });
-      if (answer) return await reply.status(200).type('application/json').send(answer);
-      if (isJSONRPCRequest(message)) {
-        // Closed before it answered: the api is stopping (or the client hung up, and nobody reads this).
-        return await reply.status(503).send({ jsonrpc: '2.0', error: { code: -32000, message: 'The server is shutting down; send the request again' }, id: message.id });
-      }
-      return await reply.status(202).send();
-    } finally {
-      void exchange.close();
+    await server.connect(transport);
+    const answer = await transport.exchange(message, { requestInfo: { headers: request.headers, url: new URL(request.url, options.apiBaseUrl) } });
+    settled = true;
+    open.delete(exchange);
+    if (answer) return reply.status(200).type('application/json').send(answer);
+    if (isJSONRPCRequest(message)) {
+      // Closed before it answered: the api is stopping (or the client hung up, and nobody reads this).
+      return reply.status(503).send({ jsonrpc: '2.0', error: { code: -32000, message: 'The server is shutting down; send the request again' }, id: message.id });
     }
+    return reply.status(202).send();
   });
 
   const notInStatelessMode = (_request: unknown, reply: FastifyReply) =>

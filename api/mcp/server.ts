@@ -9,10 +9,8 @@ import {
   type Tool,
 } from '@modelcontextprotocol/sdk/types.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
-import { AppError } from '../../domain/kit/errors';
 import { policyTexts } from '../../domain/gate/policies';
 import type { ApiKeyActor } from '../../domain/identity/actors';
 import { isAllowed } from '../catalog/access';
@@ -21,7 +19,7 @@ import { catalog, operationOfTool } from '../catalog/index';
 import { isOfferedOn, type Operation } from '../catalog/operation';
 import type { CallOutcome } from '../catalog/outcome';
 import { registerPrompts } from './prompts';
-import { errorResult, toolResult } from './results';
+import { toolResult } from './results';
 import { PostgresTaskStore, taskCapabilities } from './task-store';
 
 const instructions = `Gatehouse holds this organization's business data: tasks, projects, customers, calendar, invoices, products, bookings, expenses, work logs, the team roster and meeting notes. Start with whoami to see what this key may do.
@@ -40,6 +38,8 @@ const modelImmediateResponse = 'io.modelcontextprotocol/model-immediate-response
 
 
 export interface McpServerOptions {
+  /** The method of the request the server is built for: what it never reaches is left out (see promptsReachedBy). */
+  method: string | undefined;
   pipeline: CallPipeline;
   /** The request's caller, admitted: an API key of an organization with API access. */
   admission: Admission & { admitted: true };
@@ -57,7 +57,7 @@ export interface McpServerOptions {
  * no write tools), the organization never an argument. Every tools/call goes through the call pipeline, as a
  * REST request does; gated writes run as MCP tasks for clients that ask.
  */
-export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl, version, log }: McpServerOptions): McpServer {
+export function buildMcpServer({ method, pipeline, admission, db, apiBaseUrl, publicUrl, version, log }: McpServerOptions): McpServer {
   const { caller } = admission;
   const orgId = caller.organization.id;
   const taskStore = new PostgresTaskStore({ db, orgId, apiKeyId: (caller.actor as ApiKeyActor).keyId, apiBaseUrl, publicUrl });
@@ -65,11 +65,11 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl,
     { name: 'gatehouse', title: 'Gatehouse', version },
     { instructions, capabilities: taskCapabilities, taskStore, jsonSchemaValidator },
   );
-  registerPrompts(server);
+  if (promptsReachedBy(method)) registerPrompts(server);
 
   server.server.registerCapabilities({ tools: { listChanged: true } });
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: catalog.filter((operation) => operation.tool && isAllowed(operation, caller)).map((operation) => toolOf(operation).tool),
+    tools: catalog.filter((operation) => operation.tool && isAllowed(operation, caller)).map(toolOf),
   }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request): Promise<CallToolResult | CreateTaskResult> => {
     const { name, arguments: input = {}, task } = request.params;
@@ -83,7 +83,7 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl,
       const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
       const result = toolResult(outcome, { summary: operation?.summary.toLowerCase() ?? name, rules });
       if (task && operation?.kind === 'gated_write') return await asTask(name, outcome, result, taskStore);
-      return operation ? checkedAgainstSchema(operation, result, log) : result;
+      return result;
     } catch (error) {
       if (error instanceof McpError) throw error;
       log(error, `the answer of ${name} could not be made`);
@@ -94,17 +94,12 @@ export function buildMcpServer({ pipeline, admission, db, apiBaseUrl, publicUrl,
 }
 
 /**
- * A result whose structured content does not match the tool's output schema is our mistake: the agent gets an
- * error rather than data its client would refuse, and the mismatch is logged. The check is the one an SDK client
- * makes, the tool's JSON Schema compiled once by Ajv (zod's parse of a page of records cost more than the read).
+ * Whether a request of this method can reach the prompts: a tool call, a tool list or a task request never does,
+ * and a server built per request for one of those (the agents' everyday calls) skips registering them.
+ * initialize does (the prompts capability), as do prompts/* and completion/complete.
  */
-function checkedAgainstSchema(operation: Operation, result: CallToolResult, log: McpServerOptions['log']): CallToolResult {
-  const { validate } = toolOf(operation);
-  if (!validate || result.isError) return result;
-  const checked = validate(result.structuredContent);
-  if (checked.valid) return result;
-  log(new Error(checked.errorMessage), `the answer of ${operation.tool} does not match its output schema`);
-  return errorResult(new AppError('internal_error', `The answer of ${operation.tool} did not match its output schema; it has been logged`));
+function promptsReachedBy(method: string | undefined): boolean {
+  return !(method === 'ping' || method?.startsWith('tools/') || method?.startsWith('tasks/'));
 }
 
 /**
@@ -123,15 +118,18 @@ async function asTask(tool: string, outcome: CallOutcome, result: CallToolResult
   return { task, _meta: { [modelImmediateResponse]: `Held for review, not written yet. ${task.statusMessage ?? ''} Do not submit the same write again.` } };
 }
 
-type MadeTool = { tool: Tool; validate: JsonSchemaValidator<unknown> | undefined };
-const tools = new Map<Operation, MadeTool>();
+const tools = new Map<Operation, Tool>();
 
-/** The tool as tools/list shows it, and the check of its structured content; the same for every key, so made once. */
-function toolOf(operation: Operation): MadeTool {
-  let made = tools.get(operation);
-  if (!made) {
+/**
+ * The tool as tools/list shows it; the same for every key, so made once. Its structured content is not checked
+ * against its output schema on every call (the REST API does not check its answers either): the tests call every
+ * read tool through the SDK's client, which does, on each organization's data.
+ */
+function toolOf(operation: Operation): Tool {
+  let tool = tools.get(operation);
+  if (!tool) {
     const output = outputSchemaOf(operation);
-    const tool: Tool = {
+    tool = {
       name: operation.tool!,
       title: operation.summary,
       description: operation.description,
@@ -141,10 +139,9 @@ function toolOf(operation: Operation): MadeTool {
       execution: { taskSupport: operation.kind === 'gated_write' ? 'optional' : 'forbidden' },
       ...(output ? { outputSchema: jsonSchema(output, 'output') } : {}),
     };
-    made = { tool, validate: tool.outputSchema ? jsonSchemaValidator.getValidator(tool.outputSchema as JsonSchemaType) : undefined };
-    tools.set(operation, made);
+    tools.set(operation, tool);
   }
-  return made;
+  return tool;
 }
 
 /** JSON Schema as MCP clients expect it (draft 7), from the operation's zod schema. */
