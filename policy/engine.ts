@@ -56,13 +56,36 @@ export interface PolicyDecision {
   errors: string[];
 }
 
+/**
+ * Cedar keeps preparsed policy sets in the WebAssembly module under names, and has no call to drop one: the names
+ * are reused in turn, so at most this many sets are held, each reparsed should it be needed after its name went
+ * to another.
+ */
+export const preparedSlots = 1024;
+let nextSlot = 0;
+const slotOf = new WeakMap<CompiledPolicySet, string>();
+const occupantOf = new Map<string, CompiledPolicySet>();
+
+/** The name under which Cedar holds this policy set parsed; parsed now if it does not hold it. */
+function preparedName(policySet: CompiledPolicySet): string {
+  const held = slotOf.get(policySet);
+  if (held !== undefined && occupantOf.get(held) === policySet) return held;
+  const slot = `set${nextSlot++ % preparedSlots}`;
+  const parsed = cedar.preparsePolicySet(slot, { staticPolicies: policySet.policies });
+  if (parsed.type === 'failure') throw new PolicyParseError(parsed.errors.map((e) => e.message).join('; '));
+  slotOf.set(policySet, slot);
+  occupantOf.set(slot, policySet);
+  return slot;
+}
+
+/** Evaluates a write against a compiled policy set, parsed by Cedar once and kept (not on every call). */
 export function evaluatePolicy(policySet: CompiledPolicySet, request: PolicyRequest): PolicyDecision {
-  const answer = cedar.isAuthorized({
+  const answer = cedar.statefulIsAuthorized({
     principal: { type: request.principal.type, id: request.principal.id },
     action: { type: 'Action', id: request.action },
     resource: { type: request.resource.type, id: request.resource.id },
     context: toCedarRecord(request.context) as cedar.Context,
-    policies: { staticPolicies: policySet.policies },
+    preparsedPolicySetId: preparedName(policySet),
     entities: [
       { uid: { type: request.principal.type, id: request.principal.id }, attrs: toCedarRecord(request.principal.attrs), parents: [] },
       { uid: { type: request.resource.type, id: request.resource.id }, attrs: toCedarRecord(request.resource.attrs), parents: [] },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPolicySource } from '../domain/gate/policies';
-import { compilePolicySet, evaluatePolicy, PolicyParseError, type PolicyRequest } from '../policy/engine';
+import { compilePolicySet, evaluatePolicy, PolicyParseError, preparedSlots, type PolicyRequest } from '../policy/engine';
 
 const request = (overrides: Partial<PolicyRequest> = {}): PolicyRequest => ({
   principal: { type: 'ApiKey', id: 'key_1', attrs: { label: 'agent', access: 'read_write', abilities: ['tasks.write'] } },
@@ -31,6 +31,18 @@ describe('the three-way decision', () => {
   it('a matching forbid denies, over any permit', () => {
     const denied = evaluatePolicy(policies, request({ action: 'tasks.delete', context: { interface: 'mcp' } }));
     expect(denied).toMatchObject({ decision: 'deny', policyIds: ['no-mcp-deletes'], reason: 'Agents on MCP may not delete' });
+  });
+
+  it('a policy set parsed once is evaluated by name, and again correctly after its name went to other sets', () => {
+    const first = compilePolicySet('@id("first") @reason("The first set") permit (principal, action, resource);');
+    expect(evaluatePolicy(first, request())).toMatchObject({ decision: 'allow', policyIds: ['first'] });
+    // Enough other sets to reuse every name Cedar holds sets under, the first set's among them.
+    for (let n = 0; n < preparedSlots; n++) {
+      const other = compilePolicySet(`@id("other-${n}") forbid (principal, action, resource);`);
+      expect(evaluatePolicy(other, request()).policyIds).toEqual([`other-${n}`]);
+    }
+    expect(evaluatePolicy(first, request())).toMatchObject({ decision: 'allow', policyIds: ['first'], reason: 'The first set' });
+    expect(evaluatePolicy(policies, request({ action: 'tasks.delete', context: { interface: 'mcp' } })).decision).toBe('deny');
   });
 
   it('nothing permitting denies', () => {
