@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { applyGatedWrite } from '../domain/gate/apply';
 import { recordDecision } from '../domain/gate/decide';
 import { decideAndApply } from '../domain/gate/decide-and-apply';
+import { AppError } from '../domain/kit/errors';
 import { createTask as createTaskWrite } from '../domain/resources/tasks';
 import { gateAnswerUpdate } from '../workflows/messages';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
@@ -268,6 +269,34 @@ describe('a gated write', () => {
     expect(runs[0]).toMatchObject({ decision: 'allow', applied: { result: { title: 'decided and applied twice' } } });
     expect(await decisionsOf(workflowId)).toHaveLength(1);
     expect((await taskTitles(org.organization.id)).filter((t) => t === 'decided and applied twice')).toHaveLength(1);
+    const { rows: audited } = await h.db.query('SELECT type, resource_id FROM audit_events WHERE workflow_id = $1 ORDER BY created_at', [workflowId]);
+    expect(audited).toEqual([
+      { type: 'gate.decided', resource_id: null },
+      { type: 'write.applied', resource_id: (runs[0] as { applied: { result: { id: string } } }).applied.result.id },
+    ]);
+  });
+
+  it('a write refused by the data after an Allow, run again: the decision once, the same refusal, nothing written', async () => {
+    // What a record deleted or a unique value taken between the decision and the write does, made certain here.
+    const refusing: typeof createTaskWrite = {
+      ...createTaskWrite,
+      async apply(tx, orgId, input, decided, by) {
+        await createTaskWrite.apply(tx, orgId, input, decided, by);
+        throw new AppError('conflict', 'the data changed under the write');
+      },
+    };
+    const request = org.taskRequest('refused after its allow');
+    const workflowId = `${org.organization.slug}:tasks.create:refused-after-allow`;
+    const expiresAt = new Date(Date.now() + 60_000);
+    const runs = await Promise.all([1, 2].map(() => decideAndApply(h.db, refusing, workflowId, request, expiresAt)));
+    const again = await decideAndApply(h.db, refusing, workflowId, request, expiresAt);
+    for (const run of [...runs, again]) expect(run).toEqual(runs[0]);
+    expect(runs[0]).toMatchObject({ decision: 'allow', applied: { refusal: { code: 'conflict', message: 'the data changed under the write' } } });
+    expect(await decisionsOf(workflowId)).toHaveLength(1);
+    const { rows: audited } = await h.db.query('SELECT type FROM audit_events WHERE workflow_id = $1', [workflowId]);
+    expect(audited.map((row) => row.type)).toEqual(['gate.decided']);
+    expect(await taskTitles(org.organization.id)).not.toContain('refused after its allow');
+    expect((await h.db.query('SELECT 1 FROM applied_writes WHERE workflow_id = $1', [workflowId])).rowCount).toBe(0);
   });
 
   it('a held write of the older workflow type (started before the cutover) is approved and applied by today\'s worker and api', async () => {

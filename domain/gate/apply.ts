@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database';
 import { AppError, type ErrorCode } from '../kit/errors';
-import { recordAudit } from './audit';
+import { auditInsert, recordAudit } from './audit';
 import type { GatedWriteRequest } from './contract';
 import type { JustDecided } from './decide';
 import type { GatedWrite } from './writes';
@@ -40,11 +40,10 @@ export async function applyIn(
   const by = { apiKeyId: request.apiKey.id };
   if (justAllowed) {
     const applied = await write.apply(tx, request.orgId, justAllowed.input, { before: justAllowed.before }, by);
-    await tx.query(
-      `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result) VALUES ($1, $2, $3, $4, $5, $6)`,
-      [workflowId, request.orgId, request.operation, write.resourceType, applied.resourceId, JSON.stringify(applied.result)],
-    );
-    await recordApplied(tx, write, workflowId, request, applied);
+    await recordApplied(tx, write, workflowId, request, applied, {
+      sql: `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result) VALUES ($1, $2, $3, $4, $5, $6)`,
+      values: [workflowId, request.orgId, request.operation, write.resourceType, applied.resourceId, JSON.stringify(applied.result)],
+    });
     return applied.result;
   }
   const input = write.input.parse(request.input);
@@ -76,36 +75,51 @@ export async function applyIn(
   }
 
   const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, by);
-  await tx.query('UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', [
+  await recordApplied(
+    tx,
+    write,
     workflowId,
-    applied.resourceId,
-    JSON.stringify(applied.result),
-  ]);
-  await recordApplied(tx, write, workflowId, request, applied, reviewId);
+    request,
+    applied,
+    { sql: 'UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', values: [workflowId, applied.resourceId, JSON.stringify(applied.result)] },
+    reviewId,
+  );
   return applied.result;
 }
 
-/** The audit record of an applied write, and the result on its review when a person approved it. */
+/**
+ * An applied write's bookkeeping in one statement: where the write is kept (`kept`, a data-modifying statement
+ * whose parameters start at $1), the result on its review when a person approved it, and its audit record.
+ */
 async function recordApplied(
   tx: Queryable,
   write: GatedWrite,
   workflowId: string,
   request: GatedWriteRequest,
   applied: { resourceId: string; result: unknown },
+  kept: { sql: string; values: unknown[] },
   reviewId?: string,
 ): Promise<void> {
-  await recordAudit(tx, request.orgId, {
-    type: 'write.applied',
-    actor: { type: 'api_key', id: request.apiKey.id },
-    workflowId,
-    reviewId,
-    resourceType: write.resourceType,
-    resourceId: applied.resourceId,
-    data: { operation: request.operation },
-  });
+  const values = [...kept.values];
+  let reviewed = '';
   if (reviewId) {
-    await tx.query('UPDATE reviews SET applied_at = now(), result = $2 WHERE id = $1', [reviewId, JSON.stringify(applied.result)]);
+    values.push(reviewId, JSON.stringify(applied.result));
+    reviewed = `, reviewed AS (UPDATE reviews SET applied_at = now(), result = $${values.length}::jsonb WHERE id = $${values.length - 1}::text)`;
   }
+  const audit = auditInsert(
+    request.orgId,
+    {
+      type: 'write.applied',
+      actor: { type: 'api_key', id: request.apiKey.id },
+      workflowId,
+      reviewId,
+      resourceType: write.resourceType,
+      resourceId: applied.resourceId,
+      data: { operation: request.operation },
+    },
+    { first: values.length + 1 },
+  );
+  await tx.query(`WITH kept AS (${kept.sql})${reviewed} ${audit.sql}`, [...values, ...audit.values]);
 }
 
 /** An approved write that could not be applied: said on the review and in the audit trail. */

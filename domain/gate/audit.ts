@@ -49,23 +49,34 @@ export type AuditEvent =
   | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> };
 
 export async function recordAudit(tx: Queryable, orgId: string, event: AuditEvent): Promise<void> {
+  const { sql, values } = auditInsert(orgId, event);
+  await tx.query(sql, values);
+}
+
+const auditColumns = 'id, org_id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data';
+
+/**
+ * The INSERT of an audit record, to send alone or as a data-modifying CTE of the statement that makes the change
+ * it records (one round trip for both). Its parameters are numbered from `first`; with `after`, the record is
+ * inserted once for each row of that CTE, so none when the change did not happen.
+ */
+export function auditInsert(orgId: string, event: AuditEvent, { first = 1, after }: { first?: number; after?: string } = {}): { sql: string; values: unknown[] } {
   const gate = 'workflowId' in event ? event : undefined;
-  await tx.query(
-    `INSERT INTO audit_events (id, org_id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-    [
-      newId('evt'),
-      orgId,
-      event.type,
-      event.actor.type,
-      event.actor.id,
-      gate?.workflowId ?? null,
-      gate?.reviewId ?? null,
-      'resourceType' in event ? event.resourceType : null,
-      'resourceId' in event ? event.resourceId : null,
-      JSON.stringify(event.data),
-    ],
-  );
+  const values = [
+    newId('evt'),
+    orgId,
+    event.type,
+    event.actor.type,
+    event.actor.id,
+    gate?.workflowId ?? null,
+    gate?.reviewId ?? null,
+    'resourceType' in event ? event.resourceType : null,
+    'resourceId' in event ? event.resourceId : null,
+    JSON.stringify(event.data),
+  ];
+  // Typed, since a SELECT list does not take its types from the columns it fills.
+  const row = values.map((_, index) => `$${first + index}::${index === values.length - 1 ? 'jsonb' : 'text'}`).join(', ');
+  return { sql: `INSERT INTO audit_events (${auditColumns}) SELECT ${row}${after ? ` FROM ${after}` : ''}`, values };
 }
 
 export const cliActor: ActorRef = { type: 'system', id: 'cli' };

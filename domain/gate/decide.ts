@@ -2,7 +2,7 @@ import type { Database, Queryable } from '../../db/database';
 import { evaluatePolicy } from '../../policy/engine';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
-import { recordAudit } from './audit';
+import { auditInsert } from './audit';
 import type { GatedWriteRequest, RecordedDecision } from './contract';
 import { loadCompiledPolicySet } from './policies';
 import { lockReviewQueue } from './review-queue';
@@ -112,55 +112,52 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ r
     }
   }
   const decisionId = newId('dec');
+  const review: RecordedDecision['review'] = decision === 'review' ? { id: newId('rev'), expiresAt: d.reviewExpiresAt.toISOString() } : undefined;
+  // One statement: the decision, the review it opens and its audit record, each only if the decision is new.
+  const values: unknown[] = [
+    decisionId,
+    d.request.orgId,
+    d.workflowId,
+    d.request.operation,
+    d.request.interface,
+    d.request.apiKey.id,
+    decision,
+    reason,
+    d.policyIds,
+    d.policyVersion,
+    JSON.stringify(d.request.input),
+    JSON.stringify(d.resource),
+    JSON.stringify(d.context),
+    d.policyErrors,
+  ];
+  let held = '';
+  if (review) {
+    held = `, held AS (
+      INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) SELECT $15::text, $2, id, $3, $16::timestamptz FROM decided)`;
+    values.push(review.id, d.reviewExpiresAt);
+  }
+  const audit = auditInsert(
+    d.request.orgId,
+    {
+      type: 'gate.decided',
+      actor: { type: 'api_key', id: d.request.apiKey.id },
+      workflowId: d.workflowId,
+      reviewId: review?.id,
+      data: { operation: d.request.operation, decision, reason, policyIds: d.policyIds, interface: d.request.interface },
+    },
+    { first: values.length + 1, after: 'decided' },
+  );
   const inserted = await tx.query(
-    `INSERT INTO gate_decisions
-       (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
-     ON CONFLICT (workflow_id) DO NOTHING RETURNING id`,
-    [
-      decisionId,
-      d.request.orgId,
-      d.workflowId,
-      d.request.operation,
-      d.request.interface,
-      d.request.apiKey.id,
-      decision,
-      reason,
-      d.policyIds,
-      d.policyVersion,
-      JSON.stringify(d.request.input),
-      JSON.stringify(d.resource),
-      JSON.stringify(d.context),
-      d.policyErrors,
-    ],
+    `WITH decided AS (
+       INSERT INTO gate_decisions
+         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+       ON CONFLICT (workflow_id) DO NOTHING RETURNING id
+     )${held}, audited AS (${audit.sql})
+     SELECT id FROM decided`,
+    [...values, ...audit.values],
   );
   if (!inserted.rowCount) return { recorded: await existingDecision(tx, d.workflowId, d.request), inserted: false };
-
-  let review: RecordedDecision['review'];
-  if (decision === 'review') {
-    const reviewId = newId('rev');
-    await tx.query(`INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) VALUES ($1, $2, $3, $4, $5)`, [
-      reviewId,
-      d.request.orgId,
-      decisionId,
-      d.workflowId,
-      d.reviewExpiresAt,
-    ]);
-    review = { id: reviewId, expiresAt: d.reviewExpiresAt.toISOString() };
-  }
-  await recordAudit(tx, d.request.orgId, {
-    type: 'gate.decided',
-    actor: { type: 'api_key', id: d.request.apiKey.id },
-    workflowId: d.workflowId,
-    reviewId: review?.id,
-    data: {
-      operation: d.request.operation,
-      decision,
-      reason,
-      policyIds: d.policyIds,
-      interface: d.request.interface,
-    },
-  });
   return { recorded: { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review }, inserted: true };
 }
 
