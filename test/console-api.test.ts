@@ -472,6 +472,24 @@ describe('people', () => {
 });
 
 describe('pages and the playground', () => {
+  it("every answer carries helmet's security headers: pages, API answers, errors, MCP", async () => {
+    const answers = [
+      await h.app.inject({ method: 'GET', url: '/', headers: { accept: 'text/html' } }),
+      await h.app.inject({ method: 'GET', url: '/api/v1/tasks', headers: { authorization: `Bearer ${acme.readWriteToken}` } }),
+      await h.app.inject({ method: 'GET', url: '/api/v1/no-such-thing' }),
+      await h.app.inject({ method: 'POST', url: '/mcp', payload: {} }),
+    ];
+    for (const response of answers) {
+      expect(response.headers, response.raw.req.url).toMatchObject({
+        'content-security-policy': expect.stringContaining("default-src 'self'"),
+        'x-frame-options': 'DENY',
+        'x-content-type-options': 'nosniff',
+        'referrer-policy': 'same-origin',
+        'strict-transport-security': expect.stringContaining('max-age='),
+      });
+    }
+  });
+
   it('serves the app to a browser at any page address, with a policy that forbids framing', async () => {
     for (const url of ['/', '/sign-in', '/settings/advanced/api-keys', '/no/such/page']) {
       const response = await h.app.inject({ method: 'GET', url, headers: { accept: 'text/html' } });
