@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { newId } from '../domain/kit/ids';
 
-export const kinds = ['allow', 'review', 'approve', 'deny', 'floor', 'insert'] as const;
+export const kinds = ['allow', 'review', 'approve', 'deny', 'floor', 'floorLocal', 'insert'] as const;
 export type Kind = (typeof kinds)[number];
 
 /** One timed operation: resolves when the full answer is in, throws on a wrong one. */

@@ -18,16 +18,18 @@ const labels: Record<Kind, string> = {
   approve: 'approve → applied (200, record written)',
   deny: 'gated write, Deny (403)',
   floor: "Temporal's floor (update-with-start, no activity)",
+  floorLocal: 'the floor + one local activity that does nothing',
   insert: 'plain INSERT (pg Pool)',
 };
 
 const throughputLabels: Record<ThroughputKind, string> = {
   allow: 'gated Allow (REST POST task)',
   floor: "Temporal's floor",
+  floorLocal: 'the floor + an empty local activity',
 };
 
 /** What run.ts read back from the histories of the rounds' workflows. */
-export type Histories = Record<'allow' | 'reviewApproved' | 'deny' | 'floor', Awaited<ReturnType<typeof historyShapes>>>;
+export type Histories = Record<'allow' | 'reviewApproved' | 'deny' | 'floor' | 'floorLocal', Awaited<ReturnType<typeof historyShapes>>>;
 
 /** The floor on the dev server's default SQLite settings and on ours, interleaved. */
 export interface JournalMeasurement {
@@ -145,6 +147,10 @@ export interface Report {
   results: Record<Kind, Summary & { checked: number }>;
   ratios: {
     allowOverFloorP50: number;
+    /** The floor with one local activity that does nothing ÷ the floor: the SDK's own cost of a local activity. */
+    floorLocalOverFloorP50: number;
+    /** The gated Allow ÷ the floor with an empty local activity: what the api, the policy and the transaction add. */
+    allowOverFloorLocalP50: number;
     allowOverInsertP50: number;
     reviewOverAllowP50: number;
     denyOverAllowP50: number;
@@ -158,10 +164,16 @@ export interface Report {
     /** The floor on the default settings ÷ on ours. */
     defaultOverWalP50: number;
   };
-  /** By kind and writers: allow1, allow4, allow16, floor1, floor4, floor16; and the ratios the targets name. */
+  /** By kind and writers: allow1 … allow16, floor1 … floor16, floorLocal1 … floorLocal16; and the ratios the targets name. */
   throughput: Record<string, ThroughputResult> & {
     settings: { secondsPerWindow: number; repeats: number };
-    ratios: { allow16OverFloor16: number; allow4OverFloor4: number; allow1OverFloor1: number };
+    ratios: {
+      allow16OverFloor16: number;
+      allow4OverFloor4: number;
+      allow1OverFloor1: number;
+      allow16OverFloorLocal16: number;
+      floorLocal16OverFloor16: number;
+    };
   };
   samplesMs: Record<Kind, number[]>;
   reads: ReadReport;
@@ -270,10 +282,16 @@ function buildThroughputReport(throughput: ThroughputMeasurement): Report['throu
       byLevel[`${kind}${writers}`] = combine(throughput.windows.filter((w) => w.kind === kind && w.writers === writers));
     }
   }
-  const over = (writers: number) => round(byLevel[`allow${writers}`]!.writesPerSecond / byLevel[`floor${writers}`]!.writesPerSecond, 2);
+  const over = (writers: number, floor = 'floor') => round(byLevel[`allow${writers}`]!.writesPerSecond / byLevel[`${floor}${writers}`]!.writesPerSecond, 2);
   return Object.assign(byLevel, {
     settings: { secondsPerWindow: throughput.seconds, repeats: throughput.repeats },
-    ratios: { allow16OverFloor16: over(16), allow4OverFloor4: over(4), allow1OverFloor1: over(1) },
+    ratios: {
+      allow16OverFloor16: over(16),
+      allow4OverFloor4: over(4),
+      allow1OverFloor1: over(1),
+      allow16OverFloorLocal16: over(16, 'floorLocal'),
+      floorLocal16OverFloor16: round(byLevel.floorLocal16!.writesPerSecond / byLevel.floor16!.writesPerSecond, 2),
+    },
   }) as Report['throughput'];
 }
 
@@ -314,7 +332,8 @@ export async function buildReport(
         'via startTemporalDevServer; a second one on the default SQLite settings for the floor only',
       floor:
         "the bench's own @temporalio/client running executeUpdateWithStart of a workflow that answers the update and completes " +
-        '(no activity), served by a @temporalio/worker in the bench process, on the same server and a task queue of its own',
+        '(no activity), served by a @temporalio/worker in the bench process, on the same server and a task queue of its own; ' +
+        'floorLocal: the same with one local activity that returns at once before the answer (the shape of the gated write)',
       throughput:
         `windows of ${options.throughput.seconds} s, ${options.throughput.repeats} of each kind and writer count, interleaved; each writer ` +
         'runs writes back to back; a window ends when its last write answers; CPU time of each process from /proc/<pid>/stat ' +
@@ -323,7 +342,7 @@ export async function buildReport(
       gatehouse: 'node bin/gatehouse.js api and node bin/gatehouse.js worker as separate processes',
       requests:
         'sequential, one at a time, interleaved allow, review, approve (a reviewer approving the held write of the round, with a ' +
-        'personal token; answered once the write is applied), deny, floor, insert; global fetch with keep-alive',
+        'personal token; answered once the write is applied), deny, floor, floorLocal, insert; global fetch with keep-alive',
       reads:
         `after the writes, the organization seeded with the large demo data (seedOrganization, then VACUUM ANALYZE); ` +
         `sequential reads, interleaved customer search (a term from a fixed list) and task list page (status todo, walking ` +
@@ -343,6 +362,8 @@ export async function buildReport(
     results: results(kinds, measured),
     ratios: {
       allowOverFloorP50: round(summaries.allow.p50 / summaries.floor.p50, 2),
+      floorLocalOverFloorP50: round(summaries.floorLocal.p50 / summaries.floor.p50, 2),
+      allowOverFloorLocalP50: round(summaries.allow.p50 / summaries.floorLocal.p50, 2),
       allowOverInsertP50: round(summaries.allow.p50 / summaries.insert.p50, 2),
       reviewOverAllowP50: round(summaries.review.p50 / summaries.allow.p50, 2),
       denyOverAllowP50: round(summaries.deny.p50 / summaries.allow.p50, 2),
@@ -376,6 +397,8 @@ export function printableReport(report: Report): string {
     '',
     formatTable([
       ['gated Allow p50 ÷ the floor p50', `${report.ratios.allowOverFloorP50.toFixed(2)}×`],
+      ['the floor + an empty local activity p50 ÷ the floor p50', `${report.ratios.floorLocalOverFloorP50.toFixed(2)}×`],
+      ['gated Allow p50 ÷ the floor + an empty local activity p50', `${report.ratios.allowOverFloorLocalP50.toFixed(2)}×`],
       ['Review p50 ÷ Allow p50', `${report.ratios.reviewOverAllowP50.toFixed(2)}×`],
       ['Deny p50 ÷ Allow p50', `${report.ratios.denyOverAllowP50.toFixed(2)}×`],
       ['approve-to-applied p50 ÷ Allow p50', `${report.ratios.approveToAppliedOverAllowP50.toFixed(2)}×`],
@@ -403,6 +426,7 @@ function printableHistories(histories: Histories): string {
     reviewApproved: 'gated Review, approved and applied',
     deny: 'gated Deny',
     floor: "Temporal's floor",
+    floorLocal: 'the floor + an empty local activity',
   };
   return [
     'Workflow histories of the rounds (the last of each kind, read back through the client); worker ms: the workflow tasks, ' +
@@ -479,6 +503,12 @@ function printableThroughput(throughput: Report['throughput']): string {
     formatTable([
       ['gated Allow ÷ floor, writes/s', '1 writer', '4 writers', '16 writers'],
       ['', `${throughput.ratios.allow1OverFloor1.toFixed(2)}×`, `${throughput.ratios.allow4OverFloor4.toFixed(2)}×`, `${throughput.ratios.allow16OverFloor16.toFixed(2)}×`],
+    ]),
+    '',
+    formatTable([
+      ['writes/s at 16 writers', ''],
+      ['the floor + an empty local activity ÷ the floor', `${throughput.ratios.floorLocal16OverFloor16.toFixed(2)}×`],
+      ['gated Allow ÷ the floor + an empty local activity', `${throughput.ratios.allow16OverFloorLocal16.toFixed(2)}×`],
     ]),
   ].join('\n');
 }

@@ -142,7 +142,7 @@ async function main(): Promise<void> {
     pool = new pg.Pool({ connectionString: database.url, max: 1 });
     const floor = await startFloor(temporal.address, 'bench-floor');
     floors.push(floor);
-    const workflowIds = { allow: [] as string[], review: [] as string[], deny: [] as string[], floor: [] as string[] };
+    const workflowIds = { allow: [] as string[], review: [] as string[], deny: [] as string[], floor: [] as string[], floorLocal: [] as string[] };
     const held: string[] = [];
     const operations: Record<Kind, Operation> = {
       allow: gatedWrite(apiUrl, organization.token, 'allow', { workflowIds: workflowIds.allow }),
@@ -150,6 +150,7 @@ async function main(): Promise<void> {
       approve: approveHeld(apiUrl, organization.reviewerToken, held),
       deny: gatedWrite(apiUrl, organization.token, 'deny', { workflowIds: workflowIds.deny }),
       floor: floor.operation('floor', workflowIds.floor),
+      floorLocal: floor.operation('floor with a local activity', workflowIds.floorLocal, { localActivity: true }),
       insert: plainInsert(pool, organization.orgId),
     };
     await provePolling(operations.allow, services);
@@ -173,6 +174,7 @@ async function main(): Promise<void> {
       reviewApproved: await historyShapes(floor.client, workflowIds.review.slice(-historiesPerKind)),
       deny: await historyShapes(floor.client, workflowIds.deny.slice(-historiesPerKind)),
       floor: await historyShapes(floor.client, workflowIds.floor.slice(-historiesPerKind)),
+      floorLocal: await historyShapes(floor.client, workflowIds.floorLocal.slice(-historiesPerKind)),
     };
 
     log(`measuring the floor on the dev server's default SQLite settings beside ours, ${warmup} + ${journalSamples} rounds…`);
@@ -195,7 +197,11 @@ async function main(): Promise<void> {
     ];
     const windows: Window[] = [];
     let sequence = throughputFirstSequence;
-    const throughputOperations = { allow: gatedWrite(apiUrl, organization.token, 'allow'), floor: floor.operation('floor') };
+    const throughputOperations = {
+      allow: gatedWrite(apiUrl, organization.token, 'allow'),
+      floor: floor.operation('floor'),
+      floorLocal: floor.operation('floor with a local activity', undefined, { localActivity: true }),
+    };
     log(`measuring throughput at ${writerLevels.join(', ')} writers, ${throughputRepeats} × ${throughputSeconds} s windows of each kind…`);
     for (let repeat = 0; repeat < throughputRepeats; repeat++) {
       for (const writers of writerLevels) {

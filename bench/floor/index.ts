@@ -2,7 +2,8 @@ import { Client, WithStartWorkflowOperation } from '@temporalio/client';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { WrongAnswerError, type Operation } from '../measure';
-import { floorAnswer, type floor } from './workflow';
+import { floorActivities } from './activities';
+import { floorAnswer } from './workflow';
 
 const workflowsPath = fileURLToPath(new URL('./workflow.ts', import.meta.url));
 
@@ -13,8 +14,11 @@ const workflowsPath = fileURLToPath(new URL('./workflow.ts', import.meta.url));
  */
 export interface Floor {
   client: Client;
-  /** One floor write; its workflow ids go to `workflowIds` when given. */
-  operation(label: string, workflowIds?: string[]): Operation;
+  /**
+   * One floor write; its workflow ids go to `workflowIds` when given. With `localActivity`, the workflow runs one
+   * local activity that does nothing before it answers (the shape of the gated write's first step).
+   */
+  operation(label: string, workflowIds?: string[], options?: { localActivity?: boolean }): Operation;
   close(): Promise<void>;
 }
 
@@ -28,6 +32,7 @@ export async function startFloor(address: string, taskQueue: string): Promise<Fl
     taskQueue,
     stickyQueueScheduleToStartTimeout: '3 seconds',
     workflowBundle: await bundle,
+    activities: floorActivities,
   });
   const running = worker.run();
   // The same kind of client connection as the api's (runtime/temporal.ts): the native one.
@@ -36,10 +41,11 @@ export async function startFloor(address: string, taskQueue: string): Promise<Fl
   let sequence = 0;
   return {
     client,
-    operation(label, workflowIds) {
+    operation(label, workflowIds, { localActivity = false } = {}) {
+      const workflowType = localActivity ? 'floorWithLocalActivity' : 'floor';
       return async () => {
         const workflowId = `floor-${process.pid}-${Date.now().toString(36)}-${sequence++}`;
-        const start = new WithStartWorkflowOperation<typeof floor>('floor', {
+        const start = new WithStartWorkflowOperation(workflowType, {
           workflowId,
           taskQueue,
           workflowIdConflictPolicy: 'USE_EXISTING',

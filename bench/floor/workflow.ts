@@ -1,4 +1,5 @@
-import { allHandlersFinished, condition, defineUpdate, setHandler } from '@temporalio/workflow';
+import { allHandlersFinished, condition, defineUpdate, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { floorActivities } from './activities';
 
 /** The floor's update: answered at once, as the gated write's first answer is once decided. */
 export const floorAnswer = defineUpdate<string>('floorAnswer');
@@ -9,5 +10,18 @@ export const floorAnswer = defineUpdate<string>('floorAnswer');
  */
 export async function floor(): Promise<void> {
   setHandler(floorAnswer, () => 'done');
+  await condition(allHandlersFinished);
+}
+
+const local = proxyLocalActivities<typeof floorActivities>({ startToCloseTimeout: '8 seconds' });
+
+/**
+ * The floor plus one local activity that does nothing, as the gated write's first step runs: what the SDK's local
+ * activity costs on its own (the gated write adds its transaction, its policy and the api to this).
+ */
+export async function floorWithLocalActivity(): Promise<void> {
+  const answer = local.nothing();
+  setHandler(floorAnswer, () => answer);
+  await answer;
   await condition(allHandlersFinished);
 }
