@@ -1,22 +1,12 @@
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catalog as wholeCatalog } from '../api/catalog';
 import { isOfferedOn } from '../api/catalog/operation';
+import { launchChromium } from './support/browser';
 import { addPerson } from './support/console';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
-/** Installed by the system (apt-get install chromium); the tests download nothing. */
-const chromiumPath = '/usr/bin/chromium';
-const chromiumArgs = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-];
 
 let h: Harness;
 let acme: TestOrganization;
@@ -35,7 +25,7 @@ beforeAll(async () => {
   expect(created.statusCode).toBe(201);
   await h.app.listen({ port: 0, host: '127.0.0.1' });
   origin = `http://127.0.0.1:${(h.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({ executablePath: chromiumPath, args: chromiumArgs });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('request', (request) => requested.push(request.url()));
   page.on('console', (message) => {

@@ -3,8 +3,8 @@ import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 
-/** Installed by the system (apt-get install chromium); the tests download nothing. */
-export const chromiumPath = '/usr/bin/chromium';
+/** Installed by the system (apt-get install chromium, done by `npm test` where it can); the tests download nothing. */
+export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const chromiumArgs = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
 
 export function launchChromium(): Promise<Browser> {
