@@ -43,7 +43,8 @@ async function goBinFolder(): Promise<string | undefined> {
   return undefined;
 }
 
-function isExecutable(path: string): boolean {
+/** Whether a file exists and may be run. */
+export function isExecutable(path: string): boolean {
   try {
     accessSync(path, constants.X_OK);
     return true;

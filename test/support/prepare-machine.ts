@@ -5,11 +5,10 @@
  * system) ends the run at once with one line naming what to install.
  */
 import { execFile, spawn } from 'node:child_process';
-import { accessSync, constants } from 'node:fs';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { localAdminUrl } from '../../db/scratch-database';
-import { findTemporalCli, pinnedTemporalCli } from '../../runtime/temporal-binary';
+import { findTemporalCli, isExecutable, pinnedTemporalCli } from '../../runtime/temporal-binary';
 import { chromiumPath } from './browser';
 
 const run = promisify(execFile);
@@ -113,15 +112,6 @@ function quietly(command: string, args: string[], env: NodeJS.ProcessEnv): Promi
 
 function isRoot(): boolean {
   return process.getuid?.() === 0;
-}
-
-function isExecutable(path: string): boolean {
-  try {
-    accessSync(path, constants.X_OK);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 main().catch((error: unknown) => {
