@@ -42,6 +42,15 @@ export const defaultSessionPolicy: SessionPolicy = { idleMs: 2 * 60 * 60 * 1000,
 const consoleBuild = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
+const readinessTimeoutMs = 2000;
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer in ${ms} ms`)), ms);
+    promise.then(resolve, reject).finally(() => clearTimeout(timer));
+  });
+}
+
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: deps.logLevel ?? 'info' },
@@ -90,13 +99,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     return reply.status(404).send(errorBody(new AppError('not_found', `No route ${request.method} ${request.url.split('?')[0]}; the API is under /api`)));
   });
 
-  app.get('/healthz', async (_request, reply) => {
-    try {
-      await deps.db.query('SELECT 1');
-      return { status: 'ok' };
-    } catch {
-      return reply.status(503).send(errorBody(new AppError('unavailable', 'The database does not answer')));
-    }
+  // Liveness: the process is up and answers. Readiness: what a gated write needs answers too (a load balancer
+  // or an orchestrator sends traffic only to a ready api, and restarts only one that is not alive).
+  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/readyz', async (_request, reply) => {
+    const [database, temporal] = await Promise.all([
+      withTimeout(deps.db.query('SELECT 1'), readinessTimeoutMs).then(
+        () => undefined,
+        (error: Error) => `PostgreSQL does not answer: ${error.message.split('\n')[0]}`,
+      ),
+      deps.gate.notReady(readinessTimeoutMs),
+    ]);
+    const problems = [database, temporal].filter((problem) => problem !== undefined);
+    const checks = { database: database ?? 'ok', temporal: temporal ?? 'ok' };
+    if (problems.length === 0) return { status: 'ready', checks };
+    return reply.status(503).send(errorBody(new AppError('unavailable', `Not ready: ${problems.join('; ')}`, { checks })));
   });
   const apiBaseUrl = `${deps.publicUrl}/api`;
   const sessions = deps.sessions ?? defaultSessionPolicy;

@@ -3,6 +3,7 @@ import {
   WorkflowExecutionAlreadyStartedError,
   type Client,
 } from '@temporalio/client';
+import { temporal } from '@temporalio/proto';
 import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewVerdict } from '../../domain/gate/contract';
 import type { gatedWriteV2 } from '../../workflows/gated-write';
 import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal } from '../../workflows/messages';
@@ -13,6 +14,11 @@ export interface GateClient {
   submit(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
   /** Tells the workflow a person's decision once it is recorded (the verdict saves it a read), and waits a while for its outcome. */
   reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteOutcome | undefined>;
+  /**
+   * Whether gated writes can be answered now: Temporal answers, and a worker polled the task queue lately.
+   * Undefined when ready, else why not (one sentence).
+   */
+  notReady(timeoutMs: number): Promise<string | undefined>;
 }
 
 export class GateUnavailableError extends Error {}
@@ -42,6 +48,29 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
         }
         throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`, { cause: error });
       }
+    },
+
+    async notReady(timeoutMs) {
+      let pollers: number;
+      try {
+        const described = await client.withDeadline(Date.now() + timeoutMs, () =>
+          client.workflowService.describeTaskQueue({
+            namespace: client.options.namespace,
+            taskQueue: { name: options.taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+            taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+          }),
+        );
+        // Temporal lists the workers that polled in the last few minutes; a live worker's long poll is renewed
+        // at least every 70 s or so, so only those seen within 90 s count.
+        const since = Date.now() - 90_000;
+        pollers = (described.pollers ?? []).filter((poller) => {
+          const seen = poller.lastAccessTime?.seconds;
+          return seen != null && Number(seen) * 1000 >= since;
+        }).length;
+      } catch (error) {
+        return `Temporal does not answer: ${(error as Error).message.split('\n')[0]}`;
+      }
+      return pollers > 0 ? undefined : `No worker polls the task queue ${options.taskQueue}`;
     },
 
     async reviewDecided(workflowId, verdict, waitMs) {
