@@ -57,10 +57,10 @@ export default {
     {
       name: 'workflows-are-pure',
       comment:
-        'Workflows run in a deterministic sandbox: at run time they import only @temporalio/workflow, their own folder and the gate contract (which imports nothing at run time).',
+        'Workflows run in a deterministic sandbox: at run time they import only @temporalio/workflow, @temporalio/common (the SDK bundles it into every sandbox; search attribute keys come from it), their own folder and the gate contract (which imports nothing at run time).',
       severity: 'error',
       from: { path: '^workflows/' },
-      to: { ...runtimeOnly, pathNot: ['^workflows/', '^domain/gate/contract\\.ts$', 'node_modules/@temporalio/workflow/'] },
+      to: { ...runtimeOnly, pathNot: ['^workflows/', '^domain/gate/contract\\.ts$', 'node_modules/@temporalio/(workflow|common)/'] },
     },
     {
       name: 'the-contract-is-pure',

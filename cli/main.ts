@@ -4,6 +4,7 @@ import { keyCommands } from './commands/key';
 import { organizationCommands } from './commands/org';
 import { policyCommands } from './commands/policy';
 import { serveCommands } from './commands/serve';
+import { temporalCommands } from './commands/temporal';
 import { userCommands } from './commands/user';
 
 const program = new Command('gatehouse')
@@ -11,7 +12,7 @@ const program = new Command('gatehouse')
   .option('--json', 'print machine-readable JSON')
   .showHelpAfterError();
 
-for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), ...dataCommands()]) {
+for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), ...dataCommands()]) {
   program.addCommand(command);
 }
 

@@ -4,6 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { devServerSearchAttributeFlags } from './search-attributes';
 
 export interface TemporalDevServer {
   address: string;
@@ -23,6 +24,8 @@ export interface TemporalDevServerOptions {
   namespace?: string;
   /** SQLite settings of the file database (default fileDatabasePragmas; [] for the dev server's own). */
   sqlitePragmas?: string[];
+  /** Whether Gatehouse's search attributes are registered as it starts (default true; false for a bare server). */
+  searchAttributes?: boolean;
 }
 
 /**
@@ -56,6 +59,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (uiPort) await assertPortFree(uiPort, `the Temporal Web UI's port ${uiPort}`);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
   for (const setting of devDynamicConfig) args.push('--dynamic-config-value', setting);
+  if (options.searchAttributes !== false) args.push(...devServerSearchAttributeFlags());
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });
     args.push('--db-filename', options.dbFile);

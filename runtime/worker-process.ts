@@ -13,7 +13,7 @@ export interface RunningWorker {
 
 export async function startWorker(config: Config, db: Database, temporalAddress: string): Promise<RunningWorker> {
   installTemporalRuntime(config);
-  const connection = await connectWorkerConnection(temporalAddress);
+  const connection = await connectWorkerConnection(temporalAddress, config.temporal.namespace);
   const worker = await createWorker({
     connection,
     namespace: config.temporal.namespace,

@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
+import { NativeConnection } from '@temporalio/worker';
+import { searchAttributeNames } from '../runtime/search-attributes';
+import { startTemporalDevServer } from '../runtime/temporal-dev-server';
 import { cleanEnv, runCli } from './support/cli';
 import { json, startHarness, type Harness } from './support/harness';
 
@@ -137,5 +140,32 @@ describe('gatehouse CLI', () => {
     expect(bad.json.error).toMatchObject({ code: 'invalid_arguments', message: expect.stringContaining('on or off') });
     const missing = await runCli(['key', 'create', '--json'], env());
     expect(missing.json.error.message).toContain('--org');
+  });
+
+  it("temporal setup registers Gatehouse's search attributes where they are missing, once", async () => {
+    // A server without them, as an existing cluster would be.
+    const bare = await startTemporalDevServer({ cliPath: inject('temporalCliPath'), headless: true, searchAttributes: false });
+    try {
+      const temporalEnv = cleanEnv({ TEMPORAL_ADDRESS: bare.address });
+      const first = await runCli(['temporal', 'setup'], temporalEnv);
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toBe(`Added to namespace default: ${searchAttributeNames.join(', ')}\n`);
+      const second = await runCli(['temporal', 'setup', '--json'], temporalEnv);
+      expect(second.json).toEqual({ namespace: 'default', added: [], present: searchAttributeNames });
+
+      const connection = await NativeConnection.connect({ address: bare.address });
+      try {
+        const { customAttributes } = await connection.operatorService.listSearchAttributes({ namespace: 'default' });
+        for (const name of searchAttributeNames) expect(customAttributes?.[name], name).toBeDefined();
+      } finally {
+        await connection.close();
+      }
+
+      const nowhere = await runCli(['temporal', 'setup', '--json'], cleanEnv({}));
+      expect(nowhere.code).toBe(1);
+      expect(nowhere.json.error.message).toContain('TEMPORAL_ADDRESS');
+    } finally {
+      await bare.stop();
+    }
   });
 });

@@ -58,10 +58,13 @@ describe('a gated write', () => {
     expect(events.filter((event) => event.workflowTaskCompletedEventAttributes)).toHaveLength(1);
     expect(events.filter((event) => event.markerRecordedEventAttributes?.markerName === 'core_local_activity')).toHaveLength(1);
     // Of the workflow type without patches: no patch marker, no TemporalChangeVersion update. Temporal's floor
-    // (update-with-start, no activity) is 7 events; the local activity's marker is the one more.
-    expect(events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('gatedWriteV2');
-    expect(events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes)).toEqual([]);
-    expect(events).toHaveLength(8);
+    // (update-with-start, no activity) is 7 events; the local activity's marker and the decision kept in a search
+    // attribute are the two more.
+    expect(events[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name).toBe('gatedWriteV3');
+    const upserts = events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes);
+    expect(upserts).toHaveLength(1);
+    expect(Object.keys(upserts[0]!.upsertWorkflowSearchAttributesEventAttributes!.searchAttributes!.indexedFields!)).toEqual(['GatehouseDecision']);
+    expect(events).toHaveLength(9);
   });
 
   it('Deny: answers 403 policy_denied with the reason and policy ids, and writes nothing', async () => {

@@ -20,10 +20,12 @@ describe('recorded histories of the gated-write workflow', () => {
   it('are there: every path of the workflow, from each recorded version', () => {
     const paths = ['allow', 'deny', 'review-approved', 'review-denied', 'review-approved-by-reread', 'review-expired', 'review-approved-apply-failed', 'refused-before-deciding'];
     for (const path of paths) expect(recorded.filter((file) => file.endsWith(`-${path}.json`)).length, path).toBeGreaterThan(0);
-    // Both workflow types: the one the api starts, and the older one whose runs may still be waiting.
+    // Every workflow type: the one the api starts, and the older ones whose runs may still be waiting.
     const types = new Set(recorded.map((file) => historyOf(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
-    expect([...types].sort()).toEqual(['gatedWrite', 'gatedWriteV2']);
-    for (const path of paths) expect(recorded.filter((file) => file.startsWith('2026-11-23-v2-') && file.endsWith(`-${path}.json`)), path).toHaveLength(1);
+    expect([...types].sort()).toEqual(['gatedWrite', 'gatedWriteV2', 'gatedWriteV3']);
+    for (const prefix of ['2026-11-23-v2-', '2026-11-24-v3-']) {
+      for (const path of paths) expect(recorded.filter((file) => file.startsWith(prefix) && file.endsWith(`-${path}.json`)), `${prefix}${path}`).toHaveLength(1);
+    }
   });
 
   it.each(recorded)('%s replays on the current code', async (file) => {

@@ -1,4 +1,15 @@
-import { allHandlersFinished, ApplicationFailure, condition, patched, proxyActivities, proxyLocalActivities, setHandler, workflowInfo } from '@temporalio/workflow';
+import {
+  allHandlersFinished,
+  ApplicationFailure,
+  condition,
+  patched,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+  upsertSearchAttributes,
+  workflowInfo,
+} from '@temporalio/workflow';
+import type { SearchAttributeUpdatePair } from '@temporalio/common';
 import type { Activities } from '../activities';
 import {
   reviewNotApprovedFailure,
@@ -10,7 +21,7 @@ import {
   type ReviewVerdict,
 } from '../domain/gate/contract';
 import { refusalOf } from './refusal';
-import { gateAnswerUpdate, reviewDecidedSignal } from './messages';
+import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
 
 /**
  * Deciding and applying take milliseconds; a worker that dies in the middle of one is noticed when the attempt
@@ -54,15 +65,27 @@ interface Version {
   completesRefusals(): boolean;
   /** Whether a signal that says "approved" goes straight to applying (the activity checks the review in the database). */
   appliesOnApprovalSignal: boolean;
+  /** Whether the run keeps its decision and its review's status in search attributes, for operators to find it by. */
+  recordsSearchAttributes: boolean;
 }
 
 /**
- * The workflow type the api starts since the gated write's first step became one local activity. A new type
- * rather than a third patch: a patch records a marker and a search-attribute update in every run's history (two
- * of an Allow's ten events), and runs of the older type finish on its own code, below.
+ * The workflow type the api starts: the first step in one local activity, and the decision and the review's
+ * status kept in search attributes (the api sets the others when it starts the run). A new type rather than a
+ * patch, as for gatedWriteV2: runs of the older types finish on their own code, below.
+ */
+export async function gatedWriteV3(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+  return runGatedWrite(request, { decidesInOneStep: () => true, completesRefusals: () => true, appliesOnApprovalSignal: true, recordsSearchAttributes: true });
+}
+
+/**
+ * The workflow type the api started since the gated write's first step became one local activity, until its runs
+ * kept search attributes (gatedWriteV3). A new type rather than a third patch: a patch records a marker and a
+ * search-attribute update in every run's history (two of an Allow's ten events), and runs of the older type
+ * finish on its own code, below.
  */
 export async function gatedWriteV2(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
-  return runGatedWrite(request, { decidesInOneStep: () => true, completesRefusals: () => true, appliesOnApprovalSignal: true });
+  return runGatedWrite(request, { decidesInOneStep: () => true, completesRefusals: () => true, appliesOnApprovalSignal: true, recordsSearchAttributes: false });
 }
 
 /**
@@ -74,6 +97,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
     decidesInOneStep: () => patched(decidedInOneStep),
     completesRefusals: () => patched(refusalsComplete),
     appliesOnApprovalSignal: false,
+    recordsSearchAttributes: false,
   });
 }
 
@@ -89,6 +113,10 @@ async function runGatedWrite(request: GatedWriteRequest, version: Version): Prom
     told = verdict === 'approved' || verdict === 'denied' ? verdict : 'nudged';
   });
 
+  const record = (...pairs: SearchAttributeUpdatePair[]) => {
+    if (version.recordsSearchAttributes) upsertSearchAttributes(pairs);
+  };
+
   const finish = async (outcome: GatedWriteOutcome) => {
     await condition(allHandlersFinished);
     return outcome;
@@ -99,6 +127,10 @@ async function runGatedWrite(request: GatedWriteRequest, version: Version): Prom
     if (version.decidesInOneStep()) {
       const decided = await local.decideAndApplyGatedWrite(request);
       decision = decided;
+      record(
+        { key: searchAttributes.decision, value: decided.decision },
+        ...(decided.decision === 'review' ? [{ key: searchAttributes.reviewStatus, value: 'pending' }] : []),
+      );
       if (decided.applied) {
         const { decisionId, reason, policyIds } = decided;
         answer =
@@ -170,6 +202,7 @@ async function runGatedWrite(request: GatedWriteRequest, version: Version): Prom
     if (status === 'approved') resolution = await applyApproved(request, review.id);
     else if (status === 'denied' || status === 'expired') resolution = { status };
   }
+  record({ key: searchAttributes.reviewStatus, value: resolution.status });
   return finish({ answer, resolution: resolution! });
 }
 

@@ -1,1 +1,1 @@
-export { gatedWrite, gatedWriteV2 } from './gated-write';
+export { gatedWrite, gatedWriteV2, gatedWriteV3 } from './gated-write';

@@ -1,3 +1,4 @@
+import { defineSearchAttributeKey, SearchAttributeType } from '@temporalio/common';
 import { defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { GateAnswer, ReviewVerdict } from '../domain/gate/contract';
 
@@ -16,4 +17,25 @@ export const gateAnswerUpdate = defineUpdate<GateAnswer>('gateAnswer');
 export const reviewDecidedSignal = defineSignal<[verdict?: ReviewVerdict]>('reviewDecided');
 
 /** The workflow type the api starts (see workflows/gated-write.ts for the older one, kept for its runs). */
-export const gatedWriteWorkflowType = 'gatedWriteV2';
+export const gatedWriteWorkflowType = 'gatedWriteV3';
+
+/**
+ * What an operator finds a gated write by in Temporal (`temporal workflow list --query …`, the Web UI). The
+ * first five are set when the api starts the workflow; the last two by the workflow as it moves on.
+ */
+export const searchAttributes = {
+  /** The organization's slug. */
+  organization: defineSearchAttributeKey('GatehouseOrganization', SearchAttributeType.KEYWORD),
+  /** The write: `tasks.create`, `customers.update`, … */
+  operation: defineSearchAttributeKey('GatehouseOperation', SearchAttributeType.KEYWORD),
+  /** The resource family the write changes: `tasks`, `customers`, … */
+  resource: defineSearchAttributeKey('GatehouseResource', SearchAttributeType.KEYWORD),
+  /** The id of the API key that sent the write (`key_…`). */
+  apiKey: defineSearchAttributeKey('GatehouseApiKey', SearchAttributeType.KEYWORD),
+  /** `rest` or `mcp`. */
+  interface: defineSearchAttributeKey('GatehouseInterface', SearchAttributeType.KEYWORD),
+  /** The policy's decision: `allow`, `review` or `deny`; `refused` when a review was due and the queue was full. */
+  decision: defineSearchAttributeKey('GatehouseDecision', SearchAttributeType.KEYWORD),
+  /** A held write's review: `pending`, then `approved`, `denied` or `expired`. */
+  reviewStatus: defineSearchAttributeKey('GatehouseReviewStatus', SearchAttributeType.KEYWORD),
+} as const;

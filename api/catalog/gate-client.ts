@@ -3,10 +3,10 @@ import {
   WorkflowExecutionAlreadyStartedError,
   type Client,
 } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import protos from '@temporalio/proto';
 import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewVerdict } from '../../domain/gate/contract';
-import type { gatedWriteV2 } from '../../workflows/gated-write';
-import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal } from '../../workflows/messages';
+import type { gatedWriteV3 } from '../../workflows/gated-write';
+import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal, searchAttributes } from '../../workflows/messages';
 
 /** How the api hands gated writes to Temporal, and tells held writes that a person decided. */
 export interface GateClient {
@@ -27,7 +27,7 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
   const answerTimeoutMs = options.answerTimeoutMs ?? 30_000;
   return {
     async submit(workflowId, request) {
-      const start = new WithStartWorkflowOperation<typeof gatedWriteV2>(gatedWriteWorkflowType, {
+      const start = new WithStartWorkflowOperation<typeof gatedWriteV3>(gatedWriteWorkflowType, {
         workflowId,
         taskQueue: options.taskQueue,
         args: [request],
@@ -35,6 +35,14 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
         // A run that failed (its write never applied) may be retried under the same Idempotency-Key.
         workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
         memo: { organization: request.orgSlug, operation: request.operation, apiKey: request.apiKey.label },
+        // What operators find it by; the workflow adds its decision and its review's status.
+        typedSearchAttributes: [
+          { key: searchAttributes.organization, value: request.orgSlug },
+          { key: searchAttributes.operation, value: request.operation },
+          { key: searchAttributes.resource, value: request.operation.split('.')[0]! },
+          { key: searchAttributes.apiKey, value: request.apiKey.id },
+          { key: searchAttributes.interface, value: request.interface },
+        ],
         staticSummary: `${request.operation} by key "${request.apiKey.label}" over ${request.interface.toUpperCase()} in ${request.orgSlug}`,
       });
       try {
@@ -43,7 +51,7 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
         );
       } catch (error) {
         if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          const outcome = await client.workflow.getHandle<typeof gatedWriteV2>(workflowId).result();
+          const outcome = await client.workflow.getHandle<typeof gatedWriteV3>(workflowId).result();
           return outcome.answer;
         }
         throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`, { cause: error });
@@ -56,8 +64,8 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
         const described = await client.withDeadline(Date.now() + timeoutMs, () =>
           client.workflowService.describeTaskQueue({
             namespace: client.options.namespace,
-            taskQueue: { name: options.taskQueue, kind: temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
-            taskQueueType: temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
+            taskQueue: { name: options.taskQueue, kind: protos.temporal.api.enums.v1.TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
+            taskQueueType: protos.temporal.api.enums.v1.TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW,
           }),
         );
         // Temporal lists the workers that polled in the last few minutes; a live worker's long poll is renewed
@@ -74,7 +82,7 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
     },
 
     async reviewDecided(workflowId, verdict, waitMs) {
-      const handle = client.workflow.getHandle<typeof gatedWriteV2>(workflowId);
+      const handle = client.workflow.getHandle<typeof gatedWriteV3>(workflowId);
       try {
         await handle.signal(reviewDecidedSignal, verdict);
         return await client.withDeadline(Date.now() + waitMs, () => handle.result());
