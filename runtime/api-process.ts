@@ -27,6 +27,10 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     trustProxy: config.trustProxy,
   });
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');
+  // The CLI says where the api listens, in its banner (gatehouse dev) or its one line (gatehouse api): Fastify's
+  // own "Server listening" log line would only repeat it, as JSON among the lines meant for people.
+  const level = app.log.level;
+  app.log.level = 'warn';
   try {
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
@@ -34,6 +38,8 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new Error(`port ${config.port} is taken; set PORT to use another`, { cause: error });
     throw error;
+  } finally {
+    app.log.level = level;
   }
   return {
     app,

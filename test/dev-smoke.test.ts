@@ -111,7 +111,9 @@ describe('gatehouse dev on embedded defaults', () => {
       await stop(first);
     }
 
-    const second = startCli(['dev', '--json'], env);
+    // At the default log level this time: what the CLI prints is its answer alone (stdout parses as one JSON
+    // document, which a "Server listening" log line in it would break), as the banner is without --json.
+    const second = startCli(['dev', '--json'], { ...env, LOG_LEVEL: 'info' });
     try {
       const info = await second.ready;
       expect(info.demo).toBeNull();
