@@ -1,9 +1,9 @@
 // What may import what: the layer rules of the README's "Architecture", checked by test/architecture.test.ts
 // (and by `npx depcruise --config .dependency-cruiser.mjs api workflows activities worker domain data-import db
-// policy runtime cli web`). Type-only imports count: a layer that names another's types depends on it too, except
+// policy metrics runtime cli web`). Type-only imports count: a layer that names another's types depends on it too, except
 // where a rule says otherwise.
 
-const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|runtime|cli|bench|test|web)/';
+const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|metrics|runtime|cli|bench|test|web)/';
 const runtimeOnly = { dependencyTypesNot: ['type-only'] };
 
 /** A concern of the domain may import only the concerns listed (and itself). */
@@ -150,10 +150,10 @@ export default {
     // Leaves and tools.
     {
       name: 'leaves',
-      comment: 'db/ (the connection, migrations) and policy/ (the Cedar engine) import nothing of ours.',
+      comment: 'db/ (the connection, migrations), policy/ (the Cedar engine) and metrics/ (the Prometheus metrics) import nothing of ours.',
       severity: 'error',
-      from: { path: '^(db|policy)/' },
-      to: { path: ours, pathNot: '^(db|policy)/' },
+      from: { path: '^(db|policy|metrics)/' },
+      to: { path: ours, pathNot: '^(db|policy|metrics)/' },
     },
     {
       name: 'data-import-is-outside-the-core',

@@ -51,6 +51,7 @@ COPY activities/ ./activities/
 COPY domain/ ./domain/
 COPY data-import/ ./data-import/
 COPY policy/ ./policy/
+COPY metrics/ ./metrics/
 COPY db/ ./db/
 COPY --from=console /app/web/dist/ ./web/dist/
 

@@ -67,6 +67,10 @@ const environmentSchema = z.object({
       }),
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Prometheus metrics, on a port of their own (not the api's), loopback unless told otherwise.
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
+  TEMPORAL_METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(1).max(65535)]).default(9466)),
   // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
   RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
 });
@@ -99,6 +103,11 @@ export interface Config {
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
   /** The plans' request limits (RATE_LIMITS=on, the default); off only for the benchmark's comparison. */
   rateLimits: boolean;
+  /**
+   * Where metrics are served: Gatehouse's (port undefined: the process kind's default, see runtime/metrics-server.ts)
+   * and the Temporal SDK's worker metrics (served by the SDK itself).
+   */
+  metrics: { host: string; port: number | 'off' | undefined; temporalPort: number | 'off' };
 }
 
 export class ConfigError extends Error {}
@@ -133,5 +142,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: e.TRUST_PROXY,
     logLevel: e.LOG_LEVEL,
     rateLimits: e.RATE_LIMITS === 'on',
+    metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, temporalPort: e.TEMPORAL_METRICS_PORT },
   };
 }

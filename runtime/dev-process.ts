@@ -13,7 +13,8 @@ import { clearDevState, readRunningDevState, writeDevState, type DevState } from
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 import { findTemporalCli } from './temporal-binary';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
-import { installTemporalRuntime } from './temporal';
+import { serveMetrics } from './metrics-server';
+import { installTemporalRuntime, temporalMetricsUrl } from './temporal';
 import { startWorker } from './worker-process';
 
 export interface DevService {
@@ -21,6 +22,9 @@ export interface DevService {
   temporalAddress: string;
   temporalUiUrl: string | undefined;
   databaseDescription: string;
+  /** Where Prometheus reads Gatehouse's metrics, and the Temporal SDK's worker metrics; undefined when off. */
+  metricsUrl: string | undefined;
+  temporalMetricsUrl: string | undefined;
   /** Present on the first start only: the demo organization and its tokens, shown once. */
   demo: DemoOrganization | undefined;
   /** Settles when the service stops by itself (the worker failed, say). */
@@ -36,7 +40,7 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
   mkdirSync(config.dataDir, { recursive: true });
   const running = await waitForCliToFinish(config.dataDir);
   if (running) throw new Error(`gatehouse dev is already running with ${config.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
-  installTemporalRuntime(config);
+  installTemporalRuntime(config, { workerMetrics: true });
 
   const cleanups: (() => Promise<void>)[] = [];
   const cleanUp = async () => {
@@ -82,6 +86,8 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
     cleanups.push(() => worker.stop());
     const api = await startApi(config, db, temporalAddress, temporalUiUrl);
     cleanups.push(() => api.stop());
+    const metrics = await serveMetrics(config, 'dev', db, log);
+    if (metrics) cleanups.push(() => metrics.close());
 
     writeDevState(config.dataDir, {
       owner: 'dev',
@@ -98,6 +104,8 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
       temporalAddress,
       temporalUiUrl,
       databaseDescription: embedded ? `${databaseUrl} (embedded, data in ${join(config.dataDir, 'pgdata')})` : 'DATABASE_URL',
+      metricsUrl: metrics?.url,
+      temporalMetricsUrl: temporalMetricsUrl(config),
       demo,
       stopped: worker.done,
       stop: cleanUp,

@@ -4,13 +4,36 @@ import type { Config } from './config';
 import { ensureSearchAttributes } from './search-attributes';
 
 let runtimeInstalled = false;
+let temporalMetricsServed = false;
 
-/** Temporal's own log lines go to stderr at warnings and above unless LOG_LEVEL asks for more. */
-export function installTemporalRuntime(config: Config): void {
+/**
+ * Temporal's own log lines go to stderr at warnings and above unless LOG_LEVEL asks for more. A process that runs
+ * a worker (`workerMetrics`) has the SDK serve its worker metrics for Prometheus at
+ * http://METRICS_HOST:TEMPORAL_METRICS_PORT/metrics; if that port cannot be had, the worker runs without them.
+ */
+export function installTemporalRuntime(config: Config, { workerMetrics = false } = {}): void {
   if (runtimeInstalled) return;
   runtimeInstalled = true;
   const level: LogLevel = config.logLevel === 'debug' || config.logLevel === 'trace' ? 'DEBUG' : 'WARN';
-  Runtime.install({ logger: new DefaultLogger(level) });
+  const logger = new DefaultLogger(level);
+  const { host, temporalPort } = config.metrics;
+  if (!workerMetrics || temporalPort === 'off') {
+    Runtime.install({ logger });
+    return;
+  }
+  try {
+    Runtime.install({ logger, telemetryOptions: { metrics: { prometheus: { bindAddress: `${host}:${temporalPort}` } } } });
+    temporalMetricsServed = true;
+  } catch (error) {
+    process.stderr.write(`gatehouse: Temporal's worker metrics not served on ${host}:${temporalPort} (${(error as Error).message.split('\n')[0]}); set TEMPORAL_METRICS_PORT, or TEMPORAL_METRICS_PORT=off\n`);
+    Runtime.install({ logger });
+  }
+}
+
+/** Where the SDK serves a worker process's metrics, if it does. */
+export function temporalMetricsUrl(config: Config): string | undefined {
+  const { host, temporalPort } = config.metrics;
+  return temporalPort === 'off' || !temporalMetricsServed ? undefined : `http://${host}:${temporalPort}/metrics`;
 }
 
 /**

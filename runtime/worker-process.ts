@@ -12,7 +12,7 @@ export interface RunningWorker {
 }
 
 export async function startWorker(config: Config, db: Database, temporalAddress: string): Promise<RunningWorker> {
-  installTemporalRuntime(config);
+  installTemporalRuntime(config, { workerMetrics: true });
   const connection = await connectWorkerConnection(temporalAddress, config.temporal.namespace);
   const worker = await createWorker({
     connection,

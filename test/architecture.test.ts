@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // test runs them over the whole tree, type-only imports included, and fails on any import cycle.
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const folders = ['api', 'workflows', 'activities', 'worker', 'domain', 'data-import', 'db', 'policy', 'runtime', 'cli', 'bench', 'test', 'web'];
+const folders = ['api', 'workflows', 'activities', 'worker', 'domain', 'data-import', 'db', 'policy', 'metrics', 'runtime', 'cli', 'bench', 'test', 'web'];
 
 let result: ICruiseResult;
 
@@ -56,7 +56,7 @@ function sources(folder: string): string[] {
 
 describe('configuration', () => {
   it('is read from the environment in one place', () => {
-    const readers = ['api', 'workflows', 'activities', 'worker', 'domain', 'data-import', 'db', 'policy', 'runtime', 'cli']
+    const readers = ['api', 'workflows', 'activities', 'worker', 'domain', 'data-import', 'db', 'policy', 'metrics', 'runtime', 'cli']
       .flatMap(sources)
       .filter((file) => /process\.env\b/.test(readFileSync(join(root, file), 'utf8')));
     expect(readers.sort()).toEqual(['runtime/config.ts', 'runtime/temporal-binary.ts']);

@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database';
+import { calls, gatedWriteSeconds, gatedWrites, limitRefusals } from '../../metrics';
 import type { Interface } from '../../domain/gate/contract';
 import type { Caller } from '../../domain/identity/actors';
 import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
@@ -161,6 +162,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       const outcome = admission.admitted ? await run(admission, request) : { kind: 'refused' as const, error: admission.refusal };
       const { caller, via } = admission;
       const status = statusOf(request.operation, outcome);
+      const latencyMs = performance.now() - admission.startedAt;
+      countCall(via, request.operation, outcome, latencyMs);
       callLog.record({
         orgId: caller.organization.id,
         apiKeyId: caller.actor.kind === 'api_key' ? caller.actor.keyId : null,
@@ -171,7 +174,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         // A tool's result is an MCP answer of its own, not an HTTP one: 200 unless the tool answered an error.
         status: via === 'mcp' && status < 400 ? 200 : status,
         outcome: codeOf(outcome),
-        latencyMs: performance.now() - admission.startedAt,
+        latencyMs,
       });
       return outcome;
     },
@@ -181,6 +184,19 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       await limits.close();
     },
   };
+}
+
+/** The call in the process's metrics: every call by interface and outcome; a gated write by its answer and time. */
+function countCall(via: CallInterface, operation: Operation | undefined, outcome: CallOutcome, latencyMs: number): void {
+  calls.inc({ interface: via, outcome: codeOf(outcome) });
+  if (outcome.kind === 'refused' && outcome.error.code === 'rate_limited') {
+    limitRefusals.inc({ interface: via, limit: String(outcome.error.details?.limit ?? 'unknown') });
+  }
+  if (outcome.kind === 'gated' && operation?.kind === 'gated_write') {
+    const answer = outcome.submitted.answer.outcome;
+    gatedWrites.inc({ operation: operation.write.name, interface: via, answer });
+    gatedWriteSeconds.observe({ answer }, latencyMs / 1000);
+  }
 }
 
 /** Why a counted request goes no further: over a limit, or not what the interface takes. */

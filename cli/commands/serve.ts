@@ -7,6 +7,8 @@ import { readRunningDevState } from '../../runtime/dev-state';
 import type { DemoPerson } from '../../runtime/demo';
 import { startDev, type DevService } from '../../runtime/dev-process';
 import { startWorker } from '../../runtime/worker-process';
+import { serveMetrics } from '../../runtime/metrics-server';
+import { temporalMetricsUrl } from '../../runtime/temporal';
 import { emit, fail, wantsJson } from '../output';
 
 /** Resolves once SIGINT or SIGTERM arrives, or the given promise settles (a process that stopped by itself). */
@@ -46,6 +48,7 @@ function devBanner(service: DevService): string[] {
     `  Temporal Web UI   ${service.temporalUiUrl ?? '(set TEMPORAL_UI_URL to show it here)'}`,
     `  Temporal server   ${service.temporalAddress}`,
     `  PostgreSQL        ${service.databaseDescription}`,
+    `  Metrics           ${service.metricsUrl ?? '(off)'}   (Prometheus; Temporal worker: ${service.temporalMetricsUrl ?? 'off'})`,
   ];
   const { demo } = service;
   if (demo) {
@@ -92,6 +95,8 @@ export function serveCommands(): Command[] {
           temporal_ui_url: service.temporalUiUrl ?? null,
           temporal_address: service.temporalAddress,
           database: service.databaseDescription,
+          metrics_url: service.metricsUrl ?? null,
+          temporal_metrics_url: service.temporalMetricsUrl ?? null,
           demo: service.demo
             ? {
                 organization: service.demo.organization,
@@ -117,9 +122,15 @@ export function serveCommands(): Command[] {
         const address = requireServers(config, 'api');
         const { db } = await openDatabase(config);
         const running = await startApi(config, db, address);
-        emit(command, { api_url: `${running.url}/api` }, `Gatehouse api listening at ${running.url}/api`);
+        const metrics = await serveMetrics(config, 'api', db, (line) => process.stderr.write(`gatehouse: ${line}\n`));
+        emit(
+          command,
+          { api_url: `${running.url}/api`, metrics_url: metrics?.url ?? null },
+          [`Gatehouse api listening at ${running.url}/api`, `Metrics at ${metrics?.url ?? '(off)'}`],
+        );
         await untilStopped();
         await running.stop();
+        await metrics?.close();
         await db.close();
       } catch (error) {
         fail(command, error);
@@ -134,9 +145,18 @@ export function serveCommands(): Command[] {
         const address = requireServers(config, 'worker');
         const { db } = await openDatabase(config);
         const running = await startWorker(config, db, address);
-        emit(command, { task_queue: config.temporal.taskQueue, temporal_address: address }, `Gatehouse worker polling task queue "${config.temporal.taskQueue}" at ${address}`);
+        const metrics = await serveMetrics(config, 'worker', db, (line) => process.stderr.write(`gatehouse: ${line}\n`));
+        emit(
+          command,
+          { task_queue: config.temporal.taskQueue, temporal_address: address, metrics_url: metrics?.url ?? null, temporal_metrics_url: temporalMetricsUrl(config) ?? null },
+          [
+            `Gatehouse worker polling task queue "${config.temporal.taskQueue}" at ${address}`,
+            `Metrics at ${metrics?.url ?? '(off)'}; the Temporal SDK's at ${temporalMetricsUrl(config) ?? '(off)'}`,
+          ],
+        );
         await untilStopped(running.done);
         await running.stop();
+        await metrics?.close();
         await db.close();
       } catch (error) {
         fail(command, error);

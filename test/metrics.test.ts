@@ -1,0 +1,100 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { serveMetrics, type MetricsServer } from '../runtime/metrics-server';
+import { loadConfig } from '../runtime/config';
+import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+
+let h: Harness;
+let acme: TestOrganization;
+let metrics: MetricsServer;
+
+beforeAll(async () => {
+  h = await startHarness();
+  acme = await h.createOrganization();
+  // As `gatehouse api` serves them, on a port of its own (0: any free one) on loopback.
+  metrics = (await serveMetrics(loadConfig({ METRICS_PORT: '0' }), 'api', h.db, (line) => console.error(line)))!;
+});
+
+afterAll(async () => {
+  await metrics?.close();
+  await h.close();
+});
+
+/** The samples of a scrape, by metric name with its labels as Prometheus writes them. */
+async function scrape(): Promise<Map<string, number>> {
+  const response = await fetch(metrics.url);
+  expect(response.status).toBe(200);
+  expect(response.headers.get('content-type')).toContain('text/plain');
+  const samples = new Map<string, number>();
+  for (const line of (await response.text()).split('\n')) {
+    if (!line || line.startsWith('#')) continue;
+    const at = line.lastIndexOf(' ');
+    samples.set(line.slice(0, at), Number(line.slice(at + 1)));
+  }
+  return samples;
+}
+
+const write = (title: string, token = acme.readWriteToken) => h.request({ method: 'POST', url: '/api/v1/tasks', token, payload: { title } });
+
+describe('Prometheus metrics', () => {
+  it('are served on their own loopback port, not on the api', async () => {
+    expect(metrics.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/metrics$/);
+    expect((await h.app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(404);
+    expect((await fetch(metrics.url.replace('/metrics', '/other'))).status).toBe(404);
+  });
+
+  it('count a known sequence of gated writes and calls exactly', async () => {
+    const before = await scrape();
+    const delta = (after: Map<string, number>, sample: string) => (after.get(sample) ?? 0) - (before.get(sample) ?? 0);
+
+    for (const title of ['one', 'two', 'three']) expect((await write(title)).statusCode).toBe(201);
+    expect((await write('deny this')).statusCode).toBe(403);
+    const held = [await write('review one'), await write('review two')].map((response) => json(response).review.id as string);
+    const decide = (id: string, verdict: 'approve' | 'deny') =>
+      h.request({ method: 'POST', url: `/api/v1/reviews/${id}/${verdict}`, token: acme.reviewerToken, payload: {} });
+    expect((await decide(held[0]!, 'approve')).statusCode).toBe(200);
+    expect((await decide(held[1]!, 'deny')).statusCode).toBe(200);
+    const mcp = await h.mcp(acme.readWriteToken);
+    expect((await mcp.callTool({ name: 'create_task', arguments: { title: 'over MCP' } })).isError).toBeFalsy();
+    expect((await h.request({ method: 'GET', url: '/api/v1/tasks', token: acme.readOnlyToken })).statusCode).toBe(200);
+
+    const after = await scrape();
+    const writes = (labels: string) => delta(after, `gatehouse_gated_writes_total{operation="tasks.create",${labels}}`);
+    expect(writes('interface="rest",answer="applied"')).toBe(3);
+    expect(writes('interface="rest",answer="denied"')).toBe(1);
+    expect(writes('interface="rest",answer="pending_review"')).toBe(2);
+    expect(writes('interface="mcp",answer="applied"')).toBe(1);
+    expect(delta(after, 'gatehouse_gated_write_answer_seconds_count{answer="applied"}')).toBe(4);
+    expect(delta(after, 'gatehouse_gated_write_answer_seconds_count{answer="pending_review"}')).toBe(2);
+    // Every answer is within the last bucket's 30 s.
+    expect(delta(after, 'gatehouse_gated_write_answer_seconds_bucket{le="30",answer="applied"}')).toBe(4);
+    // Calls: the six REST writes, the two decisions and the read; over MCP the tool call (the session's initialize
+    // and tools/list are not calls of the catalog).
+    expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="applied"}')).toBe(3);
+    expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="policy_denied"}')).toBe(1);
+    expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="pending_review"}')).toBe(2);
+    expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="ok"}')).toBe(3);
+    expect(delta(after, 'gatehouse_calls_total{interface="mcp",outcome="applied"}')).toBe(1);
+  });
+
+  it('read the reviews by status from the database when scraped', async () => {
+    // Other test files share the database: compare with a count taken around the scrape, until nothing moved.
+    const counts = async () => {
+      const { rows } = await h.db.query(
+        `SELECT CASE WHEN status = 'pending' AND expires_at <= now() THEN 'expired' ELSE status END AS status, count(*)::int AS n FROM reviews GROUP BY 1`,
+      );
+      return Object.fromEntries(rows.map((row) => [row.status, row.n])) as Record<string, number>;
+    };
+    for (let attempt = 0; ; attempt++) {
+      const first = await counts();
+      const scraped = await scrape();
+      const last = await counts();
+      if (JSON.stringify(first) !== JSON.stringify(last) && attempt < 10) continue;
+      for (const status of ['pending', 'approved', 'denied', 'expired']) {
+        expect(scraped.get(`gatehouse_reviews{status="${status}"}`), status).toBe(last[status] ?? 0);
+      }
+      expect(last.approved).toBeGreaterThanOrEqual(1);
+      expect(last.denied).toBeGreaterThanOrEqual(1);
+      break;
+    }
+  });
+});
