@@ -15,17 +15,26 @@ import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/gat
 import type { GatedWrite } from '../domain/gate/writes';
 import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
 import { findGatedWrite } from '../domain/resources';
+import { pruneExpiredRecords, type Pruned, type RetentionPolicy } from '../domain/usage/retention';
 
 export interface ActivityDependencies {
   db: Database;
   reviewExpiryMs: number;
   /** How often a held write re-reads its review, should a person's decision have reached it without a signal. */
   reviewRecheckMs?: number;
+  /** What the retention schedule prunes (nothing when not given). */
+  retention?: RetentionPolicy;
   clock?: () => Date;
 }
 
 /** The gated write's activities, built from their dependencies so tests can hand in their own. */
-export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60 * 1000, clock = () => new Date() }: ActivityDependencies) {
+export function createActivities({
+  db,
+  reviewExpiryMs,
+  reviewRecheckMs = 15 * 60 * 1000,
+  retention = { callLogMs: undefined, reviewsMs: undefined },
+  clock = () => new Date(),
+}: ActivityDependencies) {
   /** When a review opened now expires. */
   const reviewExpiresAt = () => new Date(clock().getTime() + reviewExpiryMs);
   return {
@@ -59,6 +68,11 @@ export function createActivities({ db, reviewExpiryMs, reviewRecheckMs = 15 * 60
 
     async expireReview(reviewId: string): Promise<ReviewStatus> {
       return asActivityErrors(() => expireReview(db, reviewId));
+    },
+
+    /** What the retention policy no longer keeps, removed (the retention schedule runs it). */
+    async pruneExpiredRecords(): Promise<Pruned> {
+      return pruneExpiredRecords(db, retention, clock());
     },
   };
 }

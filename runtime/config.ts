@@ -67,6 +67,9 @@ const environmentSchema = z.object({
       }),
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // How long the call log and decided reviews are kept; `off` keeps them for good.
+  CALL_LOG_RETENTION: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), duration]).default(90 * 24 * 60 * 60 * 1000)),
+  REVIEW_RETENTION: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), duration]).default(365 * 24 * 60 * 60 * 1000)),
   // Prometheus metrics, on a port of their own (not the api's), loopback unless told otherwise.
   METRICS_HOST: z.string().default('127.0.0.1'),
   METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
@@ -108,9 +111,13 @@ export interface Config {
    * and the Temporal SDK's worker metrics (served by the SDK itself).
    */
   metrics: { host: string; port: number | 'off' | undefined; temporalPort: number | 'off' };
+  /** How long the call log and decided reviews are kept (milliseconds; undefined: for good), pruned hourly. */
+  retention: { callLogMs: number | undefined; reviewsMs: number | undefined };
 }
 
 export class ConfigError extends Error {}
+
+const asMs = (value: number | 'off'): number | undefined => (value === 'off' ? undefined : value);
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = environmentSchema.safeParse(env);
@@ -143,5 +150,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     rateLimits: e.RATE_LIMITS === 'on',
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, temporalPort: e.TEMPORAL_METRICS_PORT },
+    retention: { callLogMs: asMs(e.CALL_LOG_RETENTION), reviewsMs: asMs(e.REVIEW_RETENTION) },
   };
 }

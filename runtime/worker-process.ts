@@ -1,6 +1,8 @@
+import { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
 import type { Database } from '../db/database';
 import { createWorker } from '../worker';
+import { ensureRetentionSchedule } from './retention-schedule';
 import type { Config } from './config';
 import { connectWorkerConnection, installTemporalRuntime } from './temporal';
 
@@ -20,7 +22,14 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
     taskQueue: config.temporal.taskQueue,
     db,
     reviewExpiryMs: config.reviewExpiryMs,
+    retention: config.retention,
   });
+  try {
+    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), { taskQueue: config.temporal.taskQueue });
+  } catch (error) {
+    // Pruning can wait for the next worker to start; the gated writes cannot.
+    process.stderr.write(`gatehouse: the retention schedule could not be made (${(error as Error).message.split('\n')[0]}); old rows are kept until it is\n`);
+  }
   const done = worker.run().finally(() => connection.close());
   return {
     worker,

@@ -122,8 +122,10 @@ describe('the review queue', () => {
     await approve.getByLabel('Comment (optional)').fill('Checked with legal');
     await approve.getByRole('button', { name: 'Approve' }).click();
     await approve.waitFor({ state: 'detached', timeout: 20_000 });
-    const { rows: written } = await h.db.query('SELECT title FROM tasks WHERE org_id = $1 AND title = $2', [acme.organization.id, 'review the supplier contract']);
-    expect(written).toHaveLength(1);
+    // The card leaves the open queue once the approval is recorded; the write follows as the workflow applies it.
+    const written = async () =>
+      (await h.db.query('SELECT title FROM tasks WHERE org_id = $1 AND title = $2', [acme.organization.id, 'review the supplier contract'])).rows.length;
+    await expect.poll(written, { timeout: 20_000 }).toBe(1);
 
     const deny = card(page, 'review the rent');
     await deny.getByRole('button', { name: 'Deny' }).click();

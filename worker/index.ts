@@ -2,6 +2,7 @@ import { bundleWorkflowCode, type NativeConnection, Worker, type WorkflowBundleO
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { Database } from '../db/database';
+import type { RetentionPolicy } from '../domain/usage/retention';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows', import.meta.url));
 
@@ -13,11 +14,13 @@ export interface WorkerOptions {
   reviewExpiryMs: number;
   /** How often a held write re-reads its review (default 15 minutes). */
   reviewRecheckMs?: number;
+  /** What the retention schedule's runs prune (nothing when not given). */
+  retention?: RetentionPolicy;
   /** A bundle made once ahead (tests, several workers in one process); else the workflows are bundled now. */
   workflowBundle?: WorkflowBundleOption;
 }
 
-/** A worker running the gated-write workflow and its activities. */
+/** A worker running the gated-write workflow, the retention workflow, and their activities. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
   return Worker.create({
     connection: options.connection,
@@ -31,6 +34,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       db: options.db,
       reviewExpiryMs: options.reviewExpiryMs,
       reviewRecheckMs: options.reviewRecheckMs,
+      retention: options.retention,
     }),
   });
 }

@@ -1,1 +1,2 @@
 export { gatedWrite, gatedWriteV2, gatedWriteV3 } from './gated-write';
+export { pruneRetention } from './retention';

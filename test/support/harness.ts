@@ -15,6 +15,7 @@ import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { setPolicySet } from '../../domain/gate/policies';
 import type { SessionPolicy } from '../../domain/identity/sessions';
 import { createWorker } from '../../worker';
+import type { RetentionPolicy } from '../../domain/usage/retention';
 import { connectMcp } from './mcp';
 
 let runtimeInstalled = false;
@@ -68,6 +69,8 @@ export interface HarnessOptions {
   sessions?: SessionPolicy;
   trustProxy?: boolean;
   temporalUi?: AppDependencies['temporalUi'];
+  /** What the worker's retention runs prune (nothing by default). */
+  retention?: RetentionPolicy;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -91,6 +94,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       db,
       reviewExpiryMs: options.reviewExpiryMs ?? 60 * 60 * 1000,
       reviewRecheckMs: options.reviewRecheckMs,
+      retention: options.retention,
       workflowBundle: { codePath: inject('workflowBundlePath') },
     });
   let worker = await newWorker();
