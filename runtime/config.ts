@@ -22,6 +22,16 @@ const maxReviewExpiryMs = 30 * 24 * 60 * 60 * 1000;
 
 const emptyAsUndefined = (value: unknown) => (value === '' ? undefined : value);
 
+const day = 24 * 60 * 60 * 1000;
+
+/** A retention period: a duration with its unit (30d, 12h), at least `minMs`. */
+const retention = (minMs: number, min: string) =>
+  z
+    .string()
+    .regex(/^\s*\d+\s*[a-z]+\s*$/i, { message: 'needs a unit, such as 90d or 12h' })
+    .pipe(duration)
+    .refine((ms) => ms >= minMs, { message: `must be at least ${min}, or off` });
+
 const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
@@ -68,8 +78,10 @@ const environmentSchema = z.object({
   ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // How long the call log and decided reviews are kept; `off` keeps them for good.
-  CALL_LOG_RETENTION: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), duration]).default(90 * 24 * 60 * 60 * 1000)),
-  REVIEW_RETENTION: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), duration]).default(365 * 24 * 60 * 60 * 1000)),
+  // A bare number would be milliseconds and prune nearly everything: these take a unit, and keep a day at least
+  // (reviews: past the longest a review may wait, so that no held write's workflow finds its review gone).
+  CALL_LOG_RETENTION: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), retention(day, '1d')]).default(90 * day)),
+  REVIEW_RETENTION: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), retention(maxReviewExpiryMs + day, '31d')]).default(365 * day)),
   // Prometheus metrics, on a port of their own (not the api's), loopback unless told otherwise.
   METRICS_HOST: z.string().default('127.0.0.1'),
   METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),

@@ -22,6 +22,23 @@ describe('configuration', () => {
     expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(/REVIEW_EXPIRY/);
   });
 
+  it('retention: units required, a floor under each, off keeps for good; metrics ports', () => {
+    const day = 24 * 3600 * 1000;
+    expect(loadConfig({}).retention).toEqual({ callLogMs: 90 * day, reviewsMs: 365 * day });
+    expect(loadConfig({ CALL_LOG_RETENTION: '14d', REVIEW_RETENTION: 'off' }).retention).toEqual({ callLogMs: 14 * day, reviewsMs: undefined });
+    for (const [name, value] of [
+      ['CALL_LOG_RETENTION', '90'],
+      ['CALL_LOG_RETENTION', '12h'],
+      ['REVIEW_RETENTION', '365'],
+      ['REVIEW_RETENTION', '30d'],
+      ['REVIEW_RETENTION', 'soon'],
+    ] as const) {
+      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrowError(new RegExp(name));
+    }
+    expect(loadConfig({}).metrics).toEqual({ host: '127.0.0.1', port: undefined, temporalPort: 9466 });
+    expect(loadConfig({ METRICS_PORT: 'off', TEMPORAL_METRICS_PORT: 'off', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ host: '0.0.0.0', port: 'off', temporalPort: 'off' });
+  });
+
   it('console settings: sessions, a trusted proxy, and who sees Temporal Web UI links (nobody unless named)', () => {
     const defaults = loadConfig({});
     expect(defaults.sessions).toEqual({ idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 });

@@ -47,6 +47,10 @@ describe('Prometheus metrics', () => {
     const delta = (after: Map<string, number>, sample: string) => (after.get(sample) ?? 0) - (before.get(sample) ?? 0);
 
     for (const title of ['one', 'two', 'three']) expect((await write(title)).statusCode).toBe(201);
+    // Sent again with its Idempotency-Key: the earlier answer, not another write, so not counted again.
+    const keyed = () => h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, headers: { 'idempotency-key': 'metrics-once' }, payload: { title: 'once' } });
+    expect((await keyed()).statusCode).toBe(201);
+    expect((await keyed()).statusCode).toBe(201);
     expect((await write('deny this')).statusCode).toBe(403);
     const held = [await write('review one'), await write('review two')].map((response) => json(response).review.id as string);
     const decide = (id: string, verdict: 'approve' | 'deny') =>
@@ -59,17 +63,18 @@ describe('Prometheus metrics', () => {
 
     const after = await scrape();
     const writes = (labels: string) => delta(after, `gatehouse_gated_writes_total{operation="tasks.create",${labels}}`);
-    expect(writes('interface="rest",answer="applied"')).toBe(3);
+    expect(writes('interface="rest",answer="applied"')).toBe(4);
     expect(writes('interface="rest",answer="denied"')).toBe(1);
     expect(writes('interface="rest",answer="pending_review"')).toBe(2);
     expect(writes('interface="mcp",answer="applied"')).toBe(1);
-    expect(delta(after, 'gatehouse_gated_write_answer_seconds_count{answer="applied"}')).toBe(4);
+    expect(delta(after, 'gatehouse_gated_write_answer_seconds_count{answer="applied"}')).toBe(5);
     expect(delta(after, 'gatehouse_gated_write_answer_seconds_count{answer="pending_review"}')).toBe(2);
     // Every answer is within the last bucket's 30 s.
-    expect(delta(after, 'gatehouse_gated_write_answer_seconds_bucket{le="30",answer="applied"}')).toBe(4);
+    expect(delta(after, 'gatehouse_gated_write_answer_seconds_bucket{le="30",answer="applied"}')).toBe(5);
     // Calls: the six REST writes, the two decisions and the read; over MCP the tool call (the session's initialize
     // and tools/list are not calls of the catalog).
-    expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="applied"}')).toBe(3);
+    // Calls count every answer, the replay too.
+    expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="applied"}')).toBe(5);
     expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="policy_denied"}')).toBe(1);
     expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="pending_review"}')).toBe(2);
     expect(delta(after, 'gatehouse_calls_total{interface="rest",outcome="ok"}')).toBe(3);

@@ -192,11 +192,14 @@ function countCall(via: CallInterface, operation: Operation | undefined, outcome
   if (outcome.kind === 'refused' && outcome.error.code === 'rate_limited') {
     limitRefusals.inc({ interface: via, limit: String(outcome.error.details?.limit ?? 'unknown') });
   }
-  if (outcome.kind === 'gated' && operation?.kind === 'gated_write') {
-    const answer = outcome.submitted.answer.outcome;
-    gatedWrites.inc({ operation: operation.write.name, interface: via, answer });
-    gatedWriteSeconds.observe({ answer }, latencyMs / 1000);
-  }
+  if (operation?.kind !== 'gated_write') return;
+  // An Idempotency-Key's replay answers an earlier write again: that write was counted when it ran.
+  if (outcome.kind === 'gated' && outcome.submitted.replayed) return;
+  // A write the api could not have answered (Temporal or a worker out of reach past the wait) counts as failed.
+  const answer = outcome.kind === 'gated' ? outcome.submitted.answer.outcome : outcome.kind === 'failed' && outcome.error.status >= 500 ? 'failed' : undefined;
+  if (!answer) return;
+  gatedWrites.inc({ operation: operation.write.name, interface: via, answer });
+  gatedWriteSeconds.observe({ answer }, latencyMs / 1000);
 }
 
 /** Why a counted request goes no further: over a limit, or not what the interface takes. */

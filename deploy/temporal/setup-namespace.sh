@@ -12,7 +12,11 @@ done
 temporal operator namespace describe --namespace "$namespace" >/dev/null 2>&1 ||
   temporal operator namespace create --namespace "$namespace" --retention "${NAMESPACE_RETENTION:-30d}"
 
-existing=$(temporal operator search-attribute list --namespace "$namespace")
+# A namespace just created reaches every part of the server when its cache refreshes: wait for it.
+until existing=$(temporal operator search-attribute list --namespace "$namespace" 2>/dev/null); do
+  echo "waiting for namespace $namespace"
+  sleep 1
+done
 for name in GatehouseOrganization GatehouseOperation GatehouseResource GatehouseApiKey GatehouseInterface GatehouseDecision GatehouseReviewStatus; do
   if ! printf '%s\n' "$existing" | grep -qw "$name"; then
     temporal operator search-attribute create --namespace "$namespace" --name "$name" --type Keyword

@@ -1,7 +1,7 @@
 /**
  * What `npm test` needs on the machine, made ready before the tests start (npm runs this as `pretest`):
- * PostgreSQL started when it is installed but stopped, the Temporal CLI built when missing, Debian's Chromium
- * installed when missing. Each thing it does is said in one line; what it cannot do (no root, no Go, another
+ * PostgreSQL installed when missing and started when stopped, the Temporal CLI built when missing, Debian's
+ * Chromium installed when missing. Each thing it does is said in one line; what it cannot do (no root, no Go, another
  * system) ends the run at once with one line naming what to install.
  */
 import { execFile, spawn } from 'node:child_process';
@@ -22,32 +22,64 @@ async function main(): Promise<void> {
   await chromium();
 }
 
-/** PostgreSQL where the tests make their scratch databases; a local cluster that is down is started. */
+/**
+ * PostgreSQL where the tests make their scratch databases: installed (as root, with apt-get) when missing, and a
+ * local cluster that is down started.
+ */
 async function postgres(): Promise<void> {
   const adminUrl = process.env.TEST_DATABASE_ADMIN_URL ?? localAdminUrl;
-  if (await reachable(adminUrl)) return;
+  if (await answers(adminUrl)) return;
   const { hostname, port } = new URL(adminUrl);
   const local = ['127.0.0.1', 'localhost', '::1', '[::1]'].includes(hostname);
   const missing =
     `PostgreSQL is not reachable at ${hostname}:${port || 5432}: install PostgreSQL (apt-get install postgresql) with trust ` +
     'authentication for the postgres user on 127.0.0.1, and start it, or set TEST_DATABASE_ADMIN_URL';
-  if (!local || !(await has('pg_lsclusters'))) throw new CannotPrepare(missing);
+  if (!local) throw new CannotPrepare(missing);
+  if (!(await has('pg_lsclusters'))) {
+    if (!isRoot() || !(await has('apt-get'))) throw new CannotPrepare(missing);
+    say('PostgreSQL is not installed; installing Debian\'s postgresql package with apt-get');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    await quietly('apt-get', ['update', '-qq'], env);
+    await quietly('apt-get', ['install', '-y', '-qq', 'postgresql'], env);
+  }
   const wanted = Number(port || 5432);
   const { stdout } = await run('pg_lsclusters', ['--no-header']);
   const cluster = stdout
     .split('\n')
     .map((line) => line.trim().split(/\s+/))
     .find(([, , clusterPort, status]) => Number(clusterPort) === wanted && status?.startsWith('down'));
-  if (!cluster) throw new CannotPrepare(missing);
-  const [version, name] = cluster as [string, string];
-  if (!isRoot()) throw new CannotPrepare(`PostgreSQL ${version}/${name} is stopped: start it (pg_ctlcluster ${version} ${name} start) or run the tests as root`);
-  say(`PostgreSQL ${version}/${name} was stopped; starting it (pg_ctlcluster ${version} ${name} start)`);
-  await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, name, 'start']);
+  if (cluster) {
+    const [version, name] = cluster as [string, string];
+    if (!isRoot()) throw new CannotPrepare(`PostgreSQL ${version}/${name} is stopped: start it (pg_ctlcluster ${version} ${name} start) or run the tests as root`);
+    say(`PostgreSQL ${version}/${name} was stopped; starting it (pg_ctlcluster ${version} ${name} start)`);
+    await run('pg_ctlcluster', ['--skip-systemctl-redirect', version, name, 'start']);
+  }
   for (let attempt = 0; attempt < 30; attempt++) {
-    if (await reachable(adminUrl)) return;
+    if (await answers(adminUrl)) return;
     await new Promise((resolve) => setTimeout(resolve, 1000));
   }
-  throw new CannotPrepare(`PostgreSQL ${version}/${name} was started but does not answer at ${hostname}:${wanted}; see its log in /var/log/postgresql`);
+  throw new CannotPrepare(missing);
+}
+
+/** Whether the server takes the tests' login; one that refuses it is a setting to change, said so at once. */
+async function answers(url: string): Promise<boolean> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
+  try {
+    await client.connect();
+    return true;
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? '';
+    if (code.startsWith('28') || /password/i.test((error as Error).message)) {
+      const { hostname, port, username } = new URL(url);
+      throw new CannotPrepare(
+        `PostgreSQL at ${hostname}:${port || 5432} refuses the login of ${username || 'postgres'} (${(error as Error).message}): let that superuser in ` +
+          `without a password (a "trust" line for 127.0.0.1/32 in pg_hba.conf, then reload) or set TEST_DATABASE_ADMIN_URL to a URL that logs in`,
+      );
+    }
+    return false;
+  } finally {
+    await client.end().catch(() => {});
+  }
 }
 
 /** The Temporal CLI, which carries the dev server the tests run: built with Go when it is not there. */
@@ -75,18 +107,6 @@ async function chromium(): Promise<void> {
   await quietly('apt-get', ['update', '-qq'], env);
   await quietly('apt-get', ['install', '-y', '-qq', 'chromium'], env);
   if (!isExecutable(chromiumPath)) throw new CannotPrepare(install);
-}
-
-async function reachable(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 3000 });
-  try {
-    await client.connect();
-    return true;
-  } catch {
-    return false;
-  } finally {
-    await client.end().catch(() => {});
-  }
 }
 
 async function has(command: string): Promise<boolean> {
