@@ -81,6 +81,24 @@ describe('Prometheus metrics', () => {
     expect(delta(after, 'gatehouse_calls_total{interface="mcp",outcome="applied"}')).toBe(1);
   });
 
+  it('count the requests the limits refuse, by interface and limit', async () => {
+    // An organization on a plan of its own: two REST requests a minute.
+    const plan = `metrics-${Date.now().toString(36)}`;
+    await h.db.query(
+      `INSERT INTO plans (name, daily_budget, rest_per_minute, mcp_per_minute, pending_review_cap, features, description)
+       VALUES ($1, 100000, 2, 1000, 1000, '{}', 'a plan of the metrics test')`,
+      [plan],
+    );
+    const small = await h.createOrganization({ plan });
+    const before = await scrape();
+    const statuses = [];
+    for (let n = 0; n < 5; n++) statuses.push((await h.request({ method: 'GET', url: '/api/v1/tasks', token: small.readOnlyToken })).statusCode);
+    expect(statuses).toEqual([200, 200, 429, 429, 429]);
+    const after = await scrape();
+    const sample = 'gatehouse_limit_refusals_total{interface="rest",limit="per_minute"}';
+    expect((after.get(sample) ?? 0) - (before.get(sample) ?? 0)).toBe(3);
+  });
+
   it('read the reviews by status from the database when scraped', async () => {
     // Other test files share the database: compare with a count taken around the scrape, until nothing moved.
     const counts = async () => {
