@@ -41,7 +41,7 @@ export interface AppDependencies {
 export const defaultSessionPolicy: SessionPolicy = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
 const consoleBuild = fileURLToPath(new URL('../web/dist', import.meta.url));
 
-/** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
+/** How long /readyz waits for each of its checks. */
 const readinessTimeoutMs = 2000;
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
@@ -51,6 +51,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
 }
 
+/** The whole HTTP service as a Fastify instance; the entry point only listens, tests `inject`. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const app = Fastify({
     logger: { level: deps.logLevel ?? 'info' },

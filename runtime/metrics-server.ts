@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database } from '../db/database';
+import { countReviewsByStatus } from '../domain/gate/reviews';
 import { metricsRegistry, reviewsGauge } from '../metrics';
 import type { Config } from './config';
 
@@ -25,13 +26,7 @@ export async function serveMetrics(
 ): Promise<MetricsServer | undefined> {
   const port = config.metrics.port ?? defaultMetricsPorts[role];
   if (port === 'off') return undefined;
-  reviewsGauge(async () => {
-    const { rows } = await db.query(
-      `SELECT CASE WHEN status = 'pending' AND expires_at <= now() THEN 'expired' ELSE status END AS status, count(*)::int AS n
-         FROM reviews GROUP BY 1`,
-    );
-    return Object.fromEntries(rows.map((row) => [row.status as string, row.n as number]));
-  });
+  reviewsGauge(() => countReviewsByStatus(db));
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('Metrics are at /metrics\n');

@@ -44,18 +44,17 @@ export function temporalMetricsUrl(config: Config): string | undefined {
  */
 export async function connectTemporalClient(config: Config, address: string): Promise<{ client: Client; close(): Promise<void> }> {
   installTemporalRuntime(config);
-  const connection = await NativeConnection.connect({ address });
-  try {
-    await ensureSearchAttributes(connection, config.temporal.namespace);
-  } catch (error) {
-    await connection.close();
-    throw error;
-  }
+  const connection = await connectWithSearchAttributes(address, config.temporal.namespace);
   return { client: new Client({ connection, namespace: config.temporal.namespace }), close: () => connection.close() };
 }
 
 /** The worker's connection, once the namespace has the search attributes its workflows keep. */
-export async function connectWorkerConnection(address: string, namespace: string): Promise<NativeConnection> {
+export function connectWorkerConnection(address: string, namespace: string): Promise<NativeConnection> {
+  return connectWithSearchAttributes(address, namespace);
+}
+
+/** A connection to Temporal whose namespace has Gatehouse's search attributes (added where missing). */
+async function connectWithSearchAttributes(address: string, namespace: string): Promise<NativeConnection> {
   const connection = await NativeConnection.connect({ address });
   try {
     await ensureSearchAttributes(connection, namespace);

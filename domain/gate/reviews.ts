@@ -84,6 +84,12 @@ export const decideReviewInput = z.strictObject({
 export const stillPendingSql = (alias: string) => `(${alias}.status = 'pending' AND ${alias}.expires_at > now())`;
 export const reviewStatusSql = (alias: string) => `CASE WHEN ${stillPendingSql(alias)} THEN 'pending' WHEN ${alias}.status = 'pending' THEN 'expired' ELSE ${alias}.status END`;
 
+/** Reviews by the status they read as, across organizations (the metrics' gauge). */
+export async function countReviewsByStatus(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query(`SELECT ${reviewStatusSql('r')} AS status, count(*)::int AS n FROM reviews r GROUP BY 1`);
+  return Object.fromEntries(rows.map((row) => [row.status as string, row.n as number]));
+}
+
 const selectReview = `
   SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,

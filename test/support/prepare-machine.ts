@@ -38,9 +38,7 @@ async function postgres(): Promise<void> {
   if (!(await has('pg_lsclusters'))) {
     if (!isRoot() || !(await has('apt-get'))) throw new CannotPrepare(missing);
     say('PostgreSQL is not installed; installing Debian\'s postgresql package with apt-get');
-    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    await quietly('apt-get', ['update', '-qq'], env);
-    await quietly('apt-get', ['install', '-y', '-qq', 'postgresql'], env);
+    await aptInstall('postgresql');
   }
   const wanted = Number(port || 5432);
   const { stdout } = await run('pg_lsclusters', ['--no-header']);
@@ -103,9 +101,7 @@ async function chromium(): Promise<void> {
   const install = `The browser tests need Chromium at ${chromiumPath}: install it (apt-get install chromium) or set CHROMIUM_PATH to a Chromium binary`;
   if (process.env.CHROMIUM_PATH || process.platform !== 'linux' || !isRoot() || !(await has('apt-get'))) throw new CannotPrepare(install);
   say("Chromium is missing; installing Debian's chromium package with apt-get (a minute or two)");
-  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-  await quietly('apt-get', ['update', '-qq'], env);
-  await quietly('apt-get', ['install', '-y', '-qq', 'chromium'], env);
+  await aptInstall('chromium');
   if (!isExecutable(chromiumPath)) throw new CannotPrepare(install);
 }
 
@@ -116,6 +112,13 @@ async function has(command: string): Promise<boolean> {
   } catch {
     return false;
   }
+}
+
+/** Installs one Debian package, quietly. */
+async function aptInstall(name: string): Promise<void> {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  await quietly('apt-get', ['update', '-qq'], env);
+  await quietly('apt-get', ['install', '-y', '-qq', name], env);
 }
 
 /** Runs a command whose output matters only when it fails. */
