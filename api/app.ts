@@ -1,4 +1,5 @@
 import fastifyCookie from '@fastify/cookie';
+import { trace } from '@opentelemetry/api';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../db/database';
@@ -92,6 +93,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Refusals are answers, not incidents: only what we failed at is logged.
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.status).send(errorBody(appError));
+  });
+  // With traces on (runtime/tracing.ts), the HTTP instrumentation's span of a request is named by its route, as
+  // OpenTelemetry's conventions ask ("POST /api/v1/:family"), not by its bare method.
+  app.addHook('onRequest', (request, _reply, done) => {
+    const span = trace.getActiveSpan();
+    const route = request.routeOptions.url;
+    if (span?.isRecording() && route) {
+      span.updateName(`${request.method} ${route}`);
+      span.setAttribute('http.route', route);
+    }
+    done();
   });
   const consoleDir = builtConsole(deps.consoleDir ?? consoleBuild);
   app.setNotFoundHandler((request, reply) => {

@@ -4,6 +4,7 @@ import { createGateClient } from '../api/catalog/gate-client';
 import type { Database } from '../db/database';
 import type { Config } from './config';
 import { connectTemporalClient } from './temporal';
+import { tracingFor } from './tracing';
 
 export interface RunningApi {
   app: FastifyInstance;
@@ -13,6 +14,7 @@ export interface RunningApi {
 
 /** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
 export async function startApi(config: Config, db: Database, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
+  const stopTracing = tracingFor(config, 'gatehouse-api');
   const temporal = await connectTemporalClient(config, temporalAddress);
   const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
   const app = await buildApp({
@@ -35,6 +37,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     await app.listen({ port: config.port, host: config.host });
   } catch (error) {
     await temporal.close();
+    await stopTracing();
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new Error(`port ${config.port} is taken; set PORT to use another`, { cause: error });
     throw error;
@@ -47,6 +50,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     async stop() {
       await app.close();
       await temporal.close();
+      await stopTracing();
     },
   };
 }

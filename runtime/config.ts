@@ -1,6 +1,7 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { tracingWanted } from './tracing';
 
 const duration = z
   .string()
@@ -125,6 +126,8 @@ export interface Config {
   metrics: { host: string; port: number | 'off' | undefined; temporalPort: number | 'off' };
   /** How long the call log and decided reviews are kept (milliseconds; undefined: for good), pruned hourly. */
   retention: { callLogMs: number | undefined; reviewsMs: number | undefined };
+  /** Whether OpenTelemetry traces are exported (the standard OTEL_* variables; see runtime/tracing.ts). */
+  tracing: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -163,5 +166,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: e.RATE_LIMITS === 'on',
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, temporalPort: e.TEMPORAL_METRICS_PORT },
     retention: { callLogMs: asMs(e.CALL_LOG_RETENTION), reviewsMs: asMs(e.REVIEW_RETENTION) },
+    tracing: tracingWanted(env),
   };
 }

@@ -15,6 +15,7 @@ import { findTemporalCli } from './temporal-binary';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 import { serveMetrics } from './metrics-server';
 import { installTemporalRuntime, temporalMetricsUrl } from './temporal';
+import { tracingFor } from './tracing';
 import { startWorker } from './worker-process';
 
 export interface DevService {
@@ -47,6 +48,7 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup().catch(() => {});
   };
   try {
+    cleanups.push(tracingFor(config, 'gatehouse'));
     let temporalAddress = config.temporal.address;
     let temporalUiUrl = config.temporal.uiUrl;
     if (!temporalAddress) {

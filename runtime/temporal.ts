@@ -2,6 +2,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './search-attributes';
+import { currentTracing } from './tracing';
 
 let runtimeInstalled = false;
 let temporalMetricsServed = false;
@@ -45,7 +46,11 @@ export function temporalMetricsUrl(config: Config): string | undefined {
 export async function connectTemporalClient(config: Config, address: string): Promise<{ client: Client; close(): Promise<void> }> {
   installTemporalRuntime(config);
   const connection = await connectWithSearchAttributes(address, config.temporal.namespace);
-  return { client: new Client({ connection, namespace: config.temporal.namespace }), close: () => connection.close() };
+  const tracing = currentTracing();
+  return {
+    client: new Client({ connection, namespace: config.temporal.namespace, plugins: tracing ? [tracing.temporal] : [] }),
+    close: () => connection.close(),
+  };
 }
 
 /** The worker's connection, once the namespace has the search attributes its workflows keep. */

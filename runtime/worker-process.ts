@@ -5,6 +5,7 @@ import { createWorker } from '../worker';
 import { ensureRetentionSchedule } from './retention-schedule';
 import type { Config } from './config';
 import { connectWorkerConnection, installTemporalRuntime } from './temporal';
+import { currentTracing, tracingFor } from './tracing';
 
 export interface RunningWorker {
   worker: Worker;
@@ -15,6 +16,8 @@ export interface RunningWorker {
 
 export async function startWorker(config: Config, db: Database, temporalAddress: string): Promise<RunningWorker> {
   installTemporalRuntime(config, { workerMetrics: true });
+  const stopTracing = tracingFor(config, 'gatehouse-worker');
+  const tracing = currentTracing();
   const connection = await connectWorkerConnection(temporalAddress, config.temporal.namespace);
   const worker = await createWorker({
     connection,
@@ -23,6 +26,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
     db,
     reviewExpiryMs: config.reviewExpiryMs,
     retention: config.retention,
+    plugins: tracing ? [tracing.temporal] : [],
   });
   try {
     await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), { taskQueue: config.temporal.taskQueue });
@@ -30,7 +34,10 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
     // Pruning can wait for the next worker to start; the gated writes cannot.
     process.stderr.write(`gatehouse: the retention schedule could not be made (${(error as Error).message.split('\n')[0]}); old rows are kept until it is\n`);
   }
-  const done = worker.run().finally(() => connection.close());
+  const done = worker.run().finally(async () => {
+    await connection.close();
+    await stopTracing();
+  });
   return {
     worker,
     done,

@@ -1,4 +1,4 @@
-import { bundleWorkflowCode, type NativeConnection, Worker, type WorkflowBundleOption } from '@temporalio/worker';
+import { bundleWorkflowCode, type NativeConnection, Worker, type WorkerPlugin, type WorkflowBundleOption } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { Database } from '../db/database';
@@ -18,6 +18,8 @@ export interface WorkerOptions {
   retention?: RetentionPolicy;
   /** A bundle made once ahead (tests, several workers in one process); else the workflows are bundled now. */
   workflowBundle?: WorkflowBundleOption;
+  /** Temporal plugins (tracing's interceptors); a bundle made ahead must have been made with the same ones. */
+  plugins?: WorkerPlugin[];
 }
 
 /** A worker running the gated-write workflow, the retention workflow, and their activities. */
@@ -30,6 +32,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // then any worker takes them, replaying the history. Short, so that a write in flight answers soon.
     stickyQueueScheduleToStartTimeout: '3 seconds',
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    plugins: options.plugins,
     activities: createActivities({
       db: options.db,
       reviewExpiryMs: options.reviewExpiryMs,
@@ -40,8 +43,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 }
 
 /** Bundles the workflows for the workflow sandbox; fails on an import a workflow may not use. */
-export async function bundleWorkflows(): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger });
+export async function bundleWorkflows(plugins: WorkerPlugin[] = []): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, plugins });
 }
 
 const quietBundlerLogger = {

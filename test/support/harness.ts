@@ -14,7 +14,8 @@ import { createOrganization, type Organization, type OrganizationSettings } from
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { setPolicySet } from '../../domain/gate/policies';
 import type { SessionPolicy } from '../../domain/identity/sessions';
-import { createWorker } from '../../worker';
+import { bundleWorkflows, createWorker } from '../../worker';
+import type { Tracing } from '../../runtime/tracing';
 import type { RetentionPolicy } from '../../domain/usage/retention';
 import { connectMcp } from './mcp';
 
@@ -71,6 +72,8 @@ export interface HarnessOptions {
   temporalUi?: AppDependencies['temporalUi'];
   /** What the worker's retention runs prune (nothing by default). */
   retention?: RetentionPolicy;
+  /** Traces on: the api's client and the worker get Temporal's OpenTelemetry plugin (the workflows are bundled with it). */
+  tracing?: Tracing;
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -83,8 +86,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const temporalAddress = inject('temporalAddress');
   // The api's client as production makes it (runtime/temporal.ts): over the native connection.
   const clientConnection = await NativeConnection.connect({ address: temporalAddress });
-  const temporal = new Client({ connection: clientConnection });
+  const plugins = options.tracing ? [options.tracing.temporal] : [];
+  const temporal = new Client({ connection: clientConnection, plugins });
   const workerConnection = await NativeConnection.connect({ address: temporalAddress });
+  const workflowBundle = options.tracing ? { code: (await bundleWorkflows(plugins)).code } : { codePath: inject('workflowBundlePath') };
 
   const newWorker = () =>
     createWorker({
@@ -95,7 +100,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       reviewExpiryMs: options.reviewExpiryMs ?? 60 * 60 * 1000,
       reviewRecheckMs: options.reviewRecheckMs,
       retention: options.retention,
-      workflowBundle: { codePath: inject('workflowBundlePath') },
+      workflowBundle,
+      plugins,
     });
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
