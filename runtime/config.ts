@@ -1,6 +1,7 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { tracingWanted } from './tracing';
 
 const duration = z
@@ -87,6 +88,30 @@ const environmentSchema = z.object({
   METRICS_HOST: z.string().default('127.0.0.1'),
   METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).optional()),
   TEMPORAL_METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(1).max(65535)]).default(9466)),
+  // Temporal payloads encrypted with these keys (id:base64, comma-separated; the first encrypts). `gatehouse dev`
+  // makes one in its data folder when none is given.
+  PAYLOAD_ENCRYPTION_KEYS: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined) return undefined;
+        try {
+          return parsePayloadKeys(value);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+  ),
+  // The codec endpoint the Web UI decrypts payloads with (gatehouse dev, gatehouse codec), loopback unless told.
+  CODEC_HOST: z.string().default('127.0.0.1'),
+  CODEC_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(8234)),
+  CODEC_ALLOWED_ORIGINS: z
+    .string()
+    .default('')
+    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
   // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
   RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
 });
@@ -126,6 +151,11 @@ export interface Config {
   metrics: { host: string; port: number | 'off' | undefined; temporalPort: number | 'off' };
   /** How long the call log and decided reviews are kept (milliseconds; undefined: for good), pruned hourly. */
   retention: { callLogMs: number | undefined; reviewsMs: number | undefined };
+  /**
+   * Temporal payloads: the keys that encrypt them (undefined: not encrypted), and where the codec endpoint for the
+   * Web UI listens, with the browser origins allowed to call it (besides the Web UI's own).
+   */
+  payloads: { keys: PayloadKey[] | undefined; codecHost: string; codecPort: number | 'off'; codecOrigins: string[] };
   /** Whether OpenTelemetry traces are exported (the standard OTEL_* variables; see runtime/tracing.ts). */
   tracing: boolean;
 }
@@ -166,6 +196,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimits: e.RATE_LIMITS === 'on',
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, temporalPort: e.TEMPORAL_METRICS_PORT },
     retention: { callLogMs: asMs(e.CALL_LOG_RETENTION), reviewsMs: asMs(e.REVIEW_RETENTION) },
+    payloads: { keys: e.PAYLOAD_ENCRYPTION_KEYS, codecHost: e.CODEC_HOST, codecPort: e.CODEC_PORT, codecOrigins: e.CODEC_ALLOWED_ORIGINS },
     tracing: tracingWanted(env),
   };
 }

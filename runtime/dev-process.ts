@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectDatabase } from '../db/database';
 import { migrate } from '../db/migrate';
@@ -15,6 +15,8 @@ import { findTemporalCli } from './temporal-binary';
 import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-server';
 import { serveMetrics } from './metrics-server';
 import { installTemporalRuntime, temporalMetricsUrl } from './temporal';
+import { serveCodec } from './codec-server';
+import { EncryptionCodec, formatPayloadKeys, newPayloadKey, parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { tracingFor } from './tracing';
 import { startWorker } from './worker-process';
 
@@ -26,6 +28,10 @@ export interface DevService {
   /** Where Prometheus reads Gatehouse's metrics, and the Temporal SDK's worker metrics; undefined when off. */
   metricsUrl: string | undefined;
   temporalMetricsUrl: string | undefined;
+  /** The codec endpoint the Web UI decrypts payloads with; undefined when not served. */
+  codecUrl: string | undefined;
+  /** Where the payload keys come from: PAYLOAD_ENCRYPTION_KEYS, or the data folder's file. */
+  payloadKeysFrom: string;
   /** Present on the first start only: the demo organization and its tokens, shown once. */
   demo: DemoOrganization | undefined;
   /** Settles when the service stops by itself (the worker failed, say). */
@@ -37,10 +43,12 @@ export interface DevService {
  * Everything in one process on embedded defaults: the Temporal dev server as a child process (state in
  * the data folder), the embedded PostgreSQL unless DATABASE_URL is set, the worker and the api.
  */
-export async function startDev(config: Config, log: (line: string) => void): Promise<DevService> {
-  mkdirSync(config.dataDir, { recursive: true });
-  const running = await waitForCliToFinish(config.dataDir);
-  if (running) throw new Error(`gatehouse dev is already running with ${config.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
+export async function startDev(given: Config, log: (line: string) => void): Promise<DevService> {
+  mkdirSync(given.dataDir, { recursive: true });
+  const running = await waitForCliToFinish(given.dataDir);
+  if (running) throw new Error(`gatehouse dev is already running with ${given.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
+  const payloadKeysFile = join(given.dataDir, 'payload-keys');
+  const config: Config = given.payloads.keys ? given : { ...given, payloads: { ...given.payloads, keys: devPayloadKeys(payloadKeysFile) } };
   installTemporalRuntime(config, { workerMetrics: true });
 
   const cleanups: (() => Promise<void>)[] = [];
@@ -51,6 +59,8 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
     cleanups.push(tracingFor(config, 'gatehouse'));
     let temporalAddress = config.temporal.address;
     let temporalUiUrl = config.temporal.uiUrl;
+    const codec = await serveDevCodec(config, log);
+    if (codec) cleanups.push(() => codec.close());
     if (!temporalAddress) {
       const cliPath = await findTemporalCli({ configured: config.temporal.cliPath, log });
       if (!cliPath) {
@@ -64,6 +74,7 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
         port: config.temporal.devPort,
         uiPort: config.temporal.uiPort,
         namespace: config.temporal.namespace,
+        uiCodecEndpoint: codec?.url,
       });
       cleanups.push(() => server.stop());
       temporalAddress = server.address;
@@ -108,6 +119,8 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
       databaseDescription: embedded ? `${databaseUrl} (embedded, data in ${join(config.dataDir, 'pgdata')})` : 'DATABASE_URL',
       metricsUrl: metrics?.url,
       temporalMetricsUrl: temporalMetricsUrl(config),
+      codecUrl: codec?.url,
+      payloadKeysFrom: given.payloads.keys ? 'PAYLOAD_ENCRYPTION_KEYS' : payloadKeysFile,
       demo,
       stopped: worker.done,
       stop: cleanUp,
@@ -115,6 +128,31 @@ export async function startDev(config: Config, log: (line: string) => void): Pro
   } catch (error) {
     await cleanUp();
     throw error;
+  }
+}
+
+/**
+ * The development payload key: made once, kept in the data folder beside the Temporal database whose payloads it
+ * encrypts (readable by its owner only). Losing it makes the held writes in that database unreadable.
+ */
+function devPayloadKeys(file: string): PayloadKey[] {
+  if (existsSync(file)) return parsePayloadKeys(readFileSync(file, 'utf8'));
+  const keys = [newPayloadKey(`dev-${new Date().toISOString().slice(0, 10)}`)];
+  writeFileSync(file, `${formatPayloadKeys(keys)}\n`, { mode: 0o600 });
+  return keys;
+}
+
+/** The codec endpoint for the dev server's Web UI, unless CODEC_PORT=off or its port is taken (then logged). */
+async function serveDevCodec(config: Config, log: (line: string) => void) {
+  const { keys, codecHost, codecPort, codecOrigins } = config.payloads;
+  if (!keys || codecPort === 'off') return undefined;
+  const uiPort = config.temporal.uiPort;
+  const uiOrigins = config.temporal.uiUrl ? [new URL(config.temporal.uiUrl).origin] : [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`];
+  try {
+    return await serveCodec({ codec: new EncryptionCodec(keys), host: codecHost, port: codecPort, allowedOrigins: [...uiOrigins, ...codecOrigins] });
+  } catch (error) {
+    log(`payload codec not served: ${codecHost}:${codecPort} ${(error as NodeJS.ErrnoException).code ?? (error as Error).message} (set CODEC_PORT, or CODEC_PORT=off); the Web UI shows payloads encrypted`);
+    return undefined;
   }
 }
 

@@ -26,6 +26,8 @@ export interface TemporalDevServerOptions {
   sqlitePragmas?: string[];
   /** Whether Gatehouse's search attributes are registered as it starts (default true; false for a bare server). */
   searchAttributes?: boolean;
+  /** Where the Web UI's browser decodes encrypted payloads (Temporal's remote codec). */
+  uiCodecEndpoint?: string;
 }
 
 /**
@@ -67,6 +69,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   }
   if (uiPort) args.push('--ui-port', String(uiPort));
   else args.push('--headless');
+  if (uiPort && options.uiCodecEndpoint) args.push('--ui-codec-endpoint', options.uiCodecEndpoint);
   if (options.namespace && options.namespace !== 'default') args.push('--namespace', options.namespace);
 
   const child = spawn(options.cliPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });

@@ -1,7 +1,9 @@
 import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './search-attributes';
+import { EncryptionCodec } from './payload-codec';
 import { currentTracing } from './tracing';
 
 let runtimeInstalled = false;
@@ -48,9 +50,20 @@ export async function connectTemporalClient(config: Config, address: string): Pr
   const connection = await connectWithSearchAttributes(address, config.temporal.namespace);
   const tracing = currentTracing();
   return {
-    client: new Client({ connection, namespace: config.temporal.namespace, plugins: tracing ? [tracing.temporal] : [] }),
+    client: new Client({
+      connection,
+      namespace: config.temporal.namespace,
+      dataConverter: dataConverterFor(config),
+      plugins: tracing ? [tracing.temporal] : [],
+    }),
     close: () => connection.close(),
   };
+}
+
+/** How the api's client and the worker turn values into Temporal payloads: encrypted when keys are configured. */
+export function dataConverterFor(config: Config): DataConverter | undefined {
+  const { keys } = config.payloads;
+  return keys ? { payloadCodecs: [new EncryptionCodec(keys)] } : undefined;
 }
 
 /** The worker's connection, once the namespace has the search attributes its workflows keep. */

@@ -4,7 +4,7 @@ import type { Database } from '../db/database';
 import { createWorker } from '../worker';
 import { ensureRetentionSchedule } from './retention-schedule';
 import type { Config } from './config';
-import { connectWorkerConnection, installTemporalRuntime } from './temporal';
+import { connectWorkerConnection, dataConverterFor, installTemporalRuntime } from './temporal';
 import { currentTracing, tracingFor } from './tracing';
 
 export interface RunningWorker {
@@ -27,9 +27,10 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
     reviewExpiryMs: config.reviewExpiryMs,
     retention: config.retention,
     plugins: tracing ? [tracing.temporal] : [],
+    dataConverter: dataConverterFor(config),
   });
   try {
-    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), { taskQueue: config.temporal.taskQueue });
+    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }), { taskQueue: config.temporal.taskQueue });
   } catch (error) {
     // Pruning can wait for the next worker to start; the gated writes cannot.
     process.stderr.write(`gatehouse: the retention schedule could not be made (${(error as Error).message.split('\n')[0]}); old rows are kept until it is\n`);

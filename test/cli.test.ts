@@ -4,9 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { NativeConnection } from '@temporalio/worker';
+import { defaultPayloadConverter } from '@temporalio/common';
+import { EncryptionCodec, parsePayloadKeys } from '../runtime/payload-codec';
 import { searchAttributeNames } from '../runtime/search-attributes';
-import { startTemporalDevServer } from '../runtime/temporal-dev-server';
-import { cleanEnv, runCli } from './support/cli';
+import { freePort, startTemporalDevServer } from '../runtime/temporal-dev-server';
+import { cleanEnv, runCli, startCli } from './support/cli';
 import { json, startHarness, type Harness } from './support/harness';
 
 let h: Harness;
@@ -167,5 +169,34 @@ describe('gatehouse CLI', () => {
     } finally {
       await bare.stop();
     }
+  });
+
+  it('temporal payload-key prints a key the codec takes; temporal codec serves it for the Web UI until stopped', async () => {
+    const made = await runCli(['temporal', 'payload-key', '--id', 'ops-1'], cleanEnv({}));
+    expect(made.code, made.stderr).toBe(0);
+    const keys = made.stdout.trim();
+    expect(parsePayloadKeys(keys).map((key) => key.id)).toEqual(['ops-1']);
+
+    const port = await freePort();
+    const codec = startCli(['temporal', 'codec', '--json'], cleanEnv({ PAYLOAD_ENCRYPTION_KEYS: keys, CODEC_PORT: String(port), TEMPORAL_UI_URL: 'http://ui.test:8233' }));
+    try {
+      expect(await codec.ready).toEqual({ codec_url: `http://localhost:${port}`, allowed_origins: ['http://ui.test:8233'] });
+      const [sealed] = await new EncryptionCodec(parsePayloadKeys(keys)).encode([defaultPayloadConverter.toPayload('from the worker')]);
+      const answer = await fetch(`http://127.0.0.1:${port}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', origin: 'http://ui.test:8233' },
+        body: JSON.stringify({ payloads: [{ metadata: Object.fromEntries(Object.entries(sealed!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])), data: Buffer.from(sealed!.data!).toString('base64') }] }),
+      });
+      expect(answer.headers.get('access-control-allow-origin')).toBe('http://ui.test:8233');
+      const { payloads } = (await answer.json()) as { payloads: { data: string }[] };
+      expect(Buffer.from(payloads[0]!.data, 'base64').toString()).toBe('"from the worker"');
+    } finally {
+      codec.child.kill('SIGTERM');
+    }
+    expect(await codec.exited).toBe(0);
+
+    const keyless = await runCli(['temporal', 'codec', '--json'], cleanEnv({}));
+    expect(keyless.code).toBe(1);
+    expect(keyless.json.error.message).toContain('PAYLOAD_ENCRYPTION_KEYS');
   });
 });

@@ -28,7 +28,7 @@ describe('docker-compose.yml', () => {
   const { services } = compose;
 
   it('runs Temporal from its server image with a schema step and a setup step, none from the deprecated auto-setup', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'postgres', 'proxy', 'temporal', 'temporal-admin-tools', 'temporal-schema', 'temporal-ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual(['api', 'codec', 'postgres', 'proxy', 'temporal', 'temporal-admin-tools', 'temporal-schema', 'temporal-ui', 'worker']);
     for (const [name, service] of Object.entries(services)) expect(service.image ?? '', name).not.toMatch(/auto-setup/);
     expect(services.temporal!.image).toMatch(/^temporalio\/server:/);
     expect(services['temporal-schema']!.image).toMatch(/^temporalio\/admin-tools:/);
@@ -56,6 +56,15 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-ui']!.ports).toEqual(['127.0.0.1:${TEMPORAL_UI_PORT:-8233}:8080']);
     const caddyfile = readFileSync(new URL('deploy/proxy/Caddyfile', root), 'utf8');
     expect(caddyfile).toMatch(/dynamic a \{\s*name api\s*port 3000/);
+  });
+
+  it('encrypts payloads with one required key, and serves the codec to the Web UI on loopback', () => {
+    const keys = '${PAYLOAD_ENCRYPTION_KEYS:?set PAYLOAD_ENCRYPTION_KEYS, e.g. export PAYLOAD_ENCRYPTION_KEYS=$$(npx gatehouse temporal payload-key)}';
+    for (const name of ['api', 'worker', 'codec']) expect(services[name]!.environment!.PAYLOAD_ENCRYPTION_KEYS, name).toBe(keys);
+    expect(services.codec!.command).toEqual(['temporal', 'codec']);
+    expect(services.codec!.ports).toEqual(['127.0.0.1:${CODEC_PORT:-8234}:8234']);
+    expect(services.codec!.environment).toMatchObject({ CODEC_HOST: '0.0.0.0', CODEC_PORT: 8234, TEMPORAL_UI_URL: 'http://localhost:${TEMPORAL_UI_PORT:-8233}' });
+    expect(services['temporal-ui']!.environment!.TEMPORAL_CODEC_ENDPOINT).toBe('http://localhost:${CODEC_PORT:-8234}');
   });
 
   it('mounts setup scripts that exist, and registers the search attributes the code uses', () => {

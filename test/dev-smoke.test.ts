@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ async function devEnv() {
     PORT: String(await freePort()),
     TEMPORAL_DEV_PORT: String(await freePort()),
     TEMPORAL_UI_PORT: String(await freePort()),
+    CODEC_PORT: String(await freePort()),
     TEMPORAL_CLI: inject('temporalCliPath'),
   });
 }
@@ -58,6 +59,11 @@ describe('gatehouse dev on embedded defaults', () => {
 
       const ui = await fetch(info.temporal_ui_url);
       expect(ui.status).toBe(200);
+      // The Web UI decrypts the payloads through the codec npm start serves, with the key it made.
+      expect(info.codec_url).toBe(`http://localhost:${env.CODEC_PORT}`);
+      const settings = (await (await fetch(`${info.temporal_ui_url}/api/v1/settings`)).json()) as { Codec: { Endpoint: string } };
+      expect(settings.Codec.Endpoint).toBe(info.codec_url);
+      expect(statSync(join(dataDir, 'payload-keys')).mode & 0o777).toBe(0o600);
 
       // The first start's links let the demo owner and reviewer into the console.
       const origin = `http://localhost:${env.PORT}`;

@@ -1,4 +1,5 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type WorkerPlugin, type WorkflowBundleOption } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import { createActivities } from '../activities';
 import type { Database } from '../db/database';
@@ -20,6 +21,8 @@ export interface WorkerOptions {
   workflowBundle?: WorkflowBundleOption;
   /** Temporal plugins (tracing's interceptors); a bundle made ahead must have been made with the same ones. */
   plugins?: WorkerPlugin[];
+  /** The payload codec (encryption) the api's client uses too. */
+  dataConverter?: DataConverter;
 }
 
 /** A worker running the gated-write workflow, the retention workflow, and their activities. */
@@ -33,6 +36,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     stickyQueueScheduleToStartTimeout: '3 seconds',
     ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
     plugins: options.plugins,
+    dataConverter: options.dataConverter,
     activities: createActivities({
       db: options.db,
       reviewExpiryMs: options.reviewExpiryMs,

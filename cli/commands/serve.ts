@@ -38,6 +38,13 @@ function requireServers(config: Config, what: string): string {
   return config.temporal.address;
 }
 
+function payloadsLine(config: Config): string {
+  const { keys } = config.payloads;
+  return keys
+    ? `Temporal payloads encrypted with key "${keys[0]!.id}"${keys.length > 1 ? ` (${keys.length - 1} more for decrypting)` : ''}`
+    : 'Temporal payloads are NOT encrypted: set PAYLOAD_ENCRYPTION_KEYS (gatehouse temporal payload-key makes one), the same on every api and worker';
+}
+
 function devBanner(service: DevService): string[] {
   const lines = [
     'Gatehouse is running. Stop it with Ctrl-C.',
@@ -49,6 +56,7 @@ function devBanner(service: DevService): string[] {
     `  Temporal server   ${service.temporalAddress}`,
     `  PostgreSQL        ${service.databaseDescription}`,
     `  Metrics           ${service.metricsUrl ?? '(off)'}   (Prometheus; Temporal worker: ${service.temporalMetricsUrl ?? 'off'})`,
+    `  Payload codec     ${service.codecUrl ?? '(off)'}   (Temporal payloads are encrypted; key in ${service.payloadKeysFrom})`,
   ];
   const { demo } = service;
   if (demo) {
@@ -97,6 +105,7 @@ export function serveCommands(): Command[] {
           database: service.databaseDescription,
           metrics_url: service.metricsUrl ?? null,
           temporal_metrics_url: service.temporalMetricsUrl ?? null,
+          codec_url: service.codecUrl ?? null,
           demo: service.demo
             ? {
                 organization: service.demo.organization,
@@ -126,7 +135,7 @@ export function serveCommands(): Command[] {
         emit(
           command,
           { api_url: `${running.url}/api`, metrics_url: metrics?.url ?? null },
-          [`Gatehouse api listening at ${running.url}/api`, `Metrics at ${metrics?.url ?? '(off)'}`],
+          [`Gatehouse api listening at ${running.url}/api`, `Metrics at ${metrics?.url ?? '(off)'}`, payloadsLine(config)],
         );
         await untilStopped();
         await running.stop();
@@ -152,6 +161,7 @@ export function serveCommands(): Command[] {
           [
             `Gatehouse worker polling task queue "${config.temporal.taskQueue}" at ${address}`,
             `Metrics at ${metrics?.url ?? '(off)'}; the Temporal SDK's at ${temporalMetricsUrl(config) ?? '(off)'}`,
+            payloadsLine(config),
           ],
         );
         await untilStopped(running.done);

@@ -2,6 +2,8 @@ import { NativeConnection } from '@temporalio/worker';
 import { Command } from 'commander';
 import { loadConfig } from '../../runtime/config';
 import { ensureSearchAttributes, searchAttributeNames } from '../../runtime/search-attributes';
+import { serveCodec } from '../../runtime/codec-server';
+import { EncryptionCodec, formatPayloadKeys, newPayloadKey } from '../../runtime/payload-codec';
 import { installTemporalRuntime } from '../../runtime/temporal';
 import { emit, fail } from '../output';
 
@@ -30,6 +32,49 @@ export function temporalCommands(): Command {
         } finally {
           await connection.close();
         }
+      } catch (error) {
+        fail(command, error);
+      }
+    });
+
+  temporal
+    .command('payload-key')
+    .description('Print a new payload encryption key (id:base64) for PAYLOAD_ENCRYPTION_KEYS')
+    .option('--id <id>', "the key's id, recorded with every payload it encrypts", `key-${new Date().toISOString().slice(0, 10)}`)
+    .action((options: { id: string }, command: Command) => {
+      try {
+        if (!/^[\w.-]{1,64}$/.test(options.id)) throw new Error('--id takes letters, digits, -, _ and . (at most 64)');
+        const key = formatPayloadKeys([newPayloadKey(options.id)]);
+        emit(command, { id: options.id, key }, key);
+      } catch (error) {
+        fail(command, error);
+      }
+    });
+
+  temporal
+    .command('codec')
+    .description(
+      'Serve the codec endpoint the Temporal Web UI decrypts payloads with (PAYLOAD_ENCRYPTION_KEYS; on CODEC_HOST:CODEC_PORT, for TEMPORAL_UI_URL and CODEC_ALLOWED_ORIGINS)',
+    )
+    .action(async (_options: unknown, command: Command) => {
+      try {
+        const config = loadConfig();
+        const { keys, codecHost, codecPort, codecOrigins } = config.payloads;
+        if (!keys) throw new Error('gatehouse temporal codec needs PAYLOAD_ENCRYPTION_KEYS, the keys the api and the worker encrypt with');
+        if (codecPort === 'off') throw new Error('CODEC_PORT is off');
+        const allowedOrigins = [...(config.temporal.uiUrl ? [new URL(config.temporal.uiUrl).origin] : []), ...codecOrigins];
+        const codec = await serveCodec({ codec: new EncryptionCodec(keys), host: codecHost, port: codecPort, allowedOrigins });
+        emit(command, { codec_url: codec.url, allowed_origins: allowedOrigins }, [
+          `Payload codec at ${codec.url} (POST /decode, /encode)`,
+          allowedOrigins.length
+            ? `Browsers may call it from ${allowedOrigins.join(', ')}`
+            : 'No browser origin may call it (set TEMPORAL_UI_URL to the Web UI); the CLI may: temporal workflow show --codec-endpoint ' + codec.url,
+        ]);
+        await new Promise<void>((resolve) => {
+          process.once('SIGINT', resolve);
+          process.once('SIGTERM', resolve);
+        });
+        await codec.close();
       } catch (error) {
         fail(command, error);
       }

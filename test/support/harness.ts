@@ -16,6 +16,7 @@ import { setPolicySet } from '../../domain/gate/policies';
 import type { SessionPolicy } from '../../domain/identity/sessions';
 import { bundleWorkflows, createWorker } from '../../worker';
 import type { Tracing } from '../../runtime/tracing';
+import { EncryptionCodec, type PayloadKey } from '../../runtime/payload-codec';
 import type { RetentionPolicy } from '../../domain/usage/retention';
 import { connectMcp } from './mcp';
 
@@ -74,6 +75,8 @@ export interface HarnessOptions {
   retention?: RetentionPolicy;
   /** Traces on: the api's client and the worker get Temporal's OpenTelemetry plugin (the workflows are bundled with it). */
   tracing?: Tracing;
+  /** Payloads encrypted with these keys (the api's client and the worker alike). */
+  payloadKeys?: PayloadKey[];
 }
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
@@ -87,7 +90,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   // The api's client as production makes it (runtime/temporal.ts): over the native connection.
   const clientConnection = await NativeConnection.connect({ address: temporalAddress });
   const plugins = options.tracing ? [options.tracing.temporal] : [];
-  const temporal = new Client({ connection: clientConnection, plugins });
+  const dataConverter = options.payloadKeys ? { payloadCodecs: [new EncryptionCodec(options.payloadKeys)] } : undefined;
+  const temporal = new Client({ connection: clientConnection, plugins, dataConverter });
   const workerConnection = await NativeConnection.connect({ address: temporalAddress });
   const workflowBundle = options.tracing ? { code: (await bundleWorkflows(plugins)).code } : { codePath: inject('workflowBundlePath') };
 
@@ -102,6 +106,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       retention: options.retention,
       workflowBundle,
       plugins,
+      dataConverter,
     });
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();

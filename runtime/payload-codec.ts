@@ -1,0 +1,105 @@
+import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import protos from '@temporalio/proto';
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+
+/**
+ * Temporal payloads encrypted at rest: a gated write's input (the record an agent sent), its answer, the review's
+ * updates and signals, the memo. Temporal's history and its database then hold ciphertext; the api and the worker,
+ * which have the key, see the payloads as they were. AES-256-GCM over the whole payload (its metadata too), a fresh
+ * 96-bit nonce per payload, and the key's id in the encrypted payload's metadata so keys can be rotated: the first
+ * key encrypts, every key decrypts.
+ *
+ * A payload that is not encrypted passes through: histories from before the key was set keep replaying, and
+ * Temporal's own payloads (a search attribute's value) are untouched.
+ */
+export const encryptedEncoding = 'binary/encrypted';
+export const keyIdMetadata = 'encryption-key-id';
+
+const { Payload: PayloadMessage } = protos.temporal.api.common.v1;
+const nonceBytes = 12;
+const tagBytes = 16;
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+export interface PayloadKey {
+  id: string;
+  /** 32 bytes. */
+  key: Buffer;
+}
+
+export class PayloadKeyError extends Error {}
+
+/**
+ * Reads PAYLOAD_ENCRYPTION_KEYS: `id:base64-of-32-bytes`, comma-separated, the first encrypting. Ids are
+ * letters, digits, `-`, `_` and `.`.
+ */
+export function parsePayloadKeys(value: string): PayloadKey[] {
+  const keys = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const separator = entry.indexOf(':');
+      const id = entry.slice(0, separator).trim();
+      if (separator <= 0 || !/^[\w.-]{1,64}$/.test(id)) throw new PayloadKeyError(`"${entry.slice(0, 12)}…" is not id:key (an id of letters, digits, - _ or ., then a colon)`);
+      const key = Buffer.from(entry.slice(separator + 1).trim(), 'base64');
+      if (key.length !== 32) throw new PayloadKeyError(`key "${id}" is ${key.length} bytes; it must be 32, in base64 (openssl rand -base64 32)`);
+      return { id, key };
+    });
+  const ids = keys.map((key) => key.id);
+  const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
+  if (repeated) throw new PayloadKeyError(`key id "${repeated}" is given twice`);
+  return keys;
+}
+
+/** A new key, for a development data folder or for an operator to paste. */
+export function newPayloadKey(id: string): PayloadKey {
+  return { id, key: randomBytes(32) };
+}
+
+export function formatPayloadKeys(keys: PayloadKey[]): string {
+  return keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(',');
+}
+
+export class EncryptionCodec implements PayloadCodec {
+  private readonly byId: Map<string, Buffer>;
+
+  constructor(private readonly keys: PayloadKey[]) {
+    if (keys.length === 0) throw new PayloadKeyError('no payload key');
+    this.byId = new Map(keys.map(({ id, key }) => [id, key]));
+  }
+
+  async encode(payloads: Payload[]): Promise<Payload[]> {
+    const { id, key } = this.keys[0]!;
+    return payloads.map((payload) => {
+      const nonce = randomBytes(nonceBytes);
+      const cipher = createCipheriv('aes-256-gcm', key, nonce);
+      cipher.setAAD(encoder.encode(id));
+      const sealed = Buffer.concat([nonce, cipher.update(PayloadMessage.encode(payload).finish()), cipher.final(), cipher.getAuthTag()]);
+      return { metadata: { [METADATA_ENCODING_KEY]: encoder.encode(encryptedEncoding), [keyIdMetadata]: encoder.encode(id) }, data: sealed };
+    });
+  }
+
+  async decode(payloads: Payload[]): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      const encoding = payload.metadata?.[METADATA_ENCODING_KEY];
+      if (!encoding || decoder.decode(encoding) !== encryptedEncoding) return payload;
+      const idBytes = payload.metadata?.[keyIdMetadata];
+      const id = idBytes ? decoder.decode(idBytes) : '';
+      const key = this.byId.get(id);
+      if (!key) throw new PayloadKeyError(`a payload is encrypted with key "${id}", which PAYLOAD_ENCRYPTION_KEYS does not hold`);
+      const sealed = Buffer.from(payload.data ?? new Uint8Array());
+      if (sealed.length < nonceBytes + tagBytes) throw new PayloadKeyError('an encrypted payload is too short to be one');
+      const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, nonceBytes));
+      decipher.setAAD(encoder.encode(id));
+      decipher.setAuthTag(sealed.subarray(sealed.length - tagBytes));
+      let plain: Buffer;
+      try {
+        plain = Buffer.concat([decipher.update(sealed.subarray(nonceBytes, sealed.length - tagBytes)), decipher.final()]);
+      } catch {
+        throw new PayloadKeyError(`a payload encrypted with key "${id}" fails its integrity check: it was changed, or the key is not the one it was encrypted with`);
+      }
+      return PayloadMessage.decode(plain) as Payload;
+    });
+  }
+}
