@@ -1,6 +1,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { metricsRegistry, reviewsGauge } from '../metrics';
+import { loadConfig } from '../runtime/config';
+import { defaultMetricsPorts } from '../runtime/metrics-server';
 import { searchAttributeNames } from '../runtime/search-attributes';
 
 // The compose deployment is for our users; these machines have no Docker engine to run it (the README says what
@@ -22,13 +25,16 @@ interface Service {
   ports?: string[];
   healthcheck?: { test: string[] };
   depends_on?: Record<string, { condition: string }>;
+  profiles?: string[];
 }
 
 describe('docker-compose.yml', () => {
   const { services } = compose;
 
   it('runs Temporal from its server image with a schema step and a setup step, none from the deprecated auto-setup', () => {
-    expect(Object.keys(services).sort()).toEqual(['api', 'codec', 'postgres', 'proxy', 'temporal', 'temporal-admin-tools', 'temporal-schema', 'temporal-ui', 'worker']);
+    expect(Object.keys(services).sort()).toEqual([
+      'api', 'codec', 'grafana', 'jaeger', 'postgres', 'prometheus', 'proxy', 'temporal', 'temporal-admin-tools', 'temporal-schema', 'temporal-ui', 'worker',
+    ]);
     for (const [name, service] of Object.entries(services)) expect(service.image ?? '', name).not.toMatch(/auto-setup/);
     expect(services.temporal!.image).toMatch(/^temporalio\/server:/);
     expect(services['temporal-schema']!.image).toMatch(/^temporalio\/admin-tools:/);
@@ -77,5 +83,51 @@ describe('docker-compose.yml', () => {
     const setup = readFileSync(new URL('deploy/temporal/setup-namespace.sh', root), 'utf8');
     const registered = setup.match(/for name in ([^;]+);/)![1]!.trim().split(/\s+/);
     expect(registered).toEqual(searchAttributeNames);
+  });
+
+  it('adds Prometheus, Grafana with the dashboard, and Jaeger only with the observability profile', () => {
+    for (const name of ['prometheus', 'grafana', 'jaeger']) {
+      expect(services[name]!.profiles, name).toEqual(['observability']);
+      expect(services[name]!.ports![0], name).toMatch(/^127\.0\.0\.1:/);
+    }
+    for (const name of ['api', 'worker', 'postgres', 'temporal', 'proxy', 'codec']) expect(services[name]!.profiles, name).toBeUndefined();
+    expect(services.api!.environment!.OTEL_EXPORTER_OTLP_ENDPOINT).toBe('${OTEL_EXPORTER_OTLP_ENDPOINT:-}');
+    expect(services.jaeger!.command).toContain('--set=receivers.otlp.protocols.http.endpoint=0.0.0.0:4318');
+    for (const mount of [...services.prometheus!.volumes!, ...services.grafana!.volumes!]) {
+      expect(existsSync(new URL(mount.split(':')[0]!.replace(/^\.\//, ''), root)), mount).toBe(true);
+    }
+  });
+
+  it("scrapes every replica's metrics on the ports the processes serve them", () => {
+    const prometheus = parse(readFileSync(new URL('deploy/prometheus/prometheus.yml', root), 'utf8')) as {
+      scrape_configs: { job_name: string; dns_sd_configs: { names: string[]; type: string; port: number }[] }[];
+    };
+    const targets = Object.fromEntries(prometheus.scrape_configs.map((job) => [job.job_name, job.dns_sd_configs.map(({ names, type, port }) => `${type} ${names.join()}:${port}`)]));
+    expect(targets).toEqual({
+      'gatehouse-api': [`A api:${defaultMetricsPorts.api}`],
+      'gatehouse-worker': [`A worker:${defaultMetricsPorts.worker}`],
+      'temporal-sdk': [`A worker:${loadConfig({}).metrics.temporalPort}`],
+    });
+    expect(services.api!.environment!.METRICS_HOST).toBe('0.0.0.0');
+  });
+
+  it("charts Gatehouse's metrics by the names the service registers", async () => {
+    const dashboard = JSON.parse(readFileSync(new URL('deploy/grafana/dashboards/gatehouse.json', root), 'utf8')) as {
+      uid: string;
+      panels: { type: string; targets?: { expr: string; datasource: { uid: string } }[] }[];
+    };
+    const provisioning = parse(readFileSync(new URL('deploy/grafana/provisioning/datasources/datasources.yml', root), 'utf8')) as { datasources: { uid: string }[] };
+    const sources = provisioning.datasources.map((source) => source.uid);
+    // The reviews gauge is registered where metrics are served (it reads the database when scraped).
+    reviewsGauge(async () => ({}));
+    const registered = new Set((await metricsRegistry.getMetricsAsJSON()).map((metric) => metric.name));
+    const targets = dashboard.panels.flatMap((panel) => panel.targets ?? []);
+    expect(targets.length).toBeGreaterThan(10);
+    for (const target of targets) {
+      expect(sources).toContain(target.datasource.uid);
+      for (const name of target.expr.match(/\bgatehouse_\w+/g) ?? []) expect(registered, name).toContain(name.replace(/_(bucket|sum|count)$/, ''));
+    }
+    // The Temporal SDK's names are checked against a running worker's, in test/metrics.test.ts.
+    expect(targets.some((target) => /\btemporal_/.test(target.expr))).toBe(true);
   });
 });

@@ -1,12 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { serveMetrics, type MetricsServer } from '../runtime/metrics-server';
 import { loadConfig } from '../runtime/config';
+import { freePort } from '../runtime/temporal-dev-server';
+import { cleanEnv, startCli } from './support/cli';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
 let acme: TestOrganization;
 let metrics: MetricsServer;
 
+/** The Temporal SDK's worker metrics that the compose deployment's Grafana dashboard charts. */
+const temporalDashboardMetrics = [
+  ...new Set(readFileSync(new URL('../deploy/grafana/dashboards/gatehouse.json', import.meta.url), 'utf8').match(/\btemporal_\w+/g)),
+];
 beforeAll(async () => {
   h = await startHarness();
   acme = await h.createOrganization();
@@ -119,5 +126,38 @@ describe('Prometheus metrics', () => {
       expect(last.denied).toBeGreaterThanOrEqual(1);
       break;
     }
+  });
+
+  it("of a separate worker process: Gatehouse's and the Temporal SDK's, each on its own port", async () => {
+    const [port, temporalPort] = [await freePort(), await freePort()];
+    const taskQueue = `metrics-worker-${process.pid}`;
+    const worker = startCli(
+      ['worker', '--json'],
+      cleanEnv({
+        DATABASE_URL: inject('databaseUrl'),
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        METRICS_PORT: String(port),
+        TEMPORAL_METRICS_PORT: String(temporalPort),
+      }),
+    );
+    try {
+      const ready = await worker.ready;
+      expect(ready).toMatchObject({ metrics_url: `http://127.0.0.1:${port}/metrics`, temporal_metrics_url: `http://127.0.0.1:${temporalPort}/metrics` });
+      expect(await (await fetch(ready.metrics_url)).text()).toMatch(/^gatehouse_reviews\{status="pending"\} \d+$/m);
+      // The SDK's own, once it has run a workflow and its activity: the names the compose deployment's Grafana
+      // dashboard charts.
+      await h.temporal.workflow.execute('pruneRetention', { taskQueue, workflowId: `${taskQueue}-prune` });
+      await vi.waitFor(
+        async () => {
+          const text = await (await fetch(ready.temporal_metrics_url)).text();
+          for (const name of temporalDashboardMetrics) expect(text, name).toMatch(new RegExp(`^${name}[{ ]`, 'm'));
+        },
+        { timeout: 20_000, interval: 500 },
+      );
+    } finally {
+      worker.child.kill('SIGTERM');
+    }
+    expect(await worker.exited).toBe(0);
   });
 });
