@@ -5,6 +5,7 @@ import { dirname } from 'node:path';
 import { promisify } from 'node:util';
 import { mcpKinds, mcpPairs, type McpKind, type McpPair } from './mcp';
 import { limitKinds, type LimitKind } from './limits';
+import { encryptionKinds, type EncryptionKind } from './encryption';
 import { fileDatabasePragmas } from '../runtime/temporal-dev-server';
 import type { historyShapes } from './history';
 import { kinds, type Kind, type RoundsResult } from './measure';
@@ -66,6 +67,11 @@ const limitLabels: Record<LimitKind, string> = {
   limitsOff: 'GET /api/v1/tasks?limit=50, RATE_LIMITS=off',
 };
 
+const encryptionLabels: Record<EncryptionKind, string> = {
+  plain: 'gated write, Allow (201), plain payloads',
+  encrypted: 'gated write, Allow (201), payloads encrypted',
+};
+
 type Result = Summary & { checked: number };
 
 /** What run.ts measured last: the same read on an api counting every request and on one with RATE_LIMITS=off. */
@@ -86,6 +92,33 @@ export interface LimitReport {
   /** Limits on − off, in ms. */
   addedMs: { p50: number; p99: number };
   samplesMs: Record<LimitKind, number[]>;
+}
+
+/** What run.ts measured last: the same gated Allow on the main pair (plain payloads) and on a pair that encrypts. */
+export interface EncryptionMeasurement {
+  samples: number;
+  warmup: number;
+  measured: RoundsResult<EncryptionKind>;
+  /** The start input's encoding of the last workflow of each pair, as Temporal stores it (read without the codec). */
+  payloadEncodings: Record<EncryptionKind, string>;
+  /** The two pairs' task queues. */
+  taskQueues: Record<EncryptionKind, { taskQueue: string }>;
+  /** The codec alone, in the bench process: a start input's size, and µs per payload encrypted and decrypted, per round. */
+  codec: { payloadBytes: number; perPayloadUs: number[] };
+}
+
+export interface EncryptionReport {
+  samples: number;
+  warmup: number;
+  results: Record<EncryptionKind, Result>;
+  /** Encrypted ÷ plain. */
+  ratios: { p50: number; p99: number };
+  /** Encrypted − plain, in ms. */
+  addedMs: { p50: number; p99: number };
+  /** What the bench checked in Temporal's history: `binary/encrypted` for the encrypted pair, not for the plain one. */
+  payloadEncodings: Record<EncryptionKind, string>;
+  codec: { payloadBytes: number; perPayloadUs: number[] };
+  samplesMs: Record<EncryptionKind, number[]>;
 }
 
 /** What run.ts measured last: MCP tool calls through one SDK client, interleaved with their REST twins. */
@@ -179,6 +212,7 @@ export interface Report {
   reads: ReadReport;
   mcp: McpReport;
   limits: LimitReport;
+  encryption: EncryptionReport;
 }
 
 function results<K extends string>(order: readonly K[], measured: RoundsResult<K>): Record<K, Result> {
@@ -265,6 +299,20 @@ function buildLimitReport(limits: LimitMeasurement): LimitReport {
   };
 }
 
+function buildEncryptionReport(encryption: EncryptionMeasurement): EncryptionReport {
+  const [plain, encrypted] = [summarize(encryption.measured.samples.plain), summarize(encryption.measured.samples.encrypted)];
+  return {
+    samples: encryption.samples,
+    warmup: encryption.warmup,
+    results: results(encryptionKinds, encryption.measured),
+    ratios: { p50: round(encrypted.p50 / plain.p50, 2), p99: round(encrypted.p99 / plain.p99, 2) },
+    addedMs: { p50: round(encrypted.p50 - plain.p50), p99: round(encrypted.p99 - plain.p99) },
+    payloadEncodings: encryption.payloadEncodings,
+    codec: encryption.codec,
+    samplesMs: Object.fromEntries(encryptionKinds.map((kind) => [kind, encryption.measured.samples[kind].map((value) => round(value))])) as Record<EncryptionKind, number[]>,
+  };
+}
+
 function buildSqliteReport(journals: JournalMeasurement): Report['sqlite'] {
   const [wal, defaultJournal] = [summarize(journals.measured.samples.wal), summarize(journals.measured.samples.defaultJournal)];
   return {
@@ -308,6 +356,7 @@ export async function buildReport(
     reads: ReadMeasurement;
     mcp: McpMeasurement;
     limits: LimitMeasurement;
+    encryption: EncryptionMeasurement;
   },
 ): Promise<Report> {
   const summaries = Object.fromEntries(kinds.map((kind) => [kind, summarize(measured.samples[kind])])) as Record<Kind, Summary>;
@@ -358,6 +407,12 @@ export async function buildReport(
         'last: GET /api/v1/tasks?limit=50 on the api (limits on: every request counted in PostgreSQL, on a plan whose limits it never ' +
         'reaches) and on a second gatehouse api process with RATE_LIMITS=off, same database and key; rounds alternate which goes first; ' +
         'every answer checked, the rate-limit headers present with limits on and absent with them off',
+      encryption:
+        'last: POST /api/v1/tasks (Allow) on two gatehouse api + worker pairs started together after the others, one plain (task queue ' +
+        `${options.encryption.taskQueues.plain.taskQueue}) and one with PAYLOAD_ENCRYPTION_KEYS (a key made for the run: AES-256-GCM; task queue ` +
+        `${options.encryption.taskQueues.encrypted.taskQueue}), same database, Temporal server and bench API key; rounds alternate which goes first; every answer ` +
+        'checked; the start input of one workflow of each pair read back without the codec, before the rounds and after them: ' +
+        `${options.encryption.payloadEncodings.encrypted} from the encrypted pair, ${options.encryption.payloadEncodings.plain} from the plain one`,
     },
     results: results(kinds, measured),
     ratios: {
@@ -376,6 +431,7 @@ export async function buildReport(
     reads: buildReadReport(options.reads),
     mcp: buildMcpReport(options.mcp),
     limits: buildLimitReport(options.limits),
+    encryption: buildEncryptionReport(options.encryption),
   };
 }
 
@@ -416,6 +472,8 @@ export function printableReport(report: Report): string {
     printableMcp(report.mcp),
     '',
     printableLimits(report.limits),
+    '',
+    printableEncryption(report.encryption),
   ].join('\n');
 }
 
@@ -532,6 +590,31 @@ function printableLimits(limits: LimitReport): string {
       ['on ÷ off', `${limits.ratios.p50.toFixed(2)}×`, `${limits.ratios.p99.toFixed(2)}×`],
       ['on − off', `${ms(limits.addedMs.p50)} ms`, `${ms(limits.addedMs.p99)} ms`],
     ]),
+  ].join('\n');
+}
+
+function printableEncryption(encryption: EncryptionReport): string {
+  const ms = (value: number) => value.toFixed(2);
+  return [
+    `The cost of payload encryption: the same gated Allow on two fresh api + worker pairs, one with plain payloads and one that ` +
+      `encrypts them, ${encryption.samples} sequential samples per kind (after ${encryption.warmup} warm-up), rounds alternating`,
+    '',
+    formatTable([
+      ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
+      ...encryptionKinds.map((kind) => {
+        const result = encryption.results[kind];
+        return [encryptionLabels[kind], String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
+      }),
+    ]),
+    '',
+    formatTable([
+      ['encrypted vs plain', 'p50', 'p99'],
+      ['encrypted ÷ plain', `${encryption.ratios.p50.toFixed(2)}×`, `${encryption.ratios.p99.toFixed(2)}×`],
+      ['encrypted − plain', `${ms(encryption.addedMs.p50)} ms`, `${ms(encryption.addedMs.p99)} ms`],
+    ]),
+    '',
+    `start input as Temporal stores it: ${encryption.payloadEncodings.encrypted} (encrypted pair), ${encryption.payloadEncodings.plain} (plain pair)`,
+    `the codec alone: a ${encryption.codec.payloadBytes}-byte start input encrypted and decrypted in ${encryption.codec.perPayloadUs.join(', ')} µs (rounds of 2,000)`,
   ].join('\n');
 }
 

@@ -10,6 +10,8 @@
 //   5. MCP tool calls (a read and a gated Allow write) beside their REST twins
 //   6. the cost of the plan's request limits: the same read on an api that counts every request and on one
 //      started with RATE_LIMITS=off
+//   7. the cost of payload encryption: the same gated Allow write on two fresh api + worker pairs, one with plain
+//      payloads and one with a PAYLOAD_ENCRYPTION_KEYS key (checked to store ciphertext); and the codec's own cost
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,9 +19,11 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import pg from 'pg';
+import { formatPayloadKeys, newPayloadKey } from '../runtime/payload-codec';
 import { findTemporalCli } from '../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 import { createScratchDatabase, type ScratchDatabase } from '../db/scratch-database';
+import { checkPayloadEncodings, codecMicroseconds, encryptionOperations } from './encryption';
 import { limitOperations } from './limits';
 import { connectBenchMcp, mcpOperations, type McpKind } from './mcp';
 import { type Measured } from './cpu';
@@ -42,6 +46,7 @@ function options() {
       'read-samples': { type: 'string', default: '200' },
       'mcp-samples': { type: 'string', default: '200' },
       'limit-samples': { type: 'string', default: '1000' },
+      'encryption-samples': { type: 'string', default: '200' },
       'journal-samples': { type: 'string', default: '100' },
       'throughput-seconds': { type: 'string', default: '4' },
       'throughput-repeats': { type: 'string', default: '2' },
@@ -59,6 +64,7 @@ function options() {
     readSamples: count('read-samples', values['read-samples'], 1),
     mcpSamples: count('mcp-samples', values['mcp-samples'], 1),
     limitSamples: count('limit-samples', values['limit-samples'], 1),
+    encryptionSamples: count('encryption-samples', values['encryption-samples'], 1),
     journalSamples: count('journal-samples', values['journal-samples'], 1),
     throughputSeconds: count('throughput-seconds', values['throughput-seconds'], 1),
     throughputRepeats: count('throughput-repeats', values['throughput-repeats'], 1),
@@ -75,13 +81,22 @@ const writeLoadRampUp = 10;
 const mcpFirstSequence = 2_000_000;
 /** Titles of the throughput windows' writes count from here. */
 const throughputFirstSequence = 3_000_000;
+/**
+ * Titles of the encryption phase's writes count from here, on the plain pair and on the encrypted one (whose
+ * proving writes, numbered -1, -2, …, come just below its first).
+ */
+const encryptionPlainFirstSequence = 4_000_000;
+const encryptionEncryptedFirstSequence = 5_000_000;
+/** The encryption phase's task queues, apart from the main pair's (TEMPORAL_TASK_QUEUE's default). */
+const encryptedTaskQueue = 'bench-encrypted';
+const plainTaskQueue = 'bench-plain';
 /** Workflows of each kind whose histories are read back. */
 const historiesPerKind = 20;
 
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
-  const { samples, warmup, readSamples, mcpSamples, limitSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
+  const { samples, warmup, readSamples, mcpSamples, limitSamples, encryptionSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
@@ -128,12 +143,14 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'warn',
       GATEHOUSE_DATA_DIR: dataDir,
     };
-    // One after the other: both migrate on start, and a second migrator exits instead of waiting for the lock.
+    // One after the other: both migrate on start, and a second migrator exits instead of waiting for the lock. The
+    // api is live once it has migrated, and ready (/readyz) only once a worker polls its task queue.
     log(`database ${database.name}, Temporal at ${temporal.address}; starting the api on port ${port}, then the worker…`);
     services.push(startService('api', env));
     const apiUrl = `http://127.0.0.1:${port}`;
-    await waitForHealth(apiUrl, services, 60_000);
+    await waitForHealth(apiUrl, services, 60_000, 'healthz');
     services.push(startService('worker', env));
+    await waitForHealth(apiUrl, services, 60_000);
     // A second api on the same database and Temporal, counting nothing: the baseline of the limits' cost.
     const limitsOffPort = await freePort();
     const limitsOffUrl = `http://127.0.0.1:${limitsOffPort}`;
@@ -286,6 +303,47 @@ async function main(): Promise<void> {
       }),
     });
 
+    // Last: two more api + worker pairs on the same database and Temporal, started together now (so the phases above
+    // run as before, with no other worker polling beside them), each on a task queue of its own: one plain, one with
+    // a key made for this run, so that every payload it hands Temporal is encrypted. Both fresh, so that they differ
+    // by the key alone; their metrics on ports of their own.
+    const pairs = { plain: { port: await freePort(), taskQueue: plainTaskQueue, keys: {} }, encrypted: { port: await freePort(), taskQueue: encryptedTaskQueue, keys: { PAYLOAD_ENCRYPTION_KEYS: formatPayloadKeys([newPayloadKey('bench')]) } } };
+    for (const [kind, pair] of Object.entries(pairs)) {
+      log(`starting an api on port ${pair.port} and a worker on task queue ${pair.taskQueue} (${kind} payloads)…`);
+      const pairEnv = { ...env, PORT: String(pair.port), TEMPORAL_TASK_QUEUE: pair.taskQueue, ...pair.keys };
+      services.push(startService('api', { ...pairEnv, METRICS_PORT: String(await freePort()) }, `api (${kind})`));
+      services.push(startService('worker', { ...pairEnv, METRICS_PORT: String(await freePort()), TEMPORAL_METRICS_PORT: String(await freePort()) }, `worker (${kind})`));
+    }
+    const [plainUrl, encryptedUrl] = [`http://127.0.0.1:${pairs.plain.port}`, `http://127.0.0.1:${pairs.encrypted.port}`];
+    await waitForHealth(plainUrl, services, 60_000);
+    await waitForHealth(encryptedUrl, services, 60_000);
+    const encryptionWorkflowIds = { plain: [] as string[], encrypted: [] as string[] };
+    const encryptionPairs = encryptionOperations(organization.token, {
+      plain: { apiUrl: plainUrl, firstSequence: encryptionPlainFirstSequence, workflowIds: encryptionWorkflowIds.plain },
+      encrypted: { apiUrl: encryptedUrl, firstSequence: encryptionEncryptedFirstSequence, workflowIds: encryptionWorkflowIds.encrypted },
+    });
+    await provePolling(encryptionPairs.plain, services);
+    await provePolling(encryptionPairs.encrypted, services);
+    // Read back through the floor's client, which has no codec: the payloads as Temporal stores them.
+    await checkPayloadEncodings(floor.client, { plain: encryptionWorkflowIds.plain.at(-1), encrypted: encryptionWorkflowIds.encrypted.at(-1) });
+    log(`the encrypted pair answers and stores ciphertext; measuring gated Allow writes, plain and encrypted, ${warmup} + ${encryptionSamples} rounds…`);
+    const encryption = await runRounds(encryptionPairs, {
+      samples: encryptionSamples,
+      warmup,
+      alternate: true,
+      aborted: () => interrupted,
+      onProgress: progress('plain and encrypted writes', () => {
+        for (const service of services) service.assertRunning();
+      }),
+    });
+    // Once more on the last write of each, so the figures are known to be those of what they say.
+    const payloadEncodings = await checkPayloadEncodings(floor.client, {
+      plain: encryptionWorkflowIds.plain.at(-1),
+      encrypted: encryptionWorkflowIds.encrypted.at(-1),
+    });
+    log('measuring the codec alone, in this process…');
+    const codec = await codecMicroseconds(floor.client, encryptionWorkflowIds.plain.at(-1)!);
+
     const { rows } = await pool.query<{ server_version: string }>('SHOW server_version');
     const report = await buildReport(measured, {
       samples,
@@ -298,6 +356,7 @@ async function main(): Promise<void> {
       reads: { samples: readSamples, warmup, seed, searchMatches, alone, underLoad, load: loadResult },
       mcp: { samples: mcpSamples, warmup, measured: mcp },
       limits: { samples: limitSamples, warmup, measured: limits },
+      encryption: { samples: encryptionSamples, warmup, measured: encryption, payloadEncodings, taskQueues: pairs, codec },
     });
     process.stdout.write(`\n${printableReport(report)}\n\n`);
     writeReport(report, resultsPath);
@@ -306,7 +365,7 @@ async function main(): Promise<void> {
     // Each step runs even when an earlier one fails.
     const steps: Array<[string, () => Promise<void> | undefined]> = [
       ['stopping the floor workers', async () => void (await Promise.all(floors.map((floor) => floor.close())))],
-      ['stopping the api and the worker', async () => void (await Promise.all(services.map((service) => service.stop())))],
+      ['stopping the apis and the workers', async () => void (await Promise.all(services.map((service) => service.stop())))],
       ['closing the insert pool', () => pool?.end()],
       ['stopping the Temporal dev server', () => temporal?.stop()],
       ['stopping the second Temporal dev server', () => defaultJournalTemporal?.stop()],

@@ -59,14 +59,17 @@ export function startService(command: 'api' | 'worker', env: Record<string, stri
   };
 }
 
-/** Waits until GET /readyz answers 200 (the api listens, reaches the database and Temporal, and a worker polls). */
-export async function waitForHealth(baseUrl: string, services: Service[], timeoutMs: number): Promise<void> {
+/**
+ * Waits until GET /readyz answers 200 (the api listens, reaches the database and Temporal, and a worker polls its
+ * task queue); with `probe: 'healthz'`, until GET /healthz does (the api listens: it has migrated the database).
+ */
+export async function waitForHealth(baseUrl: string, services: Service[], timeoutMs: number, probe: 'readyz' | 'healthz' = 'readyz'): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = 'no answer yet';
   while (Date.now() < deadline) {
     for (const service of services) service.assertRunning();
     try {
-      const response = await fetch(`${baseUrl}/readyz`, { signal: AbortSignal.timeout(2000) });
+      const response = await fetch(`${baseUrl}/${probe}`, { signal: AbortSignal.timeout(2000) });
       await response.arrayBuffer();
       if (response.status === 200) return;
       last = `status ${response.status}`;
@@ -75,5 +78,5 @@ export async function waitForHealth(baseUrl: string, services: Service[], timeou
     }
     await sleep(200);
   }
-  throw new Error(`GET ${baseUrl}/readyz did not answer 200 within ${timeoutMs / 1000} s (${last})`);
+  throw new Error(`GET ${baseUrl}/${probe} did not answer 200 within ${timeoutMs / 1000} s (${last})`);
 }
