@@ -15,7 +15,10 @@ export interface RunningApi {
 /** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
 export async function startApi(config: Config, db: Database, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
   const stopTracing = tracingFor(config, 'gatehouse-api');
-  const temporal = await connectTemporalClient(config, temporalAddress);
+  const temporal = await connectTemporalClient(config, temporalAddress).catch(async (error: unknown) => {
+    await stopTracing();
+    throw error;
+  });
   const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
   const app = await buildApp({
     db,

@@ -84,6 +84,8 @@ export async function serveCodec(options: {
   app.post('/encode', route('encode'));
   await app.listen({ host: options.host, port: options.port });
   const address = app.server.address() as AddressInfo;
-  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address === '127.0.0.1' ? 'localhost' : address.address;
+  // The URL handed to browsers (the Web UI): a wildcard or loopback address reads as localhost.
+  const wildcardOrLoopback = ['0.0.0.0', '127.0.0.1', '::', '::1'].includes(address.address);
+  const host = wildcardOrLoopback ? 'localhost' : address.family === 'IPv6' ? `[${address.address}]` : address.address;
   return { url: `http://${host}:${address.port}`, close: () => app.close() };
 }

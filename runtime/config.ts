@@ -111,7 +111,20 @@ const environmentSchema = z.object({
   CODEC_ALLOWED_ORIGINS: z
     .string()
     .default('')
-    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean)),
+    .transform((value) => value.split(',').map((origin) => origin.trim()).filter(Boolean))
+    .refine((origins) => origins.every((origin) => /^https?:\/\/[^/*\s]+$/.test(origin)), {
+      message: 'origins such as http://localhost:8233 (scheme, host and port; no path, no *: the codec decrypts for whoever it answers)',
+    }),
+  // OpenTelemetry's own variable, checked here so that a typo stops the start with a clear line (runtime/tracing.ts).
+  OTEL_TRACES_EXPORTER: z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .optional()
+      .refine((value) => value === undefined || value.split(',').every((name) => ['otlp', 'console', 'none'].includes(name.trim())), {
+        message: 'otlp, console or none (comma-separated)',
+      }),
+  ),
   // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
   RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
 });

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectDatabase } from '../db/database';
 import { migrate } from '../db/migrate';
@@ -137,9 +137,18 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
  */
 function devPayloadKeys(file: string): PayloadKey[] {
   if (existsSync(file)) return parsePayloadKeys(readFileSync(file, 'utf8'));
-  const keys = [newPayloadKey(`dev-${new Date().toISOString().slice(0, 10)}`)];
-  writeFileSync(file, `${formatPayloadKeys(keys)}\n`, { mode: 0o600 });
-  return keys;
+  // Written whole to a file of its own, then linked into place: a second start at the same moment, or a crash
+  // half-way, never leaves a key that encrypted something replaced or cut short.
+  const draft = `${file}.${process.pid}.new`;
+  writeFileSync(draft, `${formatPayloadKeys([newPayloadKey(`dev-${new Date().toISOString().slice(0, 10)}`)])}\n`, { mode: 0o600, flag: 'wx' });
+  try {
+    linkSync(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    unlinkSync(draft);
+  }
+  return parsePayloadKeys(readFileSync(file, 'utf8'));
 }
 
 /** The codec endpoint for the dev server's Web UI, unless CODEC_PORT=off or its port is taken (then logged). */

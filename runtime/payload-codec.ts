@@ -1,6 +1,7 @@
-import { METADATA_ENCODING_KEY, type Payload, type PayloadCodec } from '@temporalio/common';
+import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCodec } from '@temporalio/common';
 import protos from '@temporalio/proto';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Temporal payloads encrypted at rest: a gated write's input (the record an agent sent), its answer, the review's
@@ -38,12 +39,16 @@ export function parsePayloadKeys(value: string): PayloadKey[] {
     .split(',')
     .map((entry) => entry.trim())
     .filter(Boolean)
-    .map((entry) => {
+    .map((entry, index) => {
+      // Never echoed: an entry may be a key pasted without its id.
+      const which = `entry ${index + 1}`;
       const separator = entry.indexOf(':');
       const id = entry.slice(0, separator).trim();
-      if (separator <= 0 || !/^[\w.-]{1,64}$/.test(id)) throw new PayloadKeyError(`"${entry.slice(0, 12)}…" is not id:key (an id of letters, digits, - _ or ., then a colon)`);
-      const key = Buffer.from(entry.slice(separator + 1).trim(), 'base64');
-      if (key.length !== 32) throw new PayloadKeyError(`key "${id}" is ${key.length} bytes; it must be 32, in base64 (openssl rand -base64 32)`);
+      if (separator <= 0 || !/^[\w.-]{1,64}$/.test(id)) throw new PayloadKeyError(`${which} is not id:key (an id of letters, digits, - _ or ., a colon, then the key in base64)`);
+      const encoded = entry.slice(separator + 1).trim();
+      const key = Buffer.from(encoded, 'base64');
+      if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || key.toString('base64') !== encoded) throw new PayloadKeyError(`key "${id}" is not base64`);
+      if (key.length !== 32) throw new PayloadKeyError(`key "${id}" is ${key.length} bytes; it must be 32, in base64 (gatehouse temporal payload-key makes one)`);
       return { id, key };
     });
   const ids = keys.map((key) => key.id);
@@ -102,4 +107,16 @@ export class EncryptionCodec implements PayloadCodec {
       return PayloadMessage.decode(plain) as Payload;
     });
   }
+}
+
+/** Failures' messages and stack traces moved into an encoded payload (runtime/failure-converter.cjs). */
+export const encryptingFailureConverterPath = fileURLToPath(new URL('./failure-converter.cjs', import.meta.url));
+
+/**
+ * The data converter of an api's client and a worker that encrypt: the codec, and the failure converter that hands
+ * a failure's message and stack trace to it. A worker given a bundle made ahead needs that bundle made with the
+ * same failure converter (bundleWorkflows' `failureConverterPath`).
+ */
+export function encryptingDataConverter(keys: PayloadKey[]): DataConverter {
+  return { payloadCodecs: [new EncryptionCodec(keys)], failureConverterPath: encryptingFailureConverterPath };
 }

@@ -3,7 +3,7 @@ import type { DataConverter } from '@temporalio/common';
 import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './search-attributes';
-import { EncryptionCodec } from './payload-codec';
+import { encryptingDataConverter } from './payload-codec';
 import { currentTracing } from './tracing';
 
 let runtimeInstalled = false;
@@ -63,7 +63,7 @@ export async function connectTemporalClient(config: Config, address: string): Pr
 /** How the api's client and the worker turn values into Temporal payloads: encrypted when keys are configured. */
 export function dataConverterFor(config: Config): DataConverter | undefined {
   const { keys } = config.payloads;
-  return keys ? { payloadCodecs: [new EncryptionCodec(keys)] } : undefined;
+  return keys ? encryptingDataConverter(keys) : undefined;
 }
 
 /** The worker's connection, once the namespace has the search attributes its workflows keep. */

@@ -51,8 +51,8 @@ export function startTracing(serviceName: string, options: { spanProcessor?: Spa
     ...(options.spanProcessor ? { spanProcessors: [options.spanProcessor] } : {}),
     instrumentations: [
       new HttpInstrumentation({
-        // Probes and scrapes are not requests anyone follows.
-        ignoreIncomingRequestHook: (request) => /^\/(healthz|readyz)(\?|$)/.test(request.url ?? ''),
+        // Probes, scrapes and the Web UI's codec calls are not requests anyone follows.
+        ignoreIncomingRequestHook: (request) => /^\/(healthz|readyz|metrics|decode|encode)(\?|$)/.test(request.url ?? ''),
       }),
       new PgInstrumentation({ requireParentSpan: true }),
     ],
@@ -61,7 +61,11 @@ export function startTracing(serviceName: string, options: { spanProcessor?: Spa
   patchLoadedModules();
   // The workflow's spans are made in the sandbox and leave it through a sink: they go to the processor the SDK
   // built from the environment, the one every other span of this process goes to.
-  const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as BasicTracerProvider;
+  const provider = (trace.getTracerProvider() as ProxyTracerProvider).getDelegate() as Partial<BasicTracerProvider>;
+  if (typeof provider.getActiveSpanProcessor !== 'function' || !provider.resource) {
+    void sdk.shutdown();
+    throw new Error('OpenTelemetry did not start a tracer provider: check OTEL_TRACES_EXPORTER (otlp, console or none) and OTEL_EXPORTER_OTLP_PROTOCOL');
+  }
   const resource = provider.resource;
   started = {
     temporal: new OpenTelemetryPlugin({ resource, spanProcessor: options.spanProcessor ?? provider.getActiveSpanProcessor() }),

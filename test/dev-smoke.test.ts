@@ -1,7 +1,10 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { inject } from 'vitest';
 import { freePort } from '../runtime/temporal-dev-server';
 import { cleanEnv, runCli, startCli } from './support/cli';
@@ -9,8 +12,37 @@ import { cleanEnv, runCli, startCli } from './support/cli';
 const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-dev-'));
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
+/** A stand-in for an OpenTelemetry collector: OTLP/HTTP in JSON, the spans it was sent (service, trace, name). */
+async function otlpReceiver() {
+  const spans: { service: string; traceId: string; name: string }[] = [];
+  const server = createServer((request, response) => {
+    let body = '';
+    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    request.on('end', () => {
+      const sent = JSON.parse(body) as {
+        resourceSpans: { resource: { attributes: { key: string; value: { stringValue?: string } }[] }; scopeSpans: { spans: { traceId: string; name: string }[] }[] }[];
+      };
+      for (const { resource, scopeSpans } of sent.resourceSpans ?? []) {
+        const service = resource.attributes.find((attribute) => attribute.key === 'service.name')?.value.stringValue ?? '';
+        for (const { spans: sentSpans } of scopeSpans) for (const { traceId, name } of sentSpans) spans.push({ service, traceId, name });
+      }
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, spans, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
+}
+
+const collector = await otlpReceiver();
+afterAll(() => collector.close());
+
 async function devEnv() {
   return cleanEnv({
+    // Traces on, as an operator turns them on, to the stand-in collector, sent at once.
+    OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+    OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+    OTEL_BSP_SCHEDULE_DELAY: '100',
     GATEHOUSE_DATA_DIR: dataDir,
     PORT: String(await freePort()),
     TEMPORAL_DEV_PORT: String(await freePort()),
@@ -49,6 +81,38 @@ describe('gatehouse dev on embedded defaults', () => {
       });
       expect(created.status).toBe(201);
       taskId = ((await created.json()) as { data: { id: string } }).data.id;
+      const workflowId = created.headers.get('x-gatehouse-workflow-id')!;
+
+      // Temporal holds the write encrypted (the key npm start made), and the codec it serves opens it.
+      const connection = await Connection.connect({ address: info.temporal_address });
+      try {
+        const history = await new Client({ connection }).workflow.getHandle(workflowId).fetchHistory();
+        const [input] = history.events![0]!.workflowExecutionStartedEventAttributes!.input!.payloads!;
+        expect(Buffer.from(input!.metadata!.encoding!).toString()).toBe('binary/encrypted');
+        const decoded = await fetch(`${info.codec_url}/decode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            payloads: [{ metadata: Object.fromEntries(Object.entries(input!.metadata!).map(([k, v]) => [k, Buffer.from(v!).toString('base64')])), data: Buffer.from(input!.data!).toString('base64') }],
+          }),
+        });
+        const { payloads } = (await decoded.json()) as { payloads: { data: string }[] };
+        expect(Buffer.from(payloads[0]!.data, 'base64').toString()).toContain('Smoke test task');
+      } finally {
+        await connection.close();
+      }
+
+      // One trace from the api's request to the workflow the worker ran, both in this one process.
+      await vi.waitFor(
+        () => {
+          const request = collector.spans.find((span) => span.name === 'POST /api/v1/tasks');
+          expect(request?.service).toBe('gatehouse');
+          expect(collector.spans.filter((span) => span.traceId === request!.traceId).map((span) => span.name)).toEqual(
+            expect.arrayContaining(['UpdateWithStartWorkflow:gateAnswer', 'RunWorkflow:gatedWriteV3', 'RunActivity:decideAndApplyGatedWrite']),
+          );
+        },
+        { timeout: 15_000, interval: 200 },
+      );
 
       const readOnly = await fetch(`${info.api_url}/v1/tasks`, {
         method: 'POST',

@@ -5,7 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../runtime/config';
 import { serveCodec, type CodecServer } from '../runtime/codec-server';
-import { EncryptionCodec, formatPayloadKeys, newPayloadKey, parsePayloadKeys } from '../runtime/payload-codec';
+import { EncryptionCodec, encryptingDataConverter, encryptingFailureConverterPath, formatPayloadKeys, newPayloadKey, parsePayloadKeys } from '../runtime/payload-codec';
+import { bundleWorkflows } from '../worker';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 // Temporal holds ciphertext: a gated write's record, its answer and the review's messages are encrypted before they
@@ -62,7 +63,17 @@ describe('the encryption codec', () => {
     expect(loadConfig({ PAYLOAD_ENCRYPTION_KEYS: two }).payloads.keys?.[0]?.key.equals(key.key)).toBe(true);
     expect(loadConfig({}).payloads.keys).toBeUndefined();
     expect(() => loadConfig({ PAYLOAD_ENCRYPTION_KEYS: 'k1:c2hvcnQ=' })).toThrow('key "k1" is 5 bytes; it must be 32');
-    expect(() => loadConfig({ PAYLOAD_ENCRYPTION_KEYS: key.key.toString('base64') })).toThrow('is not id:key');
+    expect(() => loadConfig({ CODEC_ALLOWED_ORIGINS: '*' })).toThrow('CODEC_ALLOWED_ORIGINS');
+    // A key pasted without its id is refused without being echoed.
+    const pasted = key.key.toString('base64');
+    expect(() => loadConfig({ PAYLOAD_ENCRYPTION_KEYS: pasted })).toThrow('entry 1 is not id:key');
+    try {
+      loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `${formatPayloadKeys([key])},${pasted}` });
+    } catch (error) {
+      expect((error as Error).message).toContain('entry 2 is not id:key');
+      expect((error as Error).message).not.toContain(pasted.slice(0, 6));
+    }
+    expect(() => loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `k1:${pasted.slice(0, -4)}!!!!` })).toThrow('key "k1" is not base64');
     expect(() => loadConfig({ PAYLOAD_ENCRYPTION_KEYS: `${formatPayloadKeys([key])},${formatPayloadKeys([key])}` })).toThrow('given twice');
   });
 });
@@ -70,6 +81,9 @@ describe('the encryption codec', () => {
 describe('gated writes with encrypted payloads, on Temporal', () => {
   let h: Harness;
   let acme: TestOrganization;
+  let bundle: Promise<{ code: string }> | undefined;
+  /** The workflows as an encrypting worker bundles them (with the failure converter in the sandbox). */
+  const encryptingBundle = () => (bundle ??= bundleWorkflows([], { failureConverterPath: encryptingFailureConverterPath }));
 
   beforeAll(async () => {
     h = await startHarness({ payloadKeys: [key] });
@@ -108,18 +122,31 @@ describe('gated writes with encrypted payloads, on Temporal', () => {
       expect(input.map((payload) => text(payload.metadata!.encoding))).toEqual(['binary/encrypted']);
       expect(JSON.stringify(defaultPayloadConverter.fromPayload((await codec.decode(input))[0]!))).toContain(secrets[0]);
       // A worker with the key replays it; one without cannot read it.
-      await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: { payloadCodecs: [codec] } }, history, workflowId);
+      await Worker.runReplayHistory({ workflowBundle: await encryptingBundle(), dataConverter: encryptingDataConverter([key]) }, history, workflowId);
+      await expect(Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, history, workflowId)).rejects.toThrow();
     }
     // The search attributes stay readable, for the operators' queries.
     const described = await h.temporal.workflow.getHandle(allowed.headers['x-gatehouse-workflow-id'] as string).describe();
     expect(described.searchAttributes.GatehouseOperation).toEqual(['tasks.create']);
   });
 
+  it("keep a refusal's message, which quotes the input, out of Temporal in the clear too", async () => {
+    const project = 'prj_01KZZZZZZZZZZZZZZZZZZZZZZZ';
+    const refused = await h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title: 'in a project that is not there', project_id: project } });
+    expect(refused.statusCode, refused.body).toBeGreaterThanOrEqual(400);
+    expect(refused.body).toContain(project);
+    const workflowId = refused.headers['x-gatehouse-workflow-id'] as string;
+    await h.temporal.workflow.getHandle(workflowId).result();
+    const { bytes } = await storedHistory(workflowId);
+    expect(bytes.includes(project)).toBe(false);
+    expect(bytes.includes('Encoded failure')).toBe(true);
+  });
+
   it('replay the histories recorded before encryption with the codec in place', async () => {
     const folder = new URL('./histories/', import.meta.url);
     for (const file of readdirSync(folder).filter((name) => name.endsWith('.json'))) {
       const history = History.fromObject(JSON.parse(readFileSync(new URL(file, folder), 'utf8')));
-      await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') }, dataConverter: { payloadCodecs: [codec] } }, history, file);
+      await Worker.runReplayHistory({ workflowBundle: await encryptingBundle(), dataConverter: encryptingDataConverter([key]) }, history, file);
     }
   });
 });
@@ -156,6 +183,15 @@ describe('the codec endpoint for the Web UI', () => {
     expect(Buffer.from(back.payloads[0]!.data, 'base64').toString()).toBe('7');
     // Protobuf's JSON of no payloads, as the Temporal CLI sends it.
     expect(await (await post('/decode', '{}')).json()).toEqual({ payloads: [] });
+  });
+
+  it('hands browsers a URL they can open when it listens on every interface', async () => {
+    const everywhere = await serveCodec({ codec, host: '0.0.0.0', port: 0, allowedOrigins: [ui] });
+    try {
+      expect(everywhere.url).toMatch(/^http:\/\/localhost:\d+$/);
+    } finally {
+      await everywhere.close();
+    }
   });
 
   it("answers the Web UI's preflight, and no other origin's", async () => {

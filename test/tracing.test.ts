@@ -5,6 +5,7 @@ import { Worker } from '@temporalio/worker';
 import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { loadConfig } from '../runtime/config';
+import { serveMetrics } from '../runtime/metrics-server';
 import { startTracing, tracingWanted } from '../runtime/tracing';
 import { bundleWorkflows } from '../worker';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
@@ -104,11 +105,21 @@ describe('traces', () => {
     expect(queriesOfActivities.some((span) => /insert into tasks/i.test(String(span.attributes['db.statement']))), described).toBe(true);
   });
 
-  it('leave probes out', async () => {
-    exporter.reset();
-    expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER)).toEqual([]);
+  it('leave probes and scrapes out', async () => {
+    const metrics = (await serveMetrics(loadConfig({ METRICS_PORT: '0' }), 'api', h.db, () => {}))!;
+    try {
+      exporter.reset();
+      expect((await fetch(`${baseUrl}/healthz`)).status).toBe(200);
+      await fetch(`${baseUrl}/readyz`);
+      expect((await fetch(metrics.url)).status).toBe(200);
+      const me = await fetch(`${baseUrl}/api/v1/me`, { headers: { authorization: `Bearer ${acme.readWriteToken}` } });
+      expect(me.status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      // Only the request someone would follow.
+      expect(exporter.getFinishedSpans().filter((span) => span.kind === SpanKind.SERVER).map((span) => span.name)).toEqual(['GET /api/v1/me']);
+    } finally {
+      await metrics.close();
+    }
   });
 });
 
@@ -122,6 +133,8 @@ describe('turning traces on and off', () => {
     expect(tracingWanted({ OTEL_TRACES_EXPORTER: 'none', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' })).toBe(false);
     expect(tracingWanted({ OTEL_SDK_DISABLED: 'true', OTEL_TRACES_EXPORTER: 'otlp' })).toBe(false);
     expect(loadConfig({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toBe(true);
+    // A typo stops the start with a line that names the variable, rather than failing deep in the SDK.
+    expect(() => loadConfig({ OTEL_TRACES_EXPORTER: 'otlp,jaeger' })).toThrow('OTEL_TRACES_EXPORTER: otlp, console or none');
   });
 
   // A held write may wait for weeks while an operator turns traces on or off: the workflow's own commands must

@@ -47,8 +47,8 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
 }
 
 /** Bundles the workflows for the workflow sandbox; fails on an import a workflow may not use. */
-export async function bundleWorkflows(plugins: WorkerPlugin[] = []): Promise<{ code: string }> {
-  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, plugins });
+export async function bundleWorkflows(plugins: WorkerPlugin[] = [], options: { failureConverterPath?: string } = {}): Promise<{ code: string }> {
+  return bundleWorkflowCode({ workflowsPath, logger: quietBundlerLogger, plugins, ...options });
 }
 
 const quietBundlerLogger = {

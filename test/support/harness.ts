@@ -16,7 +16,7 @@ import { setPolicySet } from '../../domain/gate/policies';
 import type { SessionPolicy } from '../../domain/identity/sessions';
 import { bundleWorkflows, createWorker } from '../../worker';
 import type { Tracing } from '../../runtime/tracing';
-import { EncryptionCodec, type PayloadKey } from '../../runtime/payload-codec';
+import { encryptingDataConverter, type PayloadKey } from '../../runtime/payload-codec';
 import type { RetentionPolicy } from '../../domain/usage/retention';
 import { connectMcp } from './mcp';
 
@@ -81,7 +81,7 @@ export interface HarnessOptions {
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   if (!runtimeInstalled) {
-    Runtime.install({ logger: new DefaultLogger('ERROR') });
+    Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
     runtimeInstalled = true;
   }
   const db = connectDatabase(inject('databaseUrl'), { maxConnections: 10 });
@@ -90,10 +90,15 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   // The api's client as production makes it (runtime/temporal.ts): over the native connection.
   const clientConnection = await NativeConnection.connect({ address: temporalAddress });
   const plugins = options.tracing ? [options.tracing.temporal] : [];
-  const dataConverter = options.payloadKeys ? { payloadCodecs: [new EncryptionCodec(options.payloadKeys)] } : undefined;
+  const dataConverter = options.payloadKeys ? encryptingDataConverter(options.payloadKeys) : undefined;
   const temporal = new Client({ connection: clientConnection, plugins, dataConverter });
   const workerConnection = await NativeConnection.connect({ address: temporalAddress });
-  const workflowBundle = options.tracing ? { code: (await bundleWorkflows(plugins)).code } : { codePath: inject('workflowBundlePath') };
+  // A bundle of its own where the worker's differs from the shared one: with tracing's interceptors, or with the
+  // failure converter that encryption brings into the sandbox.
+  const workflowBundle =
+    options.tracing || dataConverter
+      ? { code: (await bundleWorkflows(plugins, { failureConverterPath: dataConverter?.failureConverterPath })).code }
+      : { codePath: inject('workflowBundlePath') };
 
   const newWorker = () =>
     createWorker({
