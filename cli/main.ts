@@ -1,4 +1,5 @@
 import { Command, CommanderError } from 'commander';
+import { auditCommands } from './commands/audit';
 import { dataCommands } from './commands/data';
 import { keyCommands } from './commands/key';
 import { organizationCommands } from './commands/org';
@@ -12,7 +13,7 @@ const program = new Command('gatehouse')
   .option('--json', 'print machine-readable JSON')
   .showHelpAfterError();
 
-for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), ...dataCommands()]) {
+for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), auditCommands(), ...dataCommands()]) {
   program.addCommand(command);
 }
 

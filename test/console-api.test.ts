@@ -51,7 +51,7 @@ describe('signing in', () => {
     expect(session).toMatchObject({
       person: { email: owner.email, role: 'owner' },
       organization: { slug: acme.organization.slug, api_access: true },
-      permissions: ['decideReviews', 'manageKeys', 'managePeople', 'editPolicy', 'seeMemories'],
+      permissions: ['decideReviews', 'manageKeys', 'managePeople', 'editPolicy', 'seeMemories', 'readAudit'],
     });
     const { rows } = await h.db.query('SELECT secret_digest FROM sessions WHERE id = $1', [cookie.value.split('_').slice(2, 4).join('_')]);
     expect(rows[0].secret_digest).toBeInstanceOf(Buffer);
@@ -553,6 +553,7 @@ describe('every operation the console offers', () => {
     'agents.correct_memory': async () => ({ params: { id: (await aMemory()).id }, input: { content: 'Corrected by a person', reason: 'It was wrong' } }),
     'agents.forget_memory': async () => ({ params: { id: (await aMemory()).id }, input: { reason: 'No longer true' } }),
     'agents.waiting_tasks': async () => ({}),
+    'audit.events': async () => ({ input: { type: 'gate.decided', limit: 5 } }),
   };
 
   async function aMemory(): Promise<{ id: string; api_key_id: string }> {

@@ -1,5 +1,6 @@
 import { agentOperations } from './agents';
 import { apiKeyOperations } from './api-keys';
+import { auditOperations } from './audit';
 import { bookingOperations } from './bookings';
 import { calendarOperations } from './calendar';
 import { customerOperations } from './customers';
@@ -38,6 +39,7 @@ export const catalog: readonly Operation[] = [
   ...memoryOperations,
   listReviewsOperation,
   getReviewOperation,
+  ...auditOperations,
   reviewStatusOperation,
   approveReviewOperation,
   denyReviewOperation,

@@ -15,6 +15,7 @@ export const rolesThat = {
   managePeople: ['owner', 'admin'],
   editPolicy: ['owner', 'admin'],
   seeMemories: ['owner', 'admin'],
+  readAudit: ['owner', 'admin', 'reviewer'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof rolesThat;

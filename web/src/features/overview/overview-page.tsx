@@ -9,6 +9,7 @@ const abilities: Record<Permission, string> = {
   managePeople: 'invite people, change roles, deactivate, reset passwords',
   editPolicy: "edit the organization's policy",
   seeMemories: 'see what agents remember',
+  readAudit: 'read the audit trail (every decision, review and change)',
 };
 
 export function OverviewPage() {
