@@ -78,7 +78,7 @@ describe('GET /api/v1/audit-events', () => {
     expect(ofKey.some((event) => event.type === 'api_key.created')).toBe(true);
     const ofReviewer = await events(`?user_id=${reviewerId}&limit=200`);
     expect(ofReviewer.map((event) => event.type)).toEqual(['review.approved']);
-    expect(ofReviewer.find((event) => event.type === 'review.approved')!.actor).toEqual({ type: 'user', id: reviewerId });
+    expect(ofReviewer.find((event) => event.type === 'review.approved')!.actor).toEqual({ type: 'user', id: reviewerId, name: expect.stringMatching(/^reviewer@/) });
 
     expect((await events('?type=review.approved')).map((event) => event.type)).toEqual(['review.approved']);
     const all = await events('?limit=200');

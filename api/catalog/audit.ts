@@ -26,6 +26,7 @@ export const auditEventSchema = z.object({
     .object({
       type: z.enum(['api_key', 'user', 'system']).describe('api_key (an agent or script), user (a person), system (expiry, the CLI)'),
       id: z.string().nullable().describe('The key (key_…) or person (usr_…); for the system, what it was (cli) or null'),
+      name: z.string().nullable().describe("The key's label or the person's email, as they are now"),
     })
     .describe('Who did it'),
   workflow_id: z.string().nullable().describe("The gated write's workflow, for gate, write and review events"),

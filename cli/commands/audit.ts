@@ -10,12 +10,13 @@ import { utcInstant } from '../../domain/kit/fields';
 import { withDatabase } from '../output';
 
 /** The CSV's columns: the event's fields, its actor split in two, its data as JSON. */
-const csvColumns = ['id', 'created_at', 'type', 'actor_type', 'actor_id', 'operation', 'decision', 'workflow_id', 'review_id', 'resource_type', 'resource_id', 'data'];
+const csvColumns = ['id', 'created_at', 'type', 'actor_type', 'actor_id', 'actor_name', 'operation', 'decision', 'workflow_id', 'review_id', 'resource_type', 'resource_id', 'data'];
 
 const csvRow = (event: AuditEventView) => ({
   ...event,
   actor_type: event.actor.type,
   actor_id: event.actor.id,
+  actor_name: event.actor.name,
   data: JSON.stringify(event.data),
 });
 

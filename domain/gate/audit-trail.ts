@@ -6,7 +6,8 @@ import { decodeCursor, toPage, type Page } from '../kit/pagination';
 export interface AuditEventView {
   id: string;
   type: string;
-  actor: { type: 'api_key' | 'user' | 'system'; id: string | null };
+  /** `name`: the key's label or the person's email, as they are now (null for the system, or one since removed). */
+  actor: { type: 'api_key' | 'user' | 'system'; id: string | null; name: string | null };
   workflow_id: string | null;
   review_id: string | null;
   resource_type: string | null;
@@ -33,7 +34,12 @@ export interface AuditFilter {
   type?: string;
 }
 
-const columns = 'id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data, created_at';
+const columns = `e.id, e.type, e.actor_type, e.actor_id, e.workflow_id, e.review_id, e.resource_type, e.resource_id, e.data, e.created_at,
+  COALESCE(k.label, u.email) AS actor_name`;
+/** The events with their actors' names, within the organization only. */
+const from = `audit_events e
+  LEFT JOIN api_keys k ON e.actor_type = 'api_key' AND k.id = e.actor_id AND k.org_id = e.org_id
+  LEFT JOIN users u ON e.actor_type = 'user' AND u.id = e.actor_id AND u.org_id = e.org_id`;
 
 /** The filter as SQL conditions on audit_events, parameters from `$2` ($1 is the organization). */
 function conditions(filter: AuditFilter): { where: string; values: unknown[] } {
@@ -44,14 +50,14 @@ function conditions(filter: AuditFilter): { where: string; values: unknown[] } {
     values.push(value);
     clauses.push(clause(`$${values.length + 1}`));
   };
-  add((p) => `created_at >= ${p}`, filter.since);
-  add((p) => `created_at < ${p}`, filter.until);
+  add((p) => `e.created_at >= ${p}`, filter.since);
+  add((p) => `e.created_at < ${p}`, filter.until);
   // A key's and a person's own events name them as the resource (key_…, usr_…: no other resource has those ids).
-  add((p) => `((actor_type = 'api_key' AND actor_id = ${p}) OR resource_id = ${p})`, filter.api_key_id);
-  add((p) => `((actor_type = 'user' AND actor_id = ${p}) OR resource_id = ${p})`, filter.user_id);
-  add((p) => `data->>'operation' = ${p}`, filter.operation);
-  add((p) => `(type = 'gate.decided' AND data->>'decision' = ${p})`, filter.decision);
-  add((p) => `type = ${p}`, filter.type);
+  add((p) => `((e.actor_type = 'api_key' AND e.actor_id = ${p}) OR e.resource_id = ${p})`, filter.api_key_id);
+  add((p) => `((e.actor_type = 'user' AND e.actor_id = ${p}) OR e.resource_id = ${p})`, filter.user_id);
+  add((p) => `e.data->>'operation' = ${p}`, filter.operation);
+  add((p) => `(e.type = 'gate.decided' AND e.data->>'decision' = ${p})`, filter.decision);
+  add((p) => `e.type = ${p}`, filter.type);
   return { where: clauses.map((clause) => ` AND ${clause}`).join(''), values };
 }
 
@@ -61,9 +67,9 @@ export async function listAuditEvents(db: Queryable, orgId: string, input: Audit
   const { where, values } = conditions(input);
   const cursorAt = values.length + 2;
   const { rows } = await db.query(
-    `SELECT ${columns} FROM audit_events
-     WHERE org_id = $1${where}${after ? ` AND id < $${cursorAt}` : ''}
-     ORDER BY id DESC
+    `SELECT ${columns} FROM ${from}
+     WHERE e.org_id = $1${where}${after ? ` AND e.id < $${cursorAt}` : ''}
+     ORDER BY e.id DESC
      LIMIT $${cursorAt + (after ? 1 : 0)}`,
     [orgId, ...values, ...(after ? [after] : []), input.limit + 1],
   );
@@ -76,9 +82,9 @@ export async function* allAuditEvents(db: Queryable, orgId: string, filter: Audi
   let after = '';
   for (;;) {
     const { rows } = await db.query(
-      `SELECT ${columns} FROM audit_events
-       WHERE org_id = $1${where} AND id > $${values.length + 2}
-       ORDER BY id
+      `SELECT ${columns} FROM ${from}
+       WHERE e.org_id = $1${where} AND e.id > $${values.length + 2}
+       ORDER BY e.id
        LIMIT $${values.length + 3}`,
       [orgId, ...values, after, batch],
     );
@@ -93,7 +99,7 @@ function auditEventFromRow(row: QueryResultRow): AuditEventView {
   return {
     id: row.id,
     type: row.type,
-    actor: { type: row.actor_type, id: row.actor_id },
+    actor: { type: row.actor_type, id: row.actor_id, name: row.actor_name ?? null },
     workflow_id: row.workflow_id,
     review_id: row.review_id,
     resource_type: row.resource_type,

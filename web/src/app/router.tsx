@@ -2,6 +2,7 @@ import type { ReactNode } from 'react';
 import { createBrowserRouter, Link, Navigate, useLocation } from 'react-router';
 import { AgentsPage } from '../features/agents/agents-page';
 import { ApiKeysPage } from '../features/api-keys/api-keys-page';
+import { AuditPage } from '../features/audit/audit-page';
 import { SetPasswordPage } from '../features/auth/set-password-page';
 import { SignInPage } from '../features/auth/sign-in-page';
 import { OverviewPage } from '../features/overview/overview-page';
@@ -32,7 +33,7 @@ function NotAllowed() {
   return (
     <>
       <h1>Not for your role</h1>
-      <p>This page is for owners and admins. Ask one of them if you need something changed.</p>
+      <p>This page is not for your role. Ask an owner or an admin if you need something from it.</p>
       <Link to="/">Back to the overview</Link>
     </>
   );
@@ -62,6 +63,14 @@ export const router = createBrowserRouter([
       { path: 'reviews', element: <ReviewsPage /> },
       { path: 'reviews/:id', element: <ReviewPage /> },
       { path: 'agents', element: <AgentsPage /> },
+      {
+        path: 'audit',
+        element: (
+          <Allowed permission="readAudit">
+            <AuditPage />
+          </Allowed>
+        ),
+      },
       {
         path: 'settings/people',
         element: (

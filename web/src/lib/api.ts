@@ -33,7 +33,17 @@ export function whenSignedOut(listener: () => void): void {
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
+/** A page of a list, and the cursor of the next one (null on the last). */
+export interface ListPage<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
 export async function request<T>(method: Method, path: string, body?: unknown, options: { background?: boolean } = {}): Promise<T> {
+  return (await exchange<T>(method, path, body, options)).data;
+}
+
+async function exchange<T>(method: Method, path: string, body?: unknown, options: { background?: boolean } = {}): Promise<{ data: T; page?: { next_cursor: string | null } }> {
   const headers: Record<string, string> = { accept: 'application/json' };
   // A refresh the page makes by itself is not the person's activity: it does not keep an idle session alive.
   if (options.background) headers['x-gatehouse-background'] = '1';
@@ -51,10 +61,10 @@ export async function request<T>(method: Method, path: string, body?: unknown, o
     throw new ApiError(0, 'network', 'The service could not be reached. Check your connection and try again.');
   }
   const envelope = (await response.json().catch(() => null)) as
-    | { success: true; data: T }
+    | { success: true; data: T; page?: { next_cursor: string | null } }
     | { success: false; error: { code: string; message: string; details?: Record<string, unknown> } }
     | null;
-  if (envelope?.success) return envelope.data;
+  if (envelope?.success) return envelope;
   const error = envelope?.error ?? { code: 'internal_error', message: `The service answered ${response.status}` };
   if (response.status === 401 && !path.startsWith('/session')) onSignedOut();
   throw new ApiError(response.status, error.code, error.message, error.details);
@@ -62,6 +72,11 @@ export async function request<T>(method: Method, path: string, body?: unknown, o
 
 export const api = {
   get: <T>(path: string, options?: { background?: boolean }) => request<T>('GET', path, undefined, options),
+  /** A list's page with the cursor of the next (`?cursor=` on the same path). */
+  page: async <T>(path: string, options?: { background?: boolean }): Promise<ListPage<T>> => {
+    const { data, page } = await exchange<T[]>('GET', path, undefined, options);
+    return { items: data, nextCursor: page?.next_cursor ?? null };
+  },
   post: <T>(path: string, body: unknown = {}) => request<T>('POST', path, body),
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
   delete: <T>(path: string) => request<T>('DELETE', path),

@@ -1,0 +1,242 @@
+import { stringify } from 'csv-stringify/browser/esm/sync';
+import { useEffect, useState } from 'react';
+import { Link } from 'react-router';
+import { FormError } from '../../lib/form-error';
+import { when } from '../../lib/format';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { agentsApi, type AgentDay } from '../agents/api';
+import { auditApi, type AuditEvent, type AuditFilters, type Decision } from './api';
+
+const eventTypes = [
+  'gate.decided',
+  'write.applied',
+  'write.failed',
+  'review.approved',
+  'review.denied',
+  'review.expired',
+  'api_key.created',
+  'api_key.revoked',
+  'person.invited',
+  'person.updated',
+  'person.signed_in',
+  'policy.updated',
+  'organization.updated',
+  'memory.corrected',
+  'memory.forgotten',
+  'data.imported',
+];
+const decisionNames: Record<Decision, string> = { allow: 'Allowed', review: 'Held', deny: 'Denied', refused: 'Refused (queue full)' };
+const csvColumns = ['id', 'created_at', 'type', 'actor_type', 'actor_id', 'actor_name', 'operation', 'decision', 'workflow_id', 'review_id', 'resource_type', 'resource_id', 'data'];
+
+/** A day picked in the filter (YYYY-MM-DD, the browser's time zone) as the instant it starts; `next` for the day after. */
+function dayStart(date: string | undefined, next = false): string | undefined {
+  if (!date) return undefined;
+  const [year, month, day] = date.split('-').map(Number);
+  return new Date(year!, month! - 1, day! + (next ? 1 : 0)).toISOString();
+}
+
+function download(name: string, type: string, text: string) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const link = document.createElement('a');
+  link.href = url;
+  link.download = name;
+  link.click();
+  URL.revokeObjectURL(url);
+}
+
+/** What an event says, in a few words. */
+function detail(event: AuditEvent): string {
+  const data = event.data;
+  if (event.type === 'gate.decided') return String(data.reason ?? '');
+  if (event.type === 'write.failed') return String(data.message ?? '');
+  if (event.type.startsWith('review.') && data.comment) return `“${String(data.comment)}”`;
+  if (event.type.startsWith('api_key.')) return `Key “${String(data.label ?? event.resource_id)}”`;
+  if (event.type === 'policy.updated') return `Version ${String(data.version)}`;
+  if (event.type === 'write.applied') return `${event.resource_type ?? 'Record'} ${event.resource_id ?? ''}`;
+  if (event.type.startsWith('person.') && typeof data.email === 'string') return data.email;
+  return '';
+}
+
+/** The audit trail: every decision, review, write and change, filtered, paged and exported. */
+export function AuditPage() {
+  useDocumentTitle('Audit');
+  const [keys, setKeys] = useState<AgentDay[]>([]);
+  const [form, setForm] = useState<AuditFilters & { from?: string; to?: string }>({});
+  const [events, setEvents] = useState<AuditEvent[]>();
+  const [nextCursor, setNextCursor] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>();
+  const [exporting, setExporting] = useState<string>();
+
+  const filters: AuditFilters = {
+    type: form.type,
+    api_key_id: form.api_key_id,
+    operation: form.operation?.trim() || undefined,
+    decision: form.decision,
+    since: dayStart(form.from),
+    until: dayStart(form.to, true),
+  };
+  const filterKey = JSON.stringify(filters);
+
+  useEffect(() => {
+    agentsApi.days().then(setKeys, setError);
+  }, []);
+  useEffect(() => {
+    let current = true;
+    auditApi.page(JSON.parse(filterKey) as AuditFilters).then(
+      (page) => {
+        if (!current) return;
+        setEvents(page.items);
+        setNextCursor(page.nextCursor);
+        setError(undefined);
+      },
+      (failure: unknown) => current && setError(failure),
+    );
+    return () => {
+      current = false;
+    };
+  }, [filterKey]);
+
+  const who = (event: AuditEvent) => {
+    const name = event.actor.name ?? event.actor.id;
+    if (event.actor.type === 'api_key') return `Key “${name}”`;
+    if (event.actor.type === 'user') return name ?? 'A person';
+    return event.actor.id === 'cli' ? 'The CLI' : 'Gatehouse';
+  };
+  const set = (change: Partial<typeof form>) => setForm((current) => ({ ...current, ...change }));
+  const busy = exporting?.startsWith('Exporting') ?? false;
+
+  async function loadMore() {
+    try {
+      const page = await auditApi.page(filters, nextCursor);
+      setEvents((current) => [...(current ?? []), ...page.items]);
+      setNextCursor(page.nextCursor);
+    } catch (failure) {
+      setError(failure);
+    }
+  }
+
+  async function exportAs(format: 'csv' | 'jsonl') {
+    setExporting('Exporting…');
+    try {
+      const all = (await auditApi.all(filters, (count) => setExporting(`Exporting… ${count} events`))).reverse();
+      const stamp = new Date().toISOString().slice(0, 10);
+      if (format === 'jsonl') download(`audit-${stamp}.jsonl`, 'application/x-ndjson', all.map((event) => `${JSON.stringify(event)}\n`).join(''));
+      else {
+        const rows = all.map((event) => ({ ...event, actor_type: event.actor.type, actor_id: event.actor.id, actor_name: event.actor.name, data: JSON.stringify(event.data) }));
+        download(`audit-${stamp}.csv`, 'text/csv', stringify(rows, { header: true, columns: csvColumns }));
+      }
+      setExporting(`Exported ${all.length} events, oldest first.`);
+    } catch (failure) {
+      setExporting(undefined);
+      setError(failure);
+    }
+  }
+
+  return (
+    <>
+      <h1>Audit</h1>
+      <p className="lede">Every decision the policy made, every review and its outcome, every write applied or failed, and every change to keys, people and policy.</p>
+      <FormError error={error} />
+      <form className="row filters" aria-label="Filter events" onSubmit={(event) => event.preventDefault()}>
+        <div className="field">
+          <label htmlFor="audit-type">Event</label>
+          <select id="audit-type" value={form.type ?? ''} onChange={(event) => set({ type: event.target.value || undefined })}>
+            <option value="">Any</option>
+            {eventTypes.map((type) => (
+              <option key={type} value={type}>
+                {type}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="audit-key">Key</label>
+          <select id="audit-key" value={form.api_key_id ?? ''} onChange={(event) => set({ api_key_id: event.target.value || undefined })}>
+            <option value="">Any</option>
+            {keys.map((key) => (
+              <option key={key.api_key_id} value={key.api_key_id}>
+                {key.label}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="audit-decision">Decision</label>
+          <select id="audit-decision" value={form.decision ?? ''} onChange={(event) => set({ decision: (event.target.value || undefined) as Decision | undefined })}>
+            <option value="">Any</option>
+            {Object.entries(decisionNames).map(([value, name]) => (
+              <option key={value} value={value}>
+                {name}
+              </option>
+            ))}
+          </select>
+        </div>
+        <div className="field">
+          <label htmlFor="audit-operation">Operation</label>
+          <input id="audit-operation" placeholder="tasks.create" value={form.operation ?? ''} onChange={(event) => set({ operation: event.target.value })} />
+        </div>
+        <div className="field">
+          <label htmlFor="audit-from">From</label>
+          <input id="audit-from" type="date" value={form.from ?? ''} onChange={(event) => set({ from: event.target.value || undefined })} />
+        </div>
+        <div className="field">
+          <label htmlFor="audit-to">To</label>
+          <input id="audit-to" type="date" value={form.to ?? ''} onChange={(event) => set({ to: event.target.value || undefined })} />
+        </div>
+      </form>
+      <div className="row export">
+        <button type="button" className="button secondary small" onClick={() => void exportAs('csv')} disabled={busy}>
+          Export CSV
+        </button>
+        <button type="button" className="button secondary small" onClick={() => void exportAs('jsonl')} disabled={busy}>
+          Export JSON Lines
+        </button>
+        <p role="status" className="hint">
+          {exporting ?? ''}
+        </p>
+      </div>
+      <div className="table-scroll">
+        <table aria-label="Audit events, newest first">
+          <thead>
+            <tr>
+              <th scope="col">When</th>
+              <th scope="col">Event</th>
+              <th scope="col">Who</th>
+              <th scope="col">Operation</th>
+              <th scope="col">Decision</th>
+              <th scope="col">Details</th>
+            </tr>
+          </thead>
+          <tbody>
+            {(events ?? []).map((event) => (
+              <tr key={event.id} data-event-id={event.id}>
+                <td className="when">{when(event.created_at)}</td>
+                <td>
+                  <code>{event.type}</code>
+                </td>
+                <td>{who(event)}</td>
+                <td>{event.operation ? <code>{event.operation}</code> : '—'}</td>
+                <td>{event.decision ? <span className={`state ${event.decision === 'allow' ? 'on' : event.decision === 'review' ? 'waiting' : 'off'}`}>{decisionNames[event.decision]}</span> : '—'}</td>
+                <td>
+                  {detail(event)}
+                  {event.review_id ? (
+                    <>
+                      {' '}
+                      <Link to={`/reviews/${event.review_id}`}>Review {event.review_id}</Link>
+                    </>
+                  ) : null}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {events?.length === 0 && <p>No events match.</p>}
+      {nextCursor && (
+        <button type="button" className="button secondary" onClick={() => void loadMore()}>
+          Show older events
+        </button>
+      )}
+    </>
+  );
+}
