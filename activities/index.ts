@@ -16,6 +16,7 @@ import type { GatedWrite } from '../domain/gate/writes';
 import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
 import { findGatedWrite } from '../domain/resources';
 import { pruneExpiredRecords, type Pruned, type RetentionPolicy } from '../domain/usage/retention';
+import { sealAllAuditChains } from '../domain/gate/audit-ledger';
 
 export interface ActivityDependencies {
   db: Database;
@@ -73,6 +74,12 @@ export function createActivities({
     /** What the retention policy no longer keeps, removed (the retention schedule runs it). */
     async pruneExpiredRecords(): Promise<Pruned> {
       return pruneExpiredRecords(db, retention, clock());
+    },
+
+    /** Chains new audit events into each organization's ledger (the audit seal schedule runs it). */
+    async sealAuditChains(): Promise<{ sealed: number; refused: number }> {
+      const { sealed, refused } = await sealAllAuditChains(db, { now: clock() });
+      return { sealed, refused: refused.length };
     },
   };
 }

@@ -2,7 +2,7 @@ import { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Database } from '../db/database';
 import { createWorker } from '../worker';
-import { ensureRetentionSchedule } from './retention-schedule';
+import { ensureAuditSealSchedule, ensureRetentionSchedule } from './schedules';
 import type { Config } from './config';
 import { connectWorkerConnection, dataConverterFor, installTemporalRuntime } from './temporal';
 import { currentTracing, tracingFor } from './tracing';
@@ -37,13 +37,20 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
     await stopTracing();
     throw error;
   }
-  // The schedule holds no business data (a fixed memo, no arguments): it is kept out of the codec, so that it stays
-  // readable, and updatable, after the key it would have been encrypted with is rotated out.
-  try {
-    await ensureRetentionSchedule(new Client({ connection, namespace: config.temporal.namespace }), { taskQueue: config.temporal.taskQueue });
-  } catch (error) {
-    // Pruning can wait for the next worker to start; the gated writes cannot.
-    process.stderr.write(`gatehouse: the retention schedule could not be made (${(error as Error).message.split('\n')[0]}); old rows are kept until it is\n`);
+  // The schedules hold no business data (a fixed memo, no arguments): they are kept out of the codec, so that they
+  // stay readable, and updatable, after the key they would have been encrypted with is rotated out.
+  const schedules = new Client({ connection: connection!, namespace: config.temporal.namespace });
+  const upkeep = [
+    { ensure: ensureRetentionSchedule, what: 'the retention schedule', meanwhile: 'old rows are kept until it is' },
+    { ensure: ensureAuditSealSchedule, what: "the audit ledger's sealing schedule", meanwhile: 'new audit events wait to be chained until it is' },
+  ];
+  for (const { ensure, what, meanwhile } of upkeep) {
+    try {
+      await ensure(schedules, { taskQueue: config.temporal.taskQueue });
+    } catch (error) {
+      // Upkeep can wait for the next worker to start; the gated writes cannot.
+      process.stderr.write(`gatehouse: ${what} could not be made (${(error as Error).message.split('\n')[0]}); ${meanwhile}\n`);
+    }
   }
   const done = worker.run().finally(async () => {
     try {

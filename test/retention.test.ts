@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureRetentionSchedule, retentionScheduleId } from '../runtime/retention-schedule';
+import { ensureRetentionSchedule, retentionScheduleId } from '../runtime/schedules';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 const day = 24 * 60 * 60 * 1000;

@@ -1,2 +1,3 @@
 export { gatedWrite, gatedWriteV2, gatedWriteV3 } from './gated-write';
 export { pruneRetention } from './retention';
+export { sealAuditLedger } from './audit-seal';

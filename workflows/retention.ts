@@ -8,7 +8,7 @@ const { pruneExpiredRecords } = proxyActivities<Activities>({
 
 /**
  * Removes the call log rows and decided reviews the retention settings no longer keep. A Temporal Schedule
- * starts it every hour (runtime/retention-schedule.ts); a run that overlaps the previous one is skipped.
+ * starts it every hour (runtime/schedules.ts); a run that overlaps the previous one is skipped.
  */
 export async function pruneRetention(): Promise<{ callLog: number; reviews: number }> {
   return pruneExpiredRecords();

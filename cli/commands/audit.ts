@@ -3,11 +3,12 @@ import { Command, Option } from 'commander';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
+import { sealAuditChain, verifyAuditChain } from '../../domain/gate/audit-ledger';
 import { allAuditEvents, type AuditEventView } from '../../domain/gate/audit-trail';
 import { findOrganization } from '../../domain/identity/organizations';
 import { AppError } from '../../domain/kit/errors';
 import { utcInstant } from '../../domain/kit/fields';
-import { withDatabase } from '../output';
+import { emit, withDatabase } from '../output';
 
 /** The CSV's columns: the event's fields, its actor split in two, its data as JSON. */
 const csvColumns = ['id', 'created_at', 'type', 'actor_type', 'actor_id', 'actor_name', 'operation', 'decision', 'workflow_id', 'review_id', 'resource_type', 'resource_id', 'data'];
@@ -70,6 +71,28 @@ export function auditCommands(): Command {
         }
         csv.end();
         await finished(csv);
+      }),
+    );
+
+  audit
+    .command('verify')
+    .description("Walk the organization's audit ledger and name every event changed, removed, or inserted behind the service; exit 1 if any")
+    .requiredOption('--org <slug>', 'the organization')
+    .option('--seal', 'chain the events waiting to be sealed first (the worker does so every minute)')
+    .action(
+      withDatabase(async (db, options: { org: string; seal?: boolean }, command) => {
+        const org = await findOrganization(db, options.org);
+        if (options.seal) await sealAuditChain(db, org.id);
+        const report = await verifyAuditChain(db, org.id);
+        const summary = `${report.sealed} events in the chain${report.head ? `, head ${report.head.seq} ${report.head.chain}` : ''}; ${report.unsealed} waiting to be sealed`;
+        emit(
+          command,
+          { ok: report.problems.length === 0, ...report },
+          report.problems.length === 0
+            ? [`The audit ledger of ${org.slug} verifies: ${summary}.`]
+            : [`The audit ledger of ${org.slug} does NOT verify (${report.problems.length} problems; ${summary}):`, ...report.problems.map((problem) => `  ${problem.kind}: ${problem.message}`)],
+        );
+        if (report.problems.length > 0) process.exitCode = 1;
       }),
     );
   return audit;

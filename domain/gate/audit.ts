@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database';
 import { newId } from '../kit/ids';
+import { contentDigest } from './audit-chain';
 
 /** Who did something: a key (agents, scripts), a person, or the system itself (expiry, the CLI). */
 export type ActorRef =
@@ -53,7 +54,7 @@ export async function recordAudit(tx: Queryable, orgId: string, event: AuditEven
   await tx.query(sql, values);
 }
 
-const auditColumns = 'id, org_id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data';
+const auditColumns = 'id, org_id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data, digest';
 
 /**
  * The INSERT of an audit record, to send alone or as a data-modifying CTE of the statement that makes the change
@@ -62,20 +63,36 @@ const auditColumns = 'id, org_id, type, actor_type, actor_id, workflow_id, revie
  */
 export function auditInsert(orgId: string, event: AuditEvent, { first = 1, after }: { first?: number; after?: string } = {}): { sql: string; values: unknown[] } {
   const gate = 'workflowId' in event ? event : undefined;
+  const content = {
+    id: newId('evt'),
+    org_id: orgId,
+    type: event.type,
+    actor_type: event.actor.type,
+    actor_id: event.actor.id,
+    workflow_id: gate?.workflowId ?? null,
+    review_id: gate?.reviewId ?? null,
+    resource_type: 'resourceType' in event ? event.resourceType : null,
+    resource_id: 'resourceId' in event ? event.resourceId : null,
+    // As the database will hold it (jsonb of the JSON text): what the digest, and a later check of it, read.
+    data: JSON.parse(JSON.stringify(event.data)) as unknown,
+  };
+  // The content's digest goes in with the event; the audit ledger's sealer chains it (audit-ledger.ts).
   const values = [
-    newId('evt'),
+    content.id,
     orgId,
-    event.type,
-    event.actor.type,
-    event.actor.id,
-    gate?.workflowId ?? null,
-    gate?.reviewId ?? null,
-    'resourceType' in event ? event.resourceType : null,
-    'resourceId' in event ? event.resourceId : null,
+    content.type,
+    content.actor_type,
+    content.actor_id,
+    content.workflow_id,
+    content.review_id,
+    content.resource_type,
+    content.resource_id,
     JSON.stringify(event.data),
+    contentDigest(content),
   ];
   // Typed, since a SELECT list does not take its types from the columns it fills.
-  const row = values.map((_, index) => `$${first + index}::${index === values.length - 1 ? 'jsonb' : 'text'}`).join(', ');
+  const types = values.map((_, index) => (index === values.length - 1 ? 'bytea' : index === values.length - 2 ? 'jsonb' : 'text'));
+  const row = types.map((type, index) => `$${first + index}::${type}`).join(', ');
   return { sql: `INSERT INTO audit_events (${auditColumns}) SELECT ${row}${after ? ` FROM ${after}` : ''}`, values };
 }
 
