@@ -1,3 +1,8 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { recordAudit } from '../domain/gate/audit';
 import { erasedValue } from '../domain/gate/audit-chain';
@@ -11,6 +16,7 @@ import { json, startHarness, type Harness, type TestOrganization } from './suppo
 // what was changed, removed or inserted by SQL behind the service's back.
 
 let h: Harness;
+const script = fileURLToPath(new URL('../docs/verify-audit-export.mjs', import.meta.url));
 
 beforeAll(async () => {
   h = await startHarness();
@@ -149,5 +155,33 @@ describe('the audit ledger', () => {
     const bad = await runCli(['audit', 'verify', '--org', org.organization.slug, '--json'], env);
     expect(bad.code).toBe(1);
     expect(bad.json).toMatchObject({ ok: false, problems: [{ kind: 'changed', id: decided.id }] });
+  });
+
+  it('an export carries the head, and the documented script verifies a copy offline, or names what was edited', async () => {
+    const org = await withHistory();
+    await seal(org);
+    const env = cleanEnv({ DATABASE_URL: inject('databaseUrl') });
+    const exported = await runCli(['audit', 'export', '--org', org.organization.slug], env);
+    expect(exported.code, exported.stderr).toBe(0);
+    const lines = exported.stdout.trim().split('\n');
+    const head = JSON.parse(lines.at(-1)!) as { ledger_head: { org_id: string; seq: number; chain: string } };
+    expect(head.ledger_head).toEqual({ org_id: org.organization.id, seq: lines.length - 1, chain: (await verify(org)).head!.chain });
+
+    const dir = mkdtempSync(join(tmpdir(), 'gatehouse-ledger-'));
+    const check = (name: string, content: string[]) => {
+      writeFileSync(join(dir, name), `${content.join('\n')}\n`);
+      return spawnSync(process.execPath, [script, join(dir, name)], { encoding: 'utf8' });
+    };
+    const copy = check('copy.jsonl', lines);
+    expect(copy.status, copy.stderr).toBe(0);
+    expect(copy.stdout).toContain(`verifies: ${lines.length - 1} events chained`);
+
+    const edited = lines.map((line) => (line.includes('"gate.decided"') ? line.replace(/"reason":"[^"]*"/, '"reason":"nothing happened"') : line));
+    const editedCheck = check('edited.jsonl', edited);
+    expect(editedCheck.status).toBe(1);
+    expect(editedCheck.stdout).toMatch(/event evt_\w+ \(gate\.decided\) was changed/);
+    const shortened = check('shortened.jsonl', [...lines.slice(0, 2), ...lines.slice(3)]);
+    expect(shortened.status).toBe(1);
+    expect(shortened.stdout).toContain('of the chain are missing from the copy');
   });
 });

@@ -138,9 +138,12 @@ describe('gatehouse audit export', () => {
     const newestFirst = await events('?limit=200');
     const jsonl = await runCli(['audit', 'export', '--org', acme.organization.slug], env());
     expect(jsonl.code, jsonl.stderr).toBe(0);
-    const lines = jsonl.stdout.trim().split('\n').map((line) => JSON.parse(line) as Event);
+    const lines = jsonl.stdout.trim().split('\n').map((line) => JSON.parse(line) as Event & { ledger_head?: unknown });
+    // The last line is the ledger's head (test/audit-ledger.test.ts verifies a copy with it).
+    expect(lines.pop()).toEqual({ ledger_head: { org_id: acme.organization.id, seq: expect.any(Number), chain: expect.stringMatching(/^[0-9a-f]{64}$/) } });
     expect(lines.map((event) => event.id)).toEqual(newestFirst.map((event) => event.id).reverse());
-    expect(lines[0]).toEqual(newestFirst.at(-1));
+    expect(lines[0]).toMatchObject(newestFirst.at(-1)!);
+    expect(lines[0]).toHaveProperty('digest');
 
     const csv = await runCli(['audit', 'export', '--org', acme.organization.slug, '--format', 'csv', '--type', 'gate.decided'], env());
     expect(csv.code, csv.stderr).toBe(0);

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
 import { sealAuditChain, verifyAuditChain } from '../../domain/gate/audit-ledger';
-import { allAuditEvents, type AuditEventView } from '../../domain/gate/audit-trail';
+import { allAuditEvents, ledgerHead, type AuditEventView } from '../../domain/gate/audit-trail';
 import { findOrganization } from '../../domain/identity/organizations';
 import { AppError } from '../../domain/kit/errors';
 import { utcInstant } from '../../domain/kit/fields';
@@ -48,7 +48,7 @@ export function auditCommands(): Command {
 
   audit
     .command('export')
-    .description('Write the audit trail to stdout, oldest first: one JSON object per line (jsonl), or CSV')
+    .description('Write the audit trail to stdout, oldest first: one JSON object per line (jsonl, ending with the ledger\'s head), or CSV')
     .requiredOption('--org <slug>', 'the organization')
     .addOption(new Option('--format <format>', 'jsonl or csv').choices(['jsonl', 'csv']).default('jsonl'))
     .option('--since <instant>', 'events at or after this instant (RFC 3339)')
@@ -58,9 +58,16 @@ export function auditCommands(): Command {
       withDatabase(async (db, options: ExportOptions) => {
         const filter = { since: instant('since', options.since), until: instant('until', options.until), type: z.string().max(100).optional().parse(options.type) };
         const org = await findOrganization(db, options.org);
+        // The head first, so the copy ends at a head that covers every event it holds (later ones are not in it).
+        const head = await ledgerHead(db, org.id);
         const events = allAuditEvents(db, org.id, filter);
         if (options.format === 'jsonl') {
-          for await (const event of events) await write(`${JSON.stringify(event)}\n`);
+          for await (const event of events) {
+            // Events sealed after the head was read would run past it: the copy stops at the head.
+            await write(`${JSON.stringify(event.seq !== null && event.seq > head.seq ? { ...event, seq: null, chain: null } : event)}\n`);
+          }
+          // The last line: the ledger's head, for docs/verify-audit-export.mjs (and to keep elsewhere).
+          await write(`${JSON.stringify({ ledger_head: head })}\n`);
           return;
         }
         // Piped, so the writer waits for a slow reader; stdout itself stays open (Node never ends it by a pipe).

@@ -35,7 +35,7 @@ export interface AuditFilter {
 }
 
 const columns = `e.id, e.type, e.actor_type, e.actor_id, e.workflow_id, e.review_id, e.resource_type, e.resource_id, e.data, e.created_at,
-  COALESCE(k.label, u.email) AS actor_name`;
+  COALESCE(k.label, u.email) AS actor_name, e.seq, e.digest, e.chain`;
 /** The events with their actors' names, within the organization only. */
 const from = `audit_events e
   LEFT JOIN api_keys k ON e.actor_type = 'api_key' AND k.id = e.actor_id AND k.org_id = e.org_id
@@ -76,8 +76,16 @@ export async function listAuditEvents(db: Queryable, orgId: string, input: Audit
   return toPage(rows.map(auditEventFromRow), input.limit);
 }
 
+/** An event as an export carries it: with its place in the ledger (null until sealed), for offline verification. */
+export interface LedgerEventView extends AuditEventView {
+  seq: number | null;
+  /** Hex of its content digest and of the chain's hash at it. */
+  digest: string | null;
+  chain: string | null;
+}
+
 /** Every event the filter keeps, oldest first, read in batches (an export of any size in bounded memory). */
-export async function* allAuditEvents(db: Queryable, orgId: string, filter: AuditFilter, batch = 1000): AsyncGenerator<AuditEventView> {
+export async function* allAuditEvents(db: Queryable, orgId: string, filter: AuditFilter, batch = 1000): AsyncGenerator<LedgerEventView> {
   const { where, values } = conditions(filter);
   let after = '';
   for (;;) {
@@ -88,7 +96,10 @@ export async function* allAuditEvents(db: Queryable, orgId: string, filter: Audi
        LIMIT $${values.length + 3}`,
       [orgId, ...values, after, batch],
     );
-    for (const row of rows) yield auditEventFromRow(row);
+    for (const row of rows) {
+      const hex = (value: Buffer | null) => (value ? value.toString('hex') : null);
+      yield { ...auditEventFromRow(row), seq: row.seq === null ? null : Number(row.seq), digest: hex(row.digest), chain: hex(row.chain) };
+    }
     if (rows.length < batch) return;
     after = rows.at(-1)!.id;
   }
@@ -109,4 +120,10 @@ function auditEventFromRow(row: QueryResultRow): AuditEventView {
     data,
     created_at: (row.created_at as Date).toISOString(),
   };
+}
+
+/** Where the organization's ledger ends now: what an export carries, for a copy to be checked against. */
+export async function ledgerHead(db: Queryable, orgId: string): Promise<{ org_id: string; seq: number; chain: string }> {
+  const { rows } = await db.query('SELECT seq, chain FROM audit_chain_heads WHERE org_id = $1', [orgId]);
+  return { org_id: orgId, seq: rows[0] ? Number(rows[0].seq) : 0, chain: rows[0] ? (rows[0].chain as Buffer).toString('hex') : '0'.repeat(64) };
 }
