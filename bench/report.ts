@@ -286,30 +286,32 @@ function buildMcpReport(mcp: McpMeasurement): McpReport {
   };
 }
 
-function buildLimitReport(limits: LimitMeasurement): LimitReport {
-  const [on, off] = [summarize(limits.measured.samples.limitsOn), summarize(limits.measured.samples.limitsOff)];
+/**
+ * Two kinds measured in alternating rounds, one over the other: results, ratios and the time added at p50 and p99,
+ * and the samples (the limits' and the encryption's phases).
+ */
+function comparison<K extends string>(kinds: readonly K[], measured: RoundsResult<K>, over: K, under: K) {
+  const [a, b] = [summarize(measured.samples[over]), summarize(measured.samples[under])];
   return {
-    samples: limits.samples,
-    warmup: limits.warmup,
-    results: results(limitKinds, limits.measured),
-    p50: round(on.p50 / off.p50, 2),
-    ratios: { p50: round(on.p50 / off.p50, 2), p99: round(on.p99 / off.p99, 2) },
-    addedMs: { p50: round(on.p50 - off.p50), p99: round(on.p99 - off.p99) },
-    samplesMs: Object.fromEntries(limitKinds.map((kind) => [kind, limits.measured.samples[kind].map((value) => round(value))])) as Record<LimitKind, number[]>,
+    results: results(kinds, measured),
+    ratios: { p50: round(a.p50 / b.p50, 2), p99: round(a.p99 / b.p99, 2) },
+    addedMs: { p50: round(a.p50 - b.p50), p99: round(a.p99 - b.p99) },
+    samplesMs: Object.fromEntries(kinds.map((kind) => [kind, measured.samples[kind].map((value) => round(value))])) as Record<K, number[]>,
   };
 }
 
+function buildLimitReport(limits: LimitMeasurement): LimitReport {
+  const compared = comparison(limitKinds, limits.measured, 'limitsOn', 'limitsOff');
+  return { samples: limits.samples, warmup: limits.warmup, ...compared, p50: compared.ratios.p50 };
+}
+
 function buildEncryptionReport(encryption: EncryptionMeasurement): EncryptionReport {
-  const [plain, encrypted] = [summarize(encryption.measured.samples.plain), summarize(encryption.measured.samples.encrypted)];
   return {
     samples: encryption.samples,
     warmup: encryption.warmup,
-    results: results(encryptionKinds, encryption.measured),
-    ratios: { p50: round(encrypted.p50 / plain.p50, 2), p99: round(encrypted.p99 / plain.p99, 2) },
-    addedMs: { p50: round(encrypted.p50 - plain.p50), p99: round(encrypted.p99 - plain.p99) },
+    ...comparison(encryptionKinds, encryption.measured, 'encrypted', 'plain'),
     payloadEncodings: encryption.payloadEncodings,
     codec: encryption.codec,
-    samplesMs: Object.fromEntries(encryptionKinds.map((kind) => [kind, encryption.measured.samples[kind].map((value) => round(value))])) as Record<EncryptionKind, number[]>,
   };
 }
 
@@ -571,47 +573,46 @@ function printableThroughput(throughput: Report['throughput']): string {
   ].join('\n');
 }
 
-function printableLimits(limits: LimitReport): string {
+/** A comparison's two tables: each kind's figures, then the one over the other. */
+function printableComparison<K extends string>(
+  report: { results: Record<K, Result>; ratios: { p50: number; p99: number }; addedMs: { p50: number; p99: number } },
+  kinds: readonly K[],
+  labels: Record<K, string>,
+  names: { heading: string; ratio: string; added: string },
+): string[] {
   const ms = (value: number) => value.toFixed(2);
+  return [
+    formatTable([
+      ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
+      ...kinds.map((kind) => {
+        const result = report.results[kind];
+        return [labels[kind], String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
+      }),
+    ]),
+    '',
+    formatTable([
+      [names.heading, 'p50', 'p99'],
+      [names.ratio, `${report.ratios.p50.toFixed(2)}×`, `${report.ratios.p99.toFixed(2)}×`],
+      [names.added, `${ms(report.addedMs.p50)} ms`, `${ms(report.addedMs.p99)} ms`],
+    ]),
+  ];
+}
+
+function printableLimits(limits: LimitReport): string {
   return [
     `The cost of the request limits: the same read on an api counting every request and on one with RATE_LIMITS=off, ` +
       `${limits.samples} sequential samples per kind (after ${limits.warmup} warm-up)`,
     '',
-    formatTable([
-      ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
-      ...limitKinds.map((kind) => {
-        const result = limits.results[kind];
-        return [limitLabels[kind], String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
-      }),
-    ]),
-    '',
-    formatTable([
-      ['limits on vs off', 'p50', 'p99'],
-      ['on ÷ off', `${limits.ratios.p50.toFixed(2)}×`, `${limits.ratios.p99.toFixed(2)}×`],
-      ['on − off', `${ms(limits.addedMs.p50)} ms`, `${ms(limits.addedMs.p99)} ms`],
-    ]),
+    ...printableComparison(limits, limitKinds, limitLabels, { heading: 'limits on vs off', ratio: 'on ÷ off', added: 'on − off' }),
   ].join('\n');
 }
 
 function printableEncryption(encryption: EncryptionReport): string {
-  const ms = (value: number) => value.toFixed(2);
   return [
     `The cost of payload encryption: the same gated Allow on two fresh api + worker pairs, one with plain payloads and one that ` +
       `encrypts them, ${encryption.samples} sequential samples per kind (after ${encryption.warmup} warm-up), rounds alternating`,
     '',
-    formatTable([
-      ['kind', 'n', 'p50 ms', 'p99 ms', 'mean ms'],
-      ...encryptionKinds.map((kind) => {
-        const result = encryption.results[kind];
-        return [encryptionLabels[kind], String(result.n), ms(result.p50), ms(result.p99), ms(result.mean)];
-      }),
-    ]),
-    '',
-    formatTable([
-      ['encrypted vs plain', 'p50', 'p99'],
-      ['encrypted ÷ plain', `${encryption.ratios.p50.toFixed(2)}×`, `${encryption.ratios.p99.toFixed(2)}×`],
-      ['encrypted − plain', `${ms(encryption.addedMs.p50)} ms`, `${ms(encryption.addedMs.p99)} ms`],
-    ]),
+    ...printableComparison(encryption, encryptionKinds, encryptionLabels, { heading: 'encrypted vs plain', ratio: 'encrypted ÷ plain', added: 'encrypted − plain' }),
     '',
     `start input as Temporal stores it: ${encryption.payloadEncodings.encrypted} (encrypted pair), ${encryption.payloadEncodings.plain} (plain pair)`,
     `the codec alone: a ${encryption.codec.payloadBytes}-byte start input encrypted and decrypted in ${encryption.codec.perPayloadUs.join(', ')} µs (rounds of 2,000)`,

@@ -10,6 +10,9 @@ import { chainLink, contentDigest, type ChainedContent } from './audit-chain';
 /** Events younger than this wait for the next sealing: a transaction that began earlier may still commit one. */
 export const sealingLagMs = 30_000;
 
+/** Events chained per transaction. */
+const sealingBatch = 1000;
+
 const contentColumns = 'id, org_id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data';
 
 const contentOf = (row: QueryResultRow): ChainedContent => ({
@@ -36,7 +39,7 @@ export interface Sealed {
  * at a time per organization: the head's row is locked). An event whose digest is missing or wrong is not
  * chained; `verifyAuditChain` names it.
  */
-export async function sealAuditChain(db: Database, orgId: string, { lagMs = sealingLagMs, now = new Date(), batch = 1000 } = {}): Promise<Sealed> {
+export async function sealAuditChain(db: Database, orgId: string, { lagMs = sealingLagMs, now = new Date(), batch = sealingBatch } = {}): Promise<Sealed> {
   return db.transaction(async (tx) => {
     await tx.query(`INSERT INTO audit_chain_heads (org_id, seq, chain, last_event_id) VALUES ($1, 0, $2, '') ON CONFLICT (org_id) DO NOTHING`, [orgId, Buffer.alloc(32)]);
     const head = (await tx.query('SELECT seq, chain, last_event_id FROM audit_chain_heads WHERE org_id = $1 FOR UPDATE', [orgId])).rows[0]!;
@@ -90,7 +93,8 @@ export async function sealAllAuditChains(db: Database, options: { lagMs?: number
       const sealed = await sealAuditChain(db, org_id, options);
       total.sealed += sealed.sealed;
       total.refused.push(...sealed.refused);
-      if (sealed.sealed + sealed.refused.length < 1000) break;
+      // A batch not full: nothing more is waiting for this organization.
+      if (sealed.sealed + sealed.refused.length < sealingBatch) break;
     }
   }
   return total;

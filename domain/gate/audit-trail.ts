@@ -35,7 +35,7 @@ export interface AuditFilter {
 }
 
 const columns = `e.id, e.type, e.actor_type, e.actor_id, e.workflow_id, e.review_id, e.resource_type, e.resource_id, e.data, e.created_at,
-  COALESCE(k.label, u.email) AS actor_name, e.seq, e.digest, e.chain`;
+  COALESCE(k.label, u.email) AS actor_name`;
 /** The events with their actors' names, within the organization only. */
 const from = `audit_events e
   LEFT JOIN api_keys k ON e.actor_type = 'api_key' AND k.id = e.actor_id AND k.org_id = e.org_id
@@ -90,7 +90,7 @@ export async function* allAuditEvents(db: Queryable, orgId: string, filter: Audi
   let after = '';
   for (;;) {
     const { rows } = await db.query(
-      `SELECT ${columns} FROM ${from}
+      `SELECT ${columns}, e.seq, e.digest, e.chain FROM ${from}
        WHERE e.org_id = $1${where} AND e.id > $${values.length + 2}
        ORDER BY e.id
        LIMIT $${values.length + 3}`,
