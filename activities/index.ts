@@ -17,6 +17,8 @@ import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
 import { findGatedWrite } from '../domain/resources';
 import { pruneExpiredRecords, type Pruned, type RetentionPolicy } from '../domain/usage/retention';
 import { sealAllAuditChains } from '../domain/gate/audit-ledger';
+import { attemptDelivery, planEventDeliveries, recordDeliveryFailed, type DeliverySettings, type PlannedEvent } from '../domain/notify/deliveries';
+import { publicOnly } from '../domain/notify/outbound';
 
 export interface ActivityDependencies {
   db: Database;
@@ -26,6 +28,8 @@ export interface ActivityDependencies {
   /** What the retention schedule prunes (nothing when not given). */
   retention?: RetentionPolicy;
   clock?: () => Date;
+  /** Where webhooks may go and the links they carry; an endpoint is switched off after `disableAfter` failed deliveries in a row. */
+  webhooks?: DeliverySettings & { disableAfter: number };
 }
 
 /** The gated write's activities, built from their dependencies so tests can hand in their own. */
@@ -35,6 +39,7 @@ export function createActivities({
   reviewRecheckMs = 15 * 60 * 1000,
   retention = { callLogMs: undefined, reviewsMs: undefined },
   clock = () => new Date(),
+  webhooks = { policy: publicOnly, publicUrl: 'http://localhost:3000', disableAfter: 5 },
 }: ActivityDependencies) {
   /** When a review opened now expires. */
   const reviewExpiresAt = () => new Date(clock().getTime() + reviewExpiryMs);
@@ -80,6 +85,23 @@ export function createActivities({
     async sealAuditChains(): Promise<{ sealed: number; refused: number }> {
       const { sealed, refused } = await sealAllAuditChains(db, { now: clock() });
       return { sealed, refused: refused.length };
+    },
+
+    /** An outbox event's deliveries, one per endpoint that asks for it (workflows/webhooks.ts). */
+    async planWebhookEvent(eventId: string): Promise<PlannedEvent> {
+      return planEventDeliveries(db, eventId);
+    },
+
+    /** One attempt at a delivery; a receiver that does not accept it fails the attempt, for Temporal to retry. */
+    async attemptWebhookDelivery(deliveryId: string): Promise<'delivered' | 'failed'> {
+      const status = await attemptDelivery(db, deliveryId, webhooks, clock());
+      return status === 'delivered' ? 'delivered' : 'failed';
+    },
+
+    /** A delivery that failed every attempt; its endpoint is switched off if it keeps failing. */
+    async recordWebhookDeliveryFailed(deliveryId: string): Promise<{ disabled: boolean }> {
+      const failed = await recordDeliveryFailed(db, deliveryId, webhooks.disableAfter);
+      return { disabled: failed?.disabled ?? false };
     },
   };
 }

@@ -15,6 +15,7 @@ import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
 import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
+import { publicOnly, type OutboundPolicy } from '../domain/notify/outbound';
 
 export interface AppDependencies {
   db: Database;
@@ -37,6 +38,8 @@ export interface AppDependencies {
   temporalUi?: TemporalUiLinks;
   /** The built console (default: web/dist in this package). */
   consoleDir?: string;
+  /** Where webhook endpoints may point (default: public addresses only). */
+  outbound?: OutboundPolicy;
 }
 
 export const defaultSessionPolicy: SessionPolicy = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
@@ -135,6 +138,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     gate: deps.gate,
     apiBaseUrl,
     publicUrl: deps.publicUrl,
+    outbound: deps.outbound ?? publicOnly,
     sessions,
     clock: deps.clock,
     rateLimits: deps.rateLimits,

@@ -7,13 +7,14 @@ import { policyCommands } from './commands/policy';
 import { serveCommands } from './commands/serve';
 import { temporalCommands } from './commands/temporal';
 import { userCommands } from './commands/user';
+import { webhookCommands } from './commands/webhook';
 
 const program = new Command('gatehouse')
   .description('Gatehouse: business data for AI agents and scripts, every write gated by policy')
   .option('--json', 'print machine-readable JSON')
   .showHelpAfterError();
 
-for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), auditCommands(), ...dataCommands()]) {
+for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), auditCommands(), webhookCommands(), ...dataCommands()]) {
   program.addCommand(command);
 }
 

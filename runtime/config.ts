@@ -3,6 +3,8 @@ import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { tracingWanted } from './tracing';
+import type { DeliveryRetry } from '../workflows/webhooks';
+import type { OutboundPolicy } from '../domain/notify/outbound';
 
 const duration = z
   .string()
@@ -125,6 +127,17 @@ const environmentSchema = z.object({
         message: 'otlp, console or none (comma-separated)',
       }),
   ),
+  // Outgoing requests (webhooks, Slack): public addresses only unless the operator allows private ones; loopback
+  // (and plain http to it) only where asked, as `gatehouse dev` does.
+  WEBHOOK_ALLOW_PRIVATE_ADDRESSES: z.enum(['true', 'false']).default('false'),
+  WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).optional(),
+  // A delivery's attempts: the first retry after WEBHOOK_RETRY_INITIAL, each wait 4 times the last up to 5 hours,
+  // WEBHOOK_MAX_ATTEMPTS in all (10: about a day); an endpoint is switched off after WEBHOOK_DISABLE_AFTER
+  // deliveries in a row failed every attempt.
+  WEBHOOK_RETRY_INITIAL: duration.default(5000),
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10),
+  WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).max(1000).default(5),
+  WEBHOOK_TIMEOUT: duration.default(10_000).refine((ms) => ms <= 50_000, { message: 'must be at most 50s' }),
   // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
   RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
 });
@@ -171,9 +184,25 @@ export interface Config {
   payloads: { keys: PayloadKey[] | undefined; codecHost: string; codecPort: number | 'off'; codecOrigins: string[] };
   /** Whether OpenTelemetry traces are exported (the standard OTEL_* variables; see runtime/tracing.ts). */
   tracing: boolean;
+  /**
+   * Outgoing webhooks: where requests may go (loopback undefined: only in `gatehouse dev`), how a delivery is retried,
+   * how long a receiver has to answer, and after how many failed deliveries in a row an endpoint is switched off.
+   */
+  webhooks: {
+    allowPrivate: boolean;
+    allowLoopback: boolean | undefined;
+    retry: DeliveryRetry;
+    timeoutMs: number;
+    disableAfter: number;
+  };
 }
 
 export class ConfigError extends Error {}
+
+/** Where the service's own requests (webhooks) may go: loopback only where allowed (`gatehouse dev` allows it). */
+export function outboundPolicy(config: Config): OutboundPolicy {
+  return { allowLoopback: config.webhooks.allowLoopback ?? false, allowPrivate: config.webhooks.allowPrivate };
+}
 
 const asMs = (value: number | 'off'): number | undefined => (value === 'off' ? undefined : value);
 
@@ -211,5 +240,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     retention: { callLogMs: asMs(e.CALL_LOG_RETENTION), reviewsMs: asMs(e.REVIEW_RETENTION) },
     payloads: { keys: e.PAYLOAD_ENCRYPTION_KEYS, codecHost: e.CODEC_HOST, codecPort: e.CODEC_PORT, codecOrigins: e.CODEC_ALLOWED_ORIGINS },
     tracing: tracingWanted(env),
+    webhooks: {
+      allowPrivate: e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
+      allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === undefined ? undefined : e.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      retry: { initialIntervalMs: e.WEBHOOK_RETRY_INITIAL, backoffCoefficient: 4, maximumIntervalMs: 5 * 60 * 60 * 1000, maximumAttempts: e.WEBHOOK_MAX_ATTEMPTS },
+      timeoutMs: e.WEBHOOK_TIMEOUT,
+      disableAfter: e.WEBHOOK_DISABLE_AFTER,
+    },
   };
 }

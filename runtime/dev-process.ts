@@ -48,7 +48,9 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
   const running = await waitForCliToFinish(given.dataDir);
   if (running) throw new Error(`gatehouse dev is already running with ${given.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
   const payloadKeysFile = join(given.dataDir, 'payload-keys');
-  const config: Config = given.payloads.keys ? given : { ...given, payloads: { ...given.payloads, keys: devPayloadKeys(payloadKeysFile) } };
+  const keyed: Config = given.payloads.keys ? given : { ...given, payloads: { ...given.payloads, keys: devPayloadKeys(payloadKeysFile) } };
+  // Development: webhooks may go to a receiver on this machine, over plain http.
+  const config: Config = { ...keyed, webhooks: { ...keyed.webhooks, allowLoopback: keyed.webhooks.allowLoopback ?? true } };
   installTemporalRuntime(config, { workerMetrics: true });
 
   const cleanups: (() => Promise<void>)[] = [];

@@ -3,7 +3,8 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Database } from '../db/database';
 import { createWorker } from '../worker';
 import { ensureAuditSealSchedule, ensureRetentionSchedule } from './schedules';
-import type { Config } from './config';
+import { outboundPolicy, type Config } from './config';
+import { startOutboxRelay } from './outbox-relay';
 import { connectWorkerConnection, dataConverterFor, installTemporalRuntime } from './temporal';
 import { currentTracing, tracingFor } from './tracing';
 
@@ -31,6 +32,12 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
       retention: config.retention,
       plugins: tracing ? [tracing.temporal] : [],
       dataConverter: dataConverterFor(config),
+      webhooks: {
+        policy: outboundPolicy(config),
+        publicUrl: config.publicUrl,
+        timeoutMs: config.webhooks.timeoutMs,
+        disableAfter: config.webhooks.disableAfter,
+      },
     });
   } catch (error) {
     await connection?.close().catch(() => {});
@@ -52,7 +59,22 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
       process.stderr.write(`gatehouse: ${what} could not be made (${(error as Error).message.split('\n')[0]}); ${meanwhile}\n`);
     }
   }
+  // The outbox's events and redeliveries, handed to Temporal from this worker (others share the work).
+  let relayTrouble = 0;
+  const relay = startOutboxRelay({
+    db,
+    client: new Client({ connection: connection!, namespace: config.temporal.namespace, dataConverter: dataConverterFor(config) }),
+    taskQueue: config.temporal.taskQueue,
+    retry: config.webhooks.retry,
+    onError: (error) => {
+      // Once a minute at most: the database or Temporal away is told by their own checks too.
+      if (Date.now() - relayTrouble < 60_000) return;
+      relayTrouble = Date.now();
+      process.stderr.write(`gatehouse: the webhook outbox could not be relayed (${error.message.split('\n')[0]}); retrying\n`);
+    },
+  });
   const done = worker.run().finally(async () => {
+    await relay.stop();
     try {
       await connection!.close();
     } finally {

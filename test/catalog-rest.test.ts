@@ -3,7 +3,8 @@ import type { z } from 'zod';
 import { catalog as wholeCatalog } from '../api/catalog';
 import { isOfferedOn, type Operation } from '../api/catalog/operation';
 import { newId } from '../domain/kit/ids';
-import { insertFixtures, type Fixtures } from './support/fixtures';
+import { insertFixtures, insertWebhookDelivery, insertWebhookEndpoint, type Fixtures } from './support/fixtures';
+import { createPersonalToken, createUser } from '../domain/identity/people';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 /** What REST offers (the console's own operations are tested in console-api.test.ts). */
@@ -30,6 +31,8 @@ interface Makers {
   /** A memory of the organization's read-write key, the key the table calls with. */
   memory(): Promise<string>;
   review(): Promise<string>;
+  webhookEndpoint(): Promise<string>;
+  webhookDelivery(): Promise<{ endpointId: string; deliveryId: string }>;
 }
 
 const inTwoDays = (hour: number) => {
@@ -92,6 +95,17 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   'reviews.deny': async ({ make }) => ({ params: { id: await make.review() } }),
   // Every organization's trail starts with its key's creation and its policy.
   'audit.events': async () => ({ query: { limit: '5' } }),
+  'webhooks.event_types': async () => ({}),
+  'webhooks.list': async ({ make }) => {
+    await make.webhookEndpoint();
+    return {};
+  },
+  'webhooks.get': async ({ make }) => ({ params: { id: await make.webhookEndpoint() } }),
+  'webhooks.create': async () => ({ body: { url: 'http://127.0.0.1:9/created', event_types: ['review.created', 'write.denied'], description: 'Table' } }),
+  'webhooks.update': async ({ make }) => ({ params: { id: await make.webhookEndpoint() }, body: { description: 'Changed', event_types: ['key.created'] } }),
+  'webhooks.delete': async ({ make }) => ({ params: { id: await make.webhookEndpoint() } }),
+  'webhooks.deliveries': async ({ make }) => ({ params: { id: (await make.webhookDelivery()).endpointId }, query: { limit: '5' } }),
+  'webhooks.redeliver': async ({ make }) => ({ params: { id: (await make.webhookDelivery()).deliveryId } }),
 };
 
 const policies = {
@@ -120,6 +134,8 @@ function makers(org: TestOrganization): Makers {
       insert('mry', `INSERT INTO agent_memories (id, org_id, api_key_id, content, tags) VALUES ($1, $2, $3, 'Likes morning meetings', '{table}')`, [
         org.taskRequest('').apiKey.id,
       ]),
+    webhookEndpoint: () => insertWebhookEndpoint(h.db, orgId),
+    webhookDelivery: () => insertWebhookDelivery(h.db, orgId),
     async review() {
       const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: sites.review.org.readWriteToken, payload: { title: 'Held for the table' } });
       return json(held).review.id;
@@ -132,6 +148,8 @@ beforeAll(async () => {
   for (const kind of ['allow', 'review', 'deny', 'other'] as const) {
     const org = await h.createOrganization({ policy: kind === 'other' ? policies.allow : policies[kind] });
     sites[kind] = { org, fx: await insertFixtures(h.db, org.organization.id), make: makers(org) };
+    const owner = await createUser(h.db, { orgId: org.organization.id, email: `owner@${org.organization.slug}.test`, role: 'owner' });
+    ownerTokens.set(org.organization.id, (await createPersonalToken(h.db, owner)).token);
   }
   freePlan = await h.createOrganization({ plan: 'free', policy: policies.allow });
 });
@@ -151,7 +169,10 @@ function call(operation: Operation, sample: Sample, token: string, slug?: string
 }
 
 const siteFor = (operation: Operation) => (operation.family === 'reviews' ? sites.review : sites.allow);
-const tokenFor = (operation: Operation, org: TestOrganization) => (operation.access.apiKey ? org.readWriteToken : org.reviewerToken);
+/** An owner's token for what reviewers may not do (webhooks). */
+const ownerTokens = new Map<string, string>();
+const tokenFor = (operation: Operation, org: TestOrganization) =>
+  operation.access.apiKey ? org.readWriteToken : operation.access.person?.roles.includes('reviewer') ? org.reviewerToken : ownerTokens.get(org.organization.id)!;
 
 describe('every catalog operation has a sample', () => {
   it.each(catalog.map((op) => [op.name]))('%s', (name) => {

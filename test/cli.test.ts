@@ -128,6 +128,46 @@ describe('gatehouse CLI', () => {
     expect(shown.stdout).toContain('allow-all');
   });
 
+  it('webhook create / list / update / deliveries / redeliver / delete', async () => {
+    const loopback = { ...env(), WEBHOOK_ALLOW_LOOPBACK: 'true' };
+    const refused = await runCli(['webhook', 'create', '--org', slug, '--url', 'https://10.1.2.3/hook', '--events', 'write.applied', '--json'], env());
+    expect(refused.code).toBe(1);
+    expect(refused.json.error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('private') });
+    // With a server's DATABASE_URL, loopback is the operator's choice, not the default.
+    const notLoopback = await runCli(['webhook', 'create', '--org', slug, '--url', 'http://127.0.0.1:9/hook', '--events', 'write.applied', '--json'], env());
+    expect(notLoopback.json.error.message).toContain('https');
+
+    const created = await runCli(['webhook', 'create', '--org', slug, '--url', 'http://127.0.0.1:9/hook', '--events', 'write.applied,key.created'], loopback);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toMatch(/shown once/);
+    expect(created.stdout).toMatch(/whsec_/);
+    const [endpoint] = (await runCli(['webhook', 'list', '--org', slug, '--json'], env())).json;
+    expect(endpoint).toMatchObject({ url: 'http://127.0.0.1:9/hook', eventTypes: ['write.applied', 'key.created'], enabled: true });
+    expect(JSON.stringify(endpoint)).not.toContain('whsec_');
+
+    const off = await runCli(['webhook', 'update', '--org', slug, '--id', endpoint.id, '--disable', '--json'], env());
+    expect(off.json).toMatchObject({ enabled: false, disabledReason: 'Switched off by a person' });
+    const on = await runCli(['webhook', 'update', '--org', slug, '--id', endpoint.id, '--enable', '--events', 'write.applied', '--json'], env());
+    expect(on.json).toMatchObject({ enabled: true, eventTypes: ['write.applied'] });
+
+    const { rows: orgs } = await h.db.query('SELECT id FROM organizations WHERE slug = $1', [slug]);
+    const eventId = `evt_${'0'.repeat(26)}`;
+    await h.db.query(`INSERT INTO webhook_events (id, org_id, type, data, relayed_at) VALUES ($1, $2, 'write.applied', '{}', now())`, [eventId, orgs[0].id]);
+    await h.db.query(
+      `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, status, attempts, last_error, started_at)
+       VALUES ('whd_00000000000000000000000000', $1, $2, $3, 'failed', 10, 'HTTP 500', now())`,
+      [orgs[0].id, endpoint.id, eventId],
+    );
+    const log = await runCli(['webhook', 'deliveries', '--org', slug, '--id', endpoint.id], env());
+    expect(log.stdout).toMatch(/whd_0+\s+evt_0+\s+write\.applied\s+failed\s+10\s+HTTP 500/);
+    const again = await runCli(['webhook', 'redeliver', '--org', slug, '--delivery', 'whd_00000000000000000000000000', '--json'], env());
+    expect(again.json).toMatchObject({ status: 'pending', eventId, redeliveryOf: 'whd_00000000000000000000000000' });
+
+    const removed = await runCli(['webhook', 'delete', '--org', slug, '--id', endpoint.id, '--json'], env());
+    expect(removed.code).toBe(0);
+    expect((await runCli(['webhook', 'list', '--org', slug], env())).stdout).toContain('No webhook endpoints yet.');
+  });
+
   it('migrate reports an up-to-date schema', async () => {
     const result = await runCli(['migrate', '--json'], env());
     expect(result.code).toBe(0);

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { catalog } from '../api/catalog';
 import { isOfferedOn, type Operation } from '../api/catalog/operation';
 import { createPersonalToken } from '../domain/identity/people';
+import { insertWebhookDelivery, insertWebhookEndpoint } from './support/fixtures';
 import { addPerson, cookieOf, signIn, type ConsoleSession, type TestPerson } from './support/console';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -51,7 +52,7 @@ describe('signing in', () => {
     expect(session).toMatchObject({
       person: { email: owner.email, role: 'owner' },
       organization: { slug: acme.organization.slug, api_access: true },
-      permissions: ['decideReviews', 'manageKeys', 'managePeople', 'editPolicy', 'seeMemories', 'readAudit'],
+      permissions: ['decideReviews', 'manageKeys', 'managePeople', 'editPolicy', 'seeMemories', 'readAudit', 'manageWebhooks'],
     });
     const { rows } = await h.db.query('SELECT secret_digest FROM sessions WHERE id = $1', [cookie.value.split('_').slice(2, 4).join('_')]);
     expect(rows[0].secret_digest).toBeInstanceOf(Buffer);
@@ -554,6 +555,14 @@ describe('every operation the console offers', () => {
     'agents.forget_memory': async () => ({ params: { id: (await aMemory()).id }, input: { reason: 'No longer true' } }),
     'agents.waiting_tasks': async () => ({}),
     'audit.events': async () => ({ input: { type: 'gate.decided', limit: 5 } }),
+    'webhooks.event_types': async () => ({}),
+    'webhooks.list': async () => ({}),
+    'webhooks.get': async () => ({ params: { id: await insertWebhookEndpoint(h.db, acme.organization.id) } }),
+    'webhooks.create': async () => ({ input: { url: 'http://127.0.0.1:9/console', event_types: ['review.created'] } }),
+    'webhooks.update': async () => ({ params: { id: await insertWebhookEndpoint(h.db, acme.organization.id) }, input: { enabled: false } }),
+    'webhooks.delete': async () => ({ params: { id: await insertWebhookEndpoint(h.db, acme.organization.id) } }),
+    'webhooks.deliveries': async () => ({ params: { id: (await insertWebhookDelivery(h.db, acme.organization.id)).endpointId } }),
+    'webhooks.redeliver': async () => ({ params: { id: (await insertWebhookDelivery(h.db, acme.organization.id)).deliveryId } }),
   };
 
   async function aMemory(): Promise<{ id: string; api_key_id: string }> {

@@ -1,3 +1,4 @@
+import { createPersonalToken } from '../domain/identity/people';
 import type { Client as McpClient } from '@modelcontextprotocol/sdk/client/index.js';
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { randomUUID } from 'node:crypto';
@@ -70,6 +71,8 @@ beforeAll(async () => {
   await markTexts(h.db, orgB.organization.id, marker);
 
   const caller = (token: string) => authenticate(h.db, `Bearer ${token}`);
+  // The organization's settings over REST (webhooks) are for owners and admins.
+  const ownerToken = (await createPersonalToken(h.db, a.people.find((signedIn) => signedIn.role === 'owner')!.person.user)).token;
   credentials.rest = await Promise.all(
     (
       [
@@ -77,6 +80,7 @@ beforeAll(async () => {
         ['read-only key', orgA.readOnlyToken],
         ["reviewer's personal token", orgA.reviewerToken],
         ["member's personal token", orgA.memberToken],
+        ["owner's personal token", ownerToken],
       ] as const
     ).map(async ([name, token]) => restCredential(name, await caller(token), token, (options) => h.request(options))),
   );

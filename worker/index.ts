@@ -1,7 +1,7 @@
 import { bundleWorkflowCode, type NativeConnection, Worker, type WorkerPlugin, type WorkflowBundleOption } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
-import { createActivities } from '../activities';
+import { createActivities, type ActivityDependencies } from '../activities';
 import type { Database } from '../db/database';
 import type { RetentionPolicy } from '../domain/usage/retention';
 
@@ -23,6 +23,8 @@ export interface WorkerOptions {
   plugins?: WorkerPlugin[];
   /** The payload codec (encryption) the api's client uses too. */
   dataConverter?: DataConverter;
+  /** How webhooks are delivered (where they may go, their links, when an endpoint is switched off). */
+  webhooks?: ActivityDependencies['webhooks'];
 }
 
 /** A worker running the gated-write workflow, the retention workflow, and their activities. */
@@ -42,6 +44,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
       reviewExpiryMs: options.reviewExpiryMs,
       reviewRecheckMs: options.reviewRecheckMs,
       retention: options.retention,
+      webhooks: options.webhooks,
     }),
   });
 }

@@ -1,3 +1,4 @@
 export { gatedWrite, gatedWriteV2, gatedWriteV3 } from './gated-write';
 export { pruneRetention } from './retention';
 export { sealAuditLedger } from './audit-seal';
+export { relayWebhookEvent, deliverWebhook } from './webhooks';

@@ -1,3 +1,4 @@
+import type { OutboundPolicy } from '../../domain/notify/outbound';
 import type { Database } from '../../db/database';
 import { calls, gatedWriteSeconds, gatedWrites, limitRefusals } from '../../metrics';
 import type { Interface } from '../../domain/gate/contract';
@@ -82,6 +83,8 @@ export interface CallPipelineOptions {
   apiBaseUrl: string;
   /** Where people reach the console (`http://localhost:3000`), for links to its pages. */
   publicUrl: string;
+  /** Where webhook endpoints may point. */
+  outbound: OutboundPolicy;
   /** Where "now" comes from for the limits (the minute, the organization's day); tests move it. */
   clock?: () => Date;
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
@@ -117,7 +120,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return refusal ? { kind: 'refused', error: refusal } : failed(error, `${request.operation?.name ?? request.tool} could not be read`);
     }
 
-    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, catalog, limits, usage: admission.verdict?.today };
+    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, catalog, limits, usage: admission.verdict?.today };
     try {
       switch (operation.kind) {
         case 'gated_write':

@@ -17,6 +17,7 @@ import { projectOperations } from './projects';
 import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
 import { taskOperations } from './tasks';
 import { teamOperations } from './team';
+import { webhookOperations } from './webhooks';
 import { workLogOperations } from './work-logs';
 
 /**
@@ -46,6 +47,7 @@ export const catalog: readonly Operation[] = [
   ...organizationOperations,
   ...apiKeyOperations,
   ...peopleOperations,
+  ...webhookOperations,
   ...agentOperations,
 ];
 

@@ -1,3 +1,4 @@
+import { reviewWebUrl } from '../../domain/gate/links';
 import { getReviewOperation } from './reviews';
 
 // The links a held write's answer gives, made in one place for REST, MCP and MCP tasks.
@@ -5,11 +6,6 @@ import { getReviewOperation } from './reviews';
 /** Where agents and scripts follow a held write over REST (`review.url`). */
 export function reviewUrl(apiBaseUrl: string, reviewId: string): string {
   return `${apiBaseUrl}/v1${getReviewOperation.path.replace(':id', reviewId)}`;
-}
-
-/** The console's page of a review (`review.web_url`): what an agent gives its user to decide. */
-export function reviewWebUrl(publicUrl: string, reviewId: string): string {
-  return `${publicUrl}/reviews/${encodeURIComponent(reviewId)}`;
 }
 
 export interface ReviewLinks {

@@ -8,6 +8,7 @@ import type { DailyUsage, RequestLimits } from '../../domain/usage/limits';
 import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
 import type { GateClient } from './gate-client';
+import type { OutboundPolicy } from '../../domain/notify/outbound';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -21,6 +22,8 @@ export interface OperationContext {
   apiBaseUrl: string;
   /** Where people reach the console, for links to its pages (a set-password link, say). */
   publicUrl: string;
+  /** Where webhook endpoints may point (outgoing requests: public addresses only, unless the operator allows more). */
+  outbound: OutboundPolicy;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */

@@ -47,7 +47,14 @@ export type AuditEvent =
       resourceId: string;
       data: { api_key_id: string; reason: string } & Record<string, unknown>;
     }
-  | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> };
+  | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> }
+  | {
+      type: 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.disabled';
+      actor: ActorRef;
+      /** The endpoint (whk_…). */
+      resourceId: string;
+      data: Record<string, unknown>;
+    };
 
 export async function recordAudit(tx: Queryable, orgId: string, event: AuditEvent): Promise<void> {
   const { sql, values } = auditInsert(orgId, event);

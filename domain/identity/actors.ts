@@ -16,6 +16,7 @@ export const rolesThat = {
   editPolicy: ['owner', 'admin'],
   seeMemories: ['owner', 'admin'],
   readAudit: ['owner', 'admin', 'reviewer'],
+  manageWebhooks: ['owner', 'admin'],
 } as const satisfies Record<string, readonly Role[]>;
 
 export type Permission = keyof typeof rolesThat;

@@ -51,7 +51,7 @@ export interface GeneratedProbes {
 }
 
 /** The kinds of record a probe may name. */
-export const probePrefixes: readonly IdPrefix[] = ['task', 'prj', 'cus', 'cal', 'mem', 'prd', 'inv', 'bkg', 'exp', 'wlg', 'mtg', 'mry', 'rev', 'key', 'usr'];
+export const probePrefixes: readonly IdPrefix[] = ['task', 'prj', 'cus', 'cal', 'mem', 'prd', 'inv', 'bkg', 'exp', 'wlg', 'mtg', 'mry', 'rev', 'key', 'usr', 'whk', 'whd'];
 
 /**
  * What a reference names, by the noun in its field (`project_id`) or the operation's family (`id` of expenses.get):
@@ -227,7 +227,7 @@ function changesOf(object: z.ZodObject, slots: Slot[]): Record<string, unknown> 
   for (const [field, schema] of Object.entries(object.shape as Record<string, z.ZodType>)) {
     if (isRequired(schema) || field in headerFields || slots.some((slot) => slot.at[0] === field)) continue;
     const core = coreOf(schema);
-    const value = core instanceof z.ZodString ? 'matrix probe' : core instanceof z.ZodEnum || core instanceof z.ZodBoolean ? sampleValue(field, core) : undefined;
+    const value = core instanceof z.ZodString ? (field === 'url' ? sampleValue(field, core) : 'matrix probe') : core instanceof z.ZodEnum || core instanceof z.ZodBoolean ? sampleValue(field, core) : undefined;
     if (value !== undefined && schema.safeParse(value).success) changes[field] = value;
   }
   return changes;
@@ -242,6 +242,10 @@ function sampleValue(field: string, schema: z.ZodType): unknown {
   const at = (hour: number) => new Date(Date.UTC(tomorrow.getUTCFullYear(), tomorrow.getUTCMonth(), tomorrow.getUTCDate(), hour)).toISOString();
   const instants = /end|until|before|_to$/.test(field) ? [at(10), at(9)] : [at(9), at(10)];
   const email = `probe-${sampled++}@matrix.example`;
-  const candidates = field.includes('email') ? [email, 'matrix probe'] : ['matrix probe', email, ...instants, at(9).slice(0, 10)];
+  const candidates = field.includes('email')
+    ? [email, 'matrix probe']
+    : field === 'url'
+      ? ['http://127.0.0.1:9/matrix']
+      : ['matrix probe', email, ...instants, at(9).slice(0, 10)];
   return candidates.find((candidate) => schema.safeParse(candidate).success);
 }

@@ -1,5 +1,6 @@
 import type { Database } from '../../db/database';
 import { newId } from '../../domain/kit/ids';
+import { createWebhookEndpoint } from '../../domain/notify/endpoints';
 
 export interface Fixtures {
   member: string;
@@ -67,4 +68,24 @@ export async function insertFixtures(db: Database, orgId: string): Promise<Fixtu
     );
   });
   return ids;
+}
+
+/** A webhook endpoint of the organization on loopback (nothing listens there: the tables only read and change it). */
+export async function insertWebhookEndpoint(db: Database, orgId: string): Promise<string> {
+  const { endpoint } = await createWebhookEndpoint(db, orgId, { url: 'http://127.0.0.1:9/table', eventTypes: ['write.applied'] }, { allowLoopback: true, allowPrivate: false });
+  return endpoint.id;
+}
+
+/** A delivery (failed) of an event to a new endpoint of the organization: what a person redelivers. */
+export async function insertWebhookDelivery(db: Database, orgId: string): Promise<{ endpointId: string; deliveryId: string }> {
+  const endpointId = await insertWebhookEndpoint(db, orgId);
+  const eventId = newId('evt');
+  const deliveryId = newId('whd');
+  await db.query(`INSERT INTO webhook_events (id, org_id, type, data, relayed_at) VALUES ($1, $2, 'write.applied', '{}', now())`, [eventId, orgId]);
+  await db.query(
+    `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, status, attempts, last_error, started_at)
+     VALUES ($1, $2, $3, $4, 'failed', 3, 'connection refused', now())`,
+    [deliveryId, orgId, endpointId, eventId],
+  );
+  return { endpointId, deliveryId };
 }

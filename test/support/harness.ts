@@ -19,6 +19,13 @@ import type { Tracing } from '../../runtime/tracing';
 import { encryptingDataConverter, type PayloadKey } from '../../runtime/payload-codec';
 import type { RetentionPolicy } from '../../domain/usage/retention';
 import { connectMcp } from './mcp';
+import { createScratchDatabase } from '../../db/scratch-database';
+import type { OutboundPolicy } from '../../domain/notify/outbound';
+import { startOutboxRelay } from '../../runtime/outbox-relay';
+import type { DeliveryRetry } from '../../workflows/webhooks';
+
+/** The tests' receivers listen on loopback, as a developer's would. */
+const loopbackAllowed: OutboundPolicy = { allowLoopback: true, allowPrivate: false };
 
 let runtimeInstalled = false;
 let sequence = 0;
@@ -77,14 +84,23 @@ export interface HarnessOptions {
   tracing?: Tracing;
   /** Payloads encrypted with these keys (the api's client and the worker alike). */
   payloadKeys?: PayloadKey[];
+  /**
+   * Webhooks on: the worker delivers them (to loopback, as in development) and an outbox relay runs, on a database
+   * of the harness's own (a relay hands every organization's events to its own worker).
+   */
+  webhooks?: { retry?: Partial<DeliveryRetry>; disableAfter?: number };
 }
+
+/** Quick retries for tests: 100 ms, then 200 ms, 400 ms…, three attempts in all. */
+export const testDeliveryRetry: DeliveryRetry = { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 1000, maximumAttempts: 3 };
 
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   if (!runtimeInstalled) {
     Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
     runtimeInstalled = true;
   }
-  const db = connectDatabase(inject('databaseUrl'), { maxConnections: 10 });
+  const ownDatabase = options.webhooks ? await createScratchDatabase('webhooks', process.env.TEST_DATABASE_ADMIN_URL) : undefined;
+  const db = connectDatabase(ownDatabase?.url ?? inject('databaseUrl'), { maxConnections: 10 });
   const taskQueue = `test-${process.pid}-${Date.now()}-${sequence++}`;
   const temporalAddress = inject('temporalAddress');
   // The api's client as production makes it (runtime/temporal.ts): over the native connection.
@@ -112,6 +128,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       workflowBundle,
       plugins,
       dataConverter,
+      webhooks: { policy: loopbackAllowed, publicUrl, timeoutMs: 5000, disableAfter: options.webhooks?.disableAfter ?? 5 },
     });
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();
@@ -125,6 +142,8 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     running = worker.run();
   };
 
+  const retry = { ...testDeliveryRetry, ...options.webhooks?.retry };
+  const relay = options.webhooks ? startOutboxRelay({ db, client: temporal, taskQueue, retry, everyMs: 100 }) : undefined;
   const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
   let baseUrl: string | undefined;
   const mcpClients: McpClient[] = [];
@@ -138,6 +157,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     trustProxy: options.trustProxy,
     temporalUi: options.temporalUi,
     consoleDir: inject('consoleDir'),
+    outbound: loopbackAllowed,
   });
 
   const harness: Harness = {
@@ -199,10 +219,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async close() {
       for (const client of mcpClients) await client.close().catch(() => {});
       await app.close();
+      await relay?.stop();
       await stopWorker();
       await workerConnection.close();
       await clientConnection.close();
       await db.close();
+      await ownDatabase?.drop();
     },
   };
   return harness;

@@ -6,7 +6,7 @@ import { authenticate } from '../../domain/identity/authenticate';
 import { createPersonalToken } from '../../domain/identity/people';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from './console';
 import type { Holdings } from './cross-tenant-probes';
-import { insertFixtures } from './fixtures';
+import { insertFixtures, insertWebhookDelivery } from './fixtures';
 import { json, type Harness, type TestOrganization } from './harness';
 
 // An organization furnished for cross-tenant tests: a record of every kind (the fixtures, a memory, a write held
@@ -51,6 +51,7 @@ export async function furnish(h: Harness, test: TestOrganization, roles: Role[])
     people.push({ role, person, session, caller });
   }
 
+  const webhook = await insertWebhookDelivery(h.db, test.organization.id);
   const holdings: Holdings = {
     mem: fixtures.member,
     prj: fixtures.project,
@@ -67,6 +68,8 @@ export async function furnish(h: Harness, test: TestOrganization, roles: Role[])
     rev: held.task.taskId,
     key: keyIdOf(test.readWriteToken),
     usr: people[0]!.person.user.id,
+    whk: webhook.endpointId,
+    whd: webhook.deliveryId,
   };
   return { test, holdings, people, mcp };
 }

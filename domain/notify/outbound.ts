@@ -1,0 +1,136 @@
+import ipaddr from 'ipaddr.js';
+import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import { promises as dns } from 'node:dns';
+import http from 'node:http';
+import https from 'node:https';
+import type { LookupFunction } from 'node:net';
+import { AppError } from '../kit/errors';
+
+/**
+ * Where the service may send requests of its own (webhooks, Slack messages): public addresses only, unless the
+ * operator allows more. A URL is checked when it is saved, and every address it resolves to is checked again when
+ * a request is made, on the connection itself (a name that later resolves to 10.0.0.1 is refused then).
+ */
+export interface OutboundPolicy {
+  /** Loopback (127.0.0.0/8, ::1), over http too: for development and tests (`gatehouse dev` allows it). */
+  allowLoopback: boolean;
+  /** Private, link-local, shared and other non-public ranges (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
+  allowPrivate: boolean;
+}
+
+export const publicOnly: OutboundPolicy = { allowLoopback: false, allowPrivate: false };
+
+/** Why an address may not be reached under the policy, or undefined when it may. */
+export function addressRefusal(address: string, policy: OutboundPolicy): string | undefined {
+  if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
+  const parsed = ipaddr.process(address);
+  const range = parsed.range();
+  if (range === 'unicast') return undefined;
+  if (range === 'loopback') return policy.allowLoopback ? undefined : `${address} is a loopback address`;
+  if (policy.allowPrivate && !['unspecified', 'multicast', 'broadcast'].includes(range)) return undefined;
+  return `${address} is a ${range} address, not a public one`;
+}
+
+const isLoopbackHost = (hostname: string) => {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  if (bare === 'localhost') return true;
+  return ipaddr.isValid(bare) && ipaddr.process(bare).range() === 'loopback';
+};
+
+/**
+ * The URL as it will be used, or a validation error naming `field`: https (http only to loopback, where loopback is
+ * allowed), no credentials, and a host whose every address the policy allows.
+ */
+export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, field = 'url'): Promise<string> {
+  const refuse = (message: string) => new AppError('validation_failed', `${field} ${message}`, { fields: [{ field, message }] });
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    throw refuse('is not a URL');
+  }
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw refuse('must be an https URL');
+  if (url.username || url.password) throw refuse('must not carry a user name or password');
+  if (url.protocol === 'http:' && !(policy.allowLoopback && isLoopbackHost(url.hostname))) {
+    throw refuse('must be an https URL (http is allowed only to loopback, in development)');
+  }
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  let addresses: string[];
+  if (ipaddr.isValid(host)) addresses = [host];
+  else {
+    try {
+      addresses = (await dns.lookup(host, { all: true, verbatim: true })).map((found) => found.address);
+    } catch {
+      throw refuse(`names a host that does not resolve (${host})`);
+    }
+  }
+  for (const address of addresses) {
+    const refusal = addressRefusal(address, policy);
+    if (refusal) throw refuse(`resolves to ${refusal}; requests go to public addresses only`);
+  }
+  return url.toString();
+}
+
+/** A DNS lookup for the connection that refuses every address the policy does not allow. */
+function guardedLookup(policy: OutboundPolicy): LookupFunction {
+  return (hostname, options, callback) => {
+    dnsLookup(hostname, { ...options, all: true, verbatim: true }, (error, found) => {
+      if (error) return callback(error, '', 0);
+      const addresses = found as LookupAddress[];
+      const refused = addresses.map((entry) => addressRefusal(entry.address, policy)).find(Boolean);
+      if (refused) return callback(Object.assign(new Error(`refused: ${refused}`), { code: 'EADDRNOTALLOWED' }), '', 0);
+      if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, addresses);
+      callback(null, addresses[0]!.address, addresses[0]!.family);
+    });
+  };
+}
+
+export interface OutboundAnswer {
+  status: number;
+  /** The start of the answer's body, for a delivery log. */
+  body: string;
+}
+
+/**
+ * POSTs the body and answers the response's status (redirects are not followed: a 3xx is an answer like any
+ * other). Fails with the network's error, or when the address is not allowed or nothing answers within the timeout.
+ */
+export function postOutbound(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  { policy, timeoutMs = 10_000 }: { policy: OutboundPolicy; timeoutMs?: number },
+): Promise<OutboundAnswer> {
+  const target = new URL(url);
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(host)) {
+    const refusal = addressRefusal(host, policy);
+    if (refusal) return Promise.reject(new Error(`refused: ${refusal}`));
+  }
+  const send = target.protocol === 'https:' ? https.request : http.request;
+  return new Promise((resolve, reject) => {
+    const request = send(
+      target,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), ...headers },
+        lookup: guardedLookup(policy),
+        timeout: timeoutMs,
+        agent: false,
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let kept = 0;
+        response.on('data', (chunk: Buffer) => {
+          if (kept < 2048) chunks.push(chunk);
+          kept += chunk.length;
+        });
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, 500) }));
+        response.on('error', reject);
+      },
+    );
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
+    request.on('error', reject);
+    request.end(body);
+  });
+}
