@@ -19,6 +19,9 @@ import { pruneExpiredRecords, type Pruned, type RetentionPolicy } from '../domai
 import { sealAllAuditChains } from '../domain/gate/audit-ledger';
 import { attemptDelivery, planEventDeliveries, recordDeliveryFailed, type DeliverySettings, type PlannedEvent } from '../domain/notify/deliveries';
 import { publicOnly } from '../domain/notify/outbound';
+import type { Mailer } from '../domain/notify/mailer';
+import { emitAuditHeads } from '../domain/notify/witness';
+import { superviseReviewStep, tellOwnersEndpointDisabled, type SupervisionStep } from '../domain/notify/notifications';
 
 export interface ActivityDependencies {
   db: Database;
@@ -28,8 +31,11 @@ export interface ActivityDependencies {
   /** What the retention schedule prunes (nothing when not given). */
   retention?: RetentionPolicy;
   clock?: () => Date;
-  /** Where webhooks may go and the links they carry; an endpoint is switched off after `disableAfter` failed deliveries in a row. */
-  webhooks?: DeliverySettings & { disableAfter: number };
+  /**
+   * Where webhooks and Slack messages may go and the links they carry; an endpoint is switched off after
+   * `disableAfter` failed deliveries in a row; email goes through `mailer` (none: no email is sent).
+   */
+  webhooks?: DeliverySettings & { disableAfter: number; mailer?: Mailer };
 }
 
 /** The gated write's activities, built from their dependencies so tests can hand in their own. */
@@ -87,6 +93,11 @@ export function createActivities({
       return { sealed, refused: refused.length };
     },
 
+    /** Each organization's ledger head to the endpoints that witness it (the daily audit witness schedule). */
+    async emitAuditHeads(): Promise<number> {
+      return emitAuditHeads(db, clock());
+    },
+
     /** An outbox event's deliveries, one per endpoint that asks for it (workflows/webhooks.ts). */
     async planWebhookEvent(eventId: string): Promise<PlannedEvent> {
       return planEventDeliveries(db, eventId);
@@ -99,9 +110,20 @@ export function createActivities({
     },
 
     /** A delivery that failed every attempt; its endpoint is switched off if it keeps failing. */
-    async recordWebhookDeliveryFailed(deliveryId: string): Promise<{ disabled: boolean }> {
+    async recordWebhookDeliveryFailed(deliveryId: string): Promise<{ disabled: boolean; ownersTold: number }> {
       const failed = await recordDeliveryFailed(db, deliveryId, webhooks.disableAfter);
-      return { disabled: failed?.disabled ?? false };
+      if (!failed?.disabled) return { disabled: false, ownersTold: 0 };
+      const ownersTold = await tellOwnersEndpointDisabled(db, failed.orgId, { id: failed.endpointId, url: failed.url }, webhooks);
+      return { disabled: true, ownersTold };
+    },
+
+    /**
+     * Tells a held write's reviewers, or escalates it to the next tier (workflows/notifications.ts). From the fifth
+     * attempt, what cannot be sent is recorded in the answer rather than retried again.
+     */
+    async superviseReviewStep(reviewId: string, tier: number): Promise<SupervisionStep> {
+      const tolerateFailures = Context.current().info.attempt >= 5;
+      return superviseReviewStep(db, reviewId, tier, webhooks, { now: clock(), tolerateFailures });
     },
   };
 }

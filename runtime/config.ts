@@ -137,6 +137,10 @@ const environmentSchema = z.object({
   WEBHOOK_RETRY_INITIAL: duration.default(5000),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10),
   WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).max(1000).default(5),
+  // Email to people (a held write's reviewers, escalations, a switched-off webhook): smtp://user:password@host:587
+  // or smtps://…:465; unset, no email is sent.
+  SMTP_URL: z.preprocess(emptyAsUndefined, z.string().regex(/^smtps?:\/\//, { message: 'an smtp:// or smtps:// URL' }).optional()),
+  SMTP_FROM: z.string().default('Gatehouse <gatehouse@localhost>'),
   WEBHOOK_TIMEOUT: duration.default(10_000).refine((ms) => ms <= 50_000, { message: 'must be at most 50s' }),
   // For the benchmark only, which measures what the accounting costs: off serves without counting or refusing.
   RATE_LIMITS: z.preprocess(emptyAsUndefined, z.enum(['on', 'off']).default('on')),
@@ -195,6 +199,8 @@ export interface Config {
     timeoutMs: number;
     disableAfter: number;
   };
+  /** Email to people through this SMTP server (undefined: none is sent), from this sender. */
+  smtp: { url: string | undefined; from: string };
 }
 
 export class ConfigError extends Error {}
@@ -202,6 +208,11 @@ export class ConfigError extends Error {}
 /** Where the service's own requests (webhooks) may go: loopback only where allowed (`gatehouse dev` allows it). */
 export function outboundPolicy(config: Config): OutboundPolicy {
   return { allowLoopback: config.webhooks.allowLoopback ?? false, allowPrivate: config.webhooks.allowPrivate };
+}
+
+/** As the CLI checks URLs: as the service would, and on the embedded database (a developer's machine) loopback too. */
+export function cliOutboundPolicy(config: Config): OutboundPolicy {
+  return { ...outboundPolicy(config), allowLoopback: config.webhooks.allowLoopback ?? !config.databaseUrl };
 }
 
 const asMs = (value: number | 'off'): number | undefined => (value === 'off' ? undefined : value);
@@ -247,5 +258,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       timeoutMs: e.WEBHOOK_TIMEOUT,
       disableAfter: e.WEBHOOK_DISABLE_AFTER,
     },
+    smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
   };
 }

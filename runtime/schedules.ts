@@ -10,6 +10,7 @@ interface Upkeep {
 
 export const retentionScheduleId = 'gatehouse-retention';
 export const auditSealScheduleId = 'gatehouse-audit-seal';
+export const auditWitnessScheduleId = 'gatehouse-audit-witness';
 
 /** Prunes what the retention settings no longer keep (workflows/retention.ts). */
 const retention: Upkeep = {
@@ -25,6 +26,14 @@ const auditSeal: Upkeep = {
   workflowType: 'sealAuditLedger',
   every: '1 minute',
   purpose: "Gatehouse audit ledger: chains new audit events into each organization's hash chain",
+};
+
+/** Sends each organization's ledger head to its witnessing webhook endpoints (workflows/audit-seal.ts). */
+const auditWitness: Upkeep = {
+  scheduleId: auditWitnessScheduleId,
+  workflowType: 'witnessAuditLedger',
+  every: '1 day',
+  purpose: "Gatehouse audit ledger: sends each organization's head to the webhook endpoints that witness it (audit.head)",
 };
 
 /**
@@ -63,4 +72,9 @@ export function ensureRetentionSchedule(client: Client, options: { taskQueue: st
 /** The audit ledger's sealing, every minute. */
 export function ensureAuditSealSchedule(client: Client, options: { taskQueue: string; every?: string }): Promise<ScheduleHandle> {
   return ensureSchedule(client, auditSeal, options);
+}
+
+/** The audit ledger's daily witness. */
+export function ensureAuditWitnessSchedule(client: Client, options: { taskQueue: string; every?: string }): Promise<ScheduleHandle> {
+  return ensureSchedule(client, auditWitness, options);
 }

@@ -2,9 +2,10 @@ import { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Database } from '../db/database';
 import { createWorker } from '../worker';
-import { ensureAuditSealSchedule, ensureRetentionSchedule } from './schedules';
+import { ensureAuditSealSchedule, ensureAuditWitnessSchedule, ensureRetentionSchedule } from './schedules';
 import { outboundPolicy, type Config } from './config';
 import { startOutboxRelay } from './outbox-relay';
+import { smtpMailer } from '../domain/notify/mailer';
 import { connectWorkerConnection, dataConverterFor, installTemporalRuntime } from './temporal';
 import { currentTracing, tracingFor } from './tracing';
 
@@ -37,6 +38,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
         publicUrl: config.publicUrl,
         timeoutMs: config.webhooks.timeoutMs,
         disableAfter: config.webhooks.disableAfter,
+        mailer: config.smtp.url ? smtpMailer(config.smtp.url, config.smtp.from) : undefined,
       },
     });
   } catch (error) {
@@ -50,6 +52,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
   const upkeep = [
     { ensure: ensureRetentionSchedule, what: 'the retention schedule', meanwhile: 'old rows are kept until it is' },
     { ensure: ensureAuditSealSchedule, what: "the audit ledger's sealing schedule", meanwhile: 'new audit events wait to be chained until it is' },
+    { ensure: ensureAuditWitnessSchedule, what: "the audit ledger's witness schedule", meanwhile: 'no ledger head is sent to webhooks until it is' },
   ];
   for (const { ensure, what, meanwhile } of upkeep) {
     try {

@@ -168,6 +168,20 @@ describe('gatehouse CLI', () => {
     expect((await runCli(['webhook', 'list', '--org', slug], env())).stdout).toContain('No webhook endpoints yet.');
   });
 
+  it('org notifications shows and sets the escalation wait and the Slack webhook', async () => {
+    const set = await runCli(['org', 'notifications', '--org', slug, '--review-escalation', '30m', '--json'], env());
+    expect(set.json).toEqual({ reviewEscalationMs: 1_800_000, slackWebhookUrl: null });
+    const bad = await runCli(['org', 'notifications', '--org', slug, '--review-escalation', 'soon', '--json'], env());
+    expect(bad.code).toBe(1);
+    expect(bad.json.error.message).toContain('soon');
+    const privateSlack = await runCli(['org', 'notifications', '--org', slug, '--slack-webhook-url', 'https://192.168.1.10/hook', '--json'], env());
+    expect(privateSlack.json.error.code).toBe('validation_failed');
+    const shown = await runCli(['org', 'notifications', '--org', slug], env());
+    expect(shown.stdout).toContain('Review escalation: after 30m (admins, then owners)');
+    const off = await runCli(['org', 'notifications', '--org', slug, '--review-escalation', 'off', '--json'], env());
+    expect(off.json.reviewEscalationMs).toBeNull();
+  });
+
   it('migrate reports an up-to-date schema', async () => {
     const result = await runCli(['migrate', '--json'], env());
     expect(result.code).toBe(0);

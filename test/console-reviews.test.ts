@@ -180,6 +180,19 @@ describe('the review queue', () => {
     await shown.getByText('The write ran.').waitFor({ timeout: 20_000 });
   });
 
+  it('an escalated review says so on its card (escalation itself: test/notifications.test.ts)', async () => {
+    const held = await postTask('review the escalated request');
+    expect(held.status).toBe(202);
+    // As the escalation step records it when the organization's wait runs out.
+    await h.db.query("UPDATE reviews SET escalated_to = 'admins', escalated_at = now() WHERE id = $1", [held.body.review.id]);
+    await page.goto(`${origin}/reviews/${held.body.review.id}`);
+    const shown = card(page, 'review the escalated request');
+    await shown.waitFor({ timeout: 10_000 });
+    await shown.getByText('Escalated to admins').waitFor();
+    expect(await shown.innerText()).toMatch(/Escalated to admins .*waited longer than the organization allows/);
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
   it('left no script errors', () => {
     expect(pageErrors).toEqual([]);
   });

@@ -1,7 +1,7 @@
 import { proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 
-const { sealAuditChains } = proxyActivities<Activities>({
+const { sealAuditChains, emitAuditHeads } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   retry: { initialInterval: '5 seconds', maximumInterval: '1 minute', maximumAttempts: 10 },
 });
@@ -12,4 +12,13 @@ const { sealAuditChains } = proxyActivities<Activities>({
  */
 export async function sealAuditLedger(): Promise<{ sealed: number; refused: number }> {
   return sealAuditChains();
+}
+
+/**
+ * Sends each organization's ledger head, sealed first, to its endpoints that ask for `audit.head` (an outside
+ * witness of the chain). A Temporal Schedule starts it daily.
+ */
+export async function witnessAuditLedger(): Promise<{ heads: number }> {
+  await sealAuditChains();
+  return { heads: await emitAuditHeads() };
 }

@@ -1,4 +1,5 @@
 export { gatedWrite, gatedWriteV2, gatedWriteV3 } from './gated-write';
 export { pruneRetention } from './retention';
-export { sealAuditLedger } from './audit-seal';
+export { sealAuditLedger, witnessAuditLedger } from './audit-seal';
 export { relayWebhookEvent, deliverWebhook } from './webhooks';
+export { superviseReview } from './notifications';

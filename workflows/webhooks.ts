@@ -1,5 +1,6 @@
 import { ActivityFailure, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { superviseReview } from './notifications';
 
 /** How long a delivery keeps trying: Temporal's retry policy for its attempts (WEBHOOK_RETRY_* settings). */
 export interface DeliveryRetry {
@@ -17,7 +18,8 @@ const bookkeeping = proxyActivities<Activities>({
 
 /**
  * An outbox event, relayed (runtime/outbox-relay.ts starts one run per event): one delivery for each endpoint that
- * asks for it, each a workflow of its own that outlives this one.
+ * asks for it, each a workflow of its own that outlives this one; for a held write, its reviewers' supervision
+ * (telling them, then escalating), a workflow of its own too.
  */
 export async function relayWebhookEvent(eventId: string, retry: DeliveryRetry): Promise<{ deliveries: string[] }> {
   const planned = await bookkeeping.planWebhookEvent(eventId);
@@ -25,6 +27,14 @@ export async function relayWebhookEvent(eventId: string, retry: DeliveryRetry): 
     await startChild(deliverWebhook, {
       workflowId: `webhook-delivery-${deliveryId}`, // as the relay starts a redelivery's
       args: [deliveryId, retry],
+      parentClosePolicy: ParentClosePolicy.ABANDON,
+      workflowIdReusePolicy: 'REJECT_DUPLICATE',
+    });
+  }
+  if (planned.type === 'review.created' && planned.reviewId) {
+    await startChild(superviseReview, {
+      workflowId: `review-people-${planned.reviewId}`,
+      args: [planned.reviewId],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
     });

@@ -17,6 +17,7 @@ import { projectOperations } from './projects';
 import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
 import { taskOperations } from './tasks';
 import { teamOperations } from './team';
+import { notificationOperations } from './notifications';
 import { webhookOperations } from './webhooks';
 import { workLogOperations } from './work-logs';
 
@@ -48,6 +49,7 @@ export const catalog: readonly Operation[] = [
   ...apiKeyOperations,
   ...peopleOperations,
   ...webhookOperations,
+  ...notificationOperations,
   ...agentOperations,
 ];
 

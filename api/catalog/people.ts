@@ -18,6 +18,7 @@ const personSchema = z.object({
   role: z.enum(roles),
   active: z.boolean().describe('false: deactivated, cannot sign in'),
   has_password: z.boolean().describe('false: invited (or reset) and has not set a password yet'),
+  team_member_id: z.string().nullable().describe('The team member they are (see /v1/team-members): inactive or out of office, they are not asked to review'),
   created_at: z.iso.datetime(),
   last_sign_in_at: z.iso.datetime().nullable().optional(),
   open_sessions: z.number().int().optional(),
@@ -35,6 +36,7 @@ const personWire = (user: User & { lastSignInAt?: string | null; openSessions?: 
   role: user.role,
   active: user.active,
   has_password: user.hasPassword,
+  team_member_id: user.teamMemberId,
   created_at: user.createdAt,
   last_sign_in_at: user.lastSignInAt,
   open_sessions: user.openSessions,
@@ -100,11 +102,12 @@ export const updatePersonOperation = defineOperation({
   input: personId.extend({
     role: z.enum(roles).optional(),
     active: z.boolean().optional(),
+    team_member_id: z.string().max(100).nullable().optional().describe('Link the person to their team member (mem_…); null unlinks'),
   }),
   output: personSchema,
   access,
   interfaces: consoleOnly,
-  handler: async (input, context) => personWire(await updatePerson(context.db, target(input, context), { role: input.role, active: input.active }, managerOf(context))),
+  handler: async (input, context) => personWire(await updatePerson(context.db, target(input, context), { role: input.role, active: input.active, teamMemberId: input.team_member_id }, managerOf(context))),
 });
 
 export const resetPasswordOperation = defineOperation({

@@ -6,6 +6,10 @@ import {
   updateOrganization,
   type Organization,
 } from '../../domain/identity/organizations';
+import { cliActor } from '../../domain/gate/audit';
+import { AppError } from '../../domain/kit/errors';
+import { findReviewNotificationSettings, parseWait, shownWait, updateReviewNotificationSettings } from '../../domain/notify/settings';
+import { cliOutboundPolicy } from '../../runtime/config';
 import { emit, table, withDatabase } from '../output';
 
 const onOff = (value: string) => {
@@ -53,6 +57,31 @@ export function organizationCommands(): Command {
       withDatabase(async (db, options: { org: string; name?: string; plan?: string; timezone?: string; apiAccess?: boolean }, command) => {
         const updated = await updateOrganization(db, options.org, options);
         emit(command, updated, [`Updated organization`, ...describe(updated)]);
+      }),
+    );
+
+  org
+    .command('notifications')
+    .description("Show or change how the organization's held writes are announced and escalated")
+    .requiredOption('--org <slug>', 'the organization')
+    .option('--review-escalation <wait|off>', 'how long a review waits before admins, then owners, are told (30m, 2h), or off')
+    .option('--slack-webhook-url <url|none>', 'a Slack-compatible incoming webhook told of held writes, or none')
+    .action(
+      withDatabase(async (db, options: { org: string; reviewEscalation?: string; slackWebhookUrl?: string }, command, config) => {
+        const org = await findOrganization(db, options.org);
+        const escalation = options.reviewEscalation === undefined ? undefined : options.reviewEscalation === 'off' ? null : parseWait(options.reviewEscalation);
+        if (escalation === undefined && options.reviewEscalation !== undefined) {
+          throw new AppError('validation_failed', `--review-escalation: "${options.reviewEscalation}" is not a wait such as 30m or 2h, or off`);
+        }
+        const slack = options.slackWebhookUrl === 'none' ? null : options.slackWebhookUrl;
+        const settings =
+          escalation === undefined && slack === undefined
+            ? await findReviewNotificationSettings(db, org.id)
+            : await updateReviewNotificationSettings(db, org.id, { reviewEscalationMs: escalation, slackWebhookUrl: slack }, cliOutboundPolicy(config), cliActor);
+        emit(command, settings, [
+          `Review escalation: ${settings.reviewEscalationMs === null ? 'off' : `after ${shownWait(settings.reviewEscalationMs)} (admins, then owners)`}`,
+          `Slack webhook: ${settings.slackWebhookUrl ?? 'none'}`,
+        ]);
       }),
     );
 

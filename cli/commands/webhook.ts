@@ -9,13 +9,10 @@ import {
   updateWebhookEndpoint,
 } from '../../domain/notify/endpoints';
 import { cliActor } from '../../domain/gate/audit';
-import { outboundPolicy, type Config } from '../../runtime/config';
+import { cliOutboundPolicy } from '../../runtime/config';
 import { emit, table, withDatabase } from '../output';
 
 const list = (value: string) => value.split(',').map((item) => item.trim()).filter(Boolean);
-
-/** As the service would check the URL; on the embedded database (a developer's machine) a receiver on loopback too. */
-const policyOf = (config: Config) => ({ ...outboundPolicy(config), allowLoopback: config.webhooks.allowLoopback ?? !config.databaseUrl });
 
 export function webhookCommands(): Command {
   const webhook = new Command('webhook').description("An organization's webhook endpoints and their deliveries");
@@ -30,7 +27,7 @@ export function webhookCommands(): Command {
     .action(
       withDatabase(async (db, options: { org: string; url: string; events: string[]; description?: string }, command, config) => {
         const org = await findOrganization(db, options.org);
-        const { endpoint, secret } = await createWebhookEndpoint(db, org.id, { url: options.url, eventTypes: options.events, description: options.description }, policyOf(config));
+        const { endpoint, secret } = await createWebhookEndpoint(db, org.id, { url: options.url, eventTypes: options.events, description: options.description }, cliOutboundPolicy(config));
         emit(command, { ...endpoint, secret }, [
           `Registered ${endpoint.url} (${endpoint.id}) for ${org.slug}: ${endpoint.eventTypes.join(', ')}`,
           '',
@@ -87,7 +84,7 @@ export function webhookCommands(): Command {
             org.id,
             options.id,
             { url: options.url, eventTypes: options.events, description: options.description, enabled },
-            policyOf(config),
+            cliOutboundPolicy(config),
           );
           emit(command, endpoint, `${endpoint.id}: ${endpoint.url}, ${endpoint.enabled ? 'on' : 'off'}; ${endpoint.eventTypes.join(', ')}`);
         },

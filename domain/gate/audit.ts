@@ -30,6 +30,7 @@ export type AuditEvent =
   | (GateEvent & { type: 'write.failed'; actor: ActorRef; data: { code: string; message: string } })
   | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null } })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
+  | (GateEvent & { type: 'review.escalated'; actor: ActorRef; data: { tier: string; notified: string[] } })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number } }
   | { type: 'api_key.created' | 'api_key.revoked'; actor: ActorRef; resourceId: string; data: { label: string; access?: string; abilities?: string[]; expires_at?: string | null } }
   | {

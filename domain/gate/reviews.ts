@@ -46,6 +46,13 @@ export const reviewSchema = z
       .describe('Which key submitted the write, and through which interface'),
     created_at: instantField('When the write was held for review'),
     expires_at: instantField('The deadline', 'after it the review expires and the write never runs'),
+    escalation: z
+      .object({
+        to: z.string().describe('The tier told because the review waited too long: admins, then owners'),
+        at: instantField('When it escalated'),
+      })
+      .nullable()
+      .describe("Whether the review waited past the organization's escalation wait, and whom it was escalated to; null: not escalated"),
     decided_at: instantField('When a person decided, or when the expiry was recorded', 'null while pending').nullable(),
     decided_by: z
       .object({
@@ -199,6 +206,7 @@ function reviewFromRow(row: QueryResultRow): Review {
     submitted_by: { api_key_id: row.api_key_id, api_key_label: row.api_key_label, interface: row.interface },
     created_at: iso(row.created_at)!,
     expires_at: iso(row.expires_at)!,
+    escalation: row.escalated_to ? { to: row.escalated_to, at: iso(row.escalated_at)! } : null,
     decided_at: iso(row.decided_at),
     decided_by: row.decided_by ? { user_id: row.decided_by, email: row.decided_by_email } : null,
     comment: row.comment,

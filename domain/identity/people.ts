@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../../db/database';
 import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
 import { AppError } from '../kit/errors';
+import { assertOwned } from '../kit/references';
 import { newId } from '../kit/ids';
 import { roles, type Role } from './actors';
 import { issuePasswordLink, type PasswordLink } from './password-links';
@@ -16,6 +17,8 @@ export interface User {
   active: boolean;
   /** Whether they have set a password (an invited person has not, until they open their link). */
   hasPassword: boolean;
+  /** The team member they are: when it is inactive or out of office, they are not asked to review. */
+  teamMemberId: string | null;
   createdAt: string;
 }
 
@@ -95,11 +98,12 @@ export async function listPeople(db: Queryable, orgId: string): Promise<Person[]
 export async function updatePerson(
   db: Database,
   target: { orgId: string; userId: string },
-  change: { role?: Role; active?: boolean },
+  change: { role?: Role; active?: boolean; teamMemberId?: string | null },
   by: RosterManager,
 ): Promise<User> {
   return db.transaction(async (tx) => {
     const before = await lockPerson(tx, target);
+    await assertOwned(tx, target.orgId, [{ table: 'team_members', field: 'team_member_id', id: change.teamMemberId }]);
     by = await currentManager(tx, target.orgId, by);
     assertMayManage(by, before);
     if (change.role !== undefined) assertMayGrant(by, change.role);
@@ -110,9 +114,10 @@ export async function updatePerson(
     const active = change.active ?? before.active;
     if (before.role === 'owner' && before.active && (role !== 'owner' || !active)) await assertAnotherOwner(tx, before);
     const { rows } = await tx.query(
-      `UPDATE users SET role = $2, deactivated_at = CASE WHEN $3 THEN NULL ELSE COALESCE(deactivated_at, now()) END, updated_at = now()
+      `UPDATE users SET role = $2, deactivated_at = CASE WHEN $3 THEN NULL ELSE COALESCE(deactivated_at, now()) END,
+         team_member_id = CASE WHEN $4 THEN $5 ELSE team_member_id END, updated_at = now()
        WHERE id = $1 RETURNING *`,
-      [before.id, role, active],
+      [before.id, role, active, change.teamMemberId !== undefined, change.teamMemberId ?? null],
     );
     const ended = active ? 0 : await endSessionsOf(tx, before.id);
     // A deactivated person's open set-password links die too: reactivation does not revive them.
@@ -120,6 +125,9 @@ export async function updatePerson(
     const changed: Record<string, unknown> = {};
     if (role !== before.role) changed.role = { from: before.role, to: role };
     if (active !== before.active) changed.active = { from: before.active, to: active };
+    if (change.teamMemberId !== undefined && change.teamMemberId !== before.teamMemberId) {
+      changed.team_member_id = { from: before.teamMemberId, to: change.teamMemberId };
+    }
     if (Object.keys(changed).length) {
       await recordAudit(tx, target.orgId, { type: 'person.updated', actor: by.ref, resourceId: before.id, data: { ...changed, sessions_ended: ended } });
     }
@@ -237,6 +245,7 @@ function userFromRow(row: Record<string, unknown>): User {
     role: row.role as Role,
     active: row.deactivated_at === null || row.deactivated_at === undefined,
     hasPassword: typeof row.password_hash === 'string',
+    teamMemberId: (row.team_member_id as string | null | undefined) ?? null,
     createdAt: (row.created_at as Date).toISOString(),
   };
 }

@@ -10,12 +10,16 @@ import type { Reference } from '../kit/references';
 import { loadRecord, plainRecord } from '../kit/rows';
 
 const eventId = text({ max: 100 }).describe('The event id, e.g. cal_01j…');
+const eventKind = z
+  .enum(['meeting', 'out_of_office'])
+  .describe('meeting (the default), or out_of_office: its attendees are away, and are not asked to review held writes meanwhile');
 const instant = utcInstant;
 
 export const eventSchema = z
   .object({
     id: recordId('event', 'cal', 'use it as {id} in /v1/calendar/events/{id} to read, update or delete the event'),
     title: z.string().describe('What the time is for, e.g. "Quarterly review with Acme"'),
+    kind: eventKind,
     description: z.string().nullable().describe('Agenda or details; null when none'),
     location: z.string().nullable().describe('Where: a room, an address or a meeting link; null when none'),
     starts_at: instantField('Start'),
@@ -46,6 +50,7 @@ const endsAfterStartIssue = { message: 'ends_at must be after starts_at', path: 
 export const bookEventInput = z
   .strictObject({
     title: fields.title,
+    kind: eventKind.default('meeting'),
     description: fields.description.optional(),
     location: fields.location.optional(),
     starts_at: fields.starts_at,
@@ -60,6 +65,7 @@ export const updateEventInput = z
   .strictObject({
     id: eventId,
     title: fields.title.optional(),
+    kind: eventKind.optional(),
     description: fields.description.nullable().optional(),
     location: fields.location.nullable().optional(),
     starts_at: fields.starts_at.optional(),
@@ -112,9 +118,20 @@ export async function getEvent(db: Queryable, orgId: string, id: string): Promis
 
 export async function insertEvent(tx: Queryable, orgId: string, input: BookEventInput): Promise<CalendarEvent> {
   const { rows } = await tx.query(
-    `INSERT INTO events (id, org_id, title, description, location, starts_at, ends_at, attendee_ids, customer_id)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING *`,
-    [newId('cal'), orgId, input.title, input.description ?? null, input.location ?? null, input.starts_at, input.ends_at, input.attendee_ids, input.customer_id ?? null],
+    `INSERT INTO events (id, org_id, title, kind, description, location, starts_at, ends_at, attendee_ids, customer_id)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING *`,
+    [
+      newId('cal'),
+      orgId,
+      input.title,
+      input.kind,
+      input.description ?? null,
+      input.location ?? null,
+      input.starts_at,
+      input.ends_at,
+      input.attendee_ids,
+      input.customer_id ?? null,
+    ],
   );
   return plainRecord(rows[0]) as CalendarEvent;
 }

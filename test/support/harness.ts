@@ -22,6 +22,7 @@ import { connectMcp } from './mcp';
 import { createScratchDatabase } from '../../db/scratch-database';
 import type { OutboundPolicy } from '../../domain/notify/outbound';
 import { startOutboxRelay } from '../../runtime/outbox-relay';
+import { smtpMailer } from '../../domain/notify/mailer';
 import type { DeliveryRetry } from '../../workflows/webhooks';
 
 /** The tests' receivers listen on loopback, as a developer's would. */
@@ -88,7 +89,7 @@ export interface HarnessOptions {
    * Webhooks on: the worker delivers them (to loopback, as in development) and an outbox relay runs, on a database
    * of the harness's own (a relay hands every organization's events to its own worker).
    */
-  webhooks?: { retry?: Partial<DeliveryRetry>; disableAfter?: number };
+  webhooks?: { retry?: Partial<DeliveryRetry>; disableAfter?: number; smtpUrl?: string };
 }
 
 /** Quick retries for tests: 100 ms, then 200 ms, 400 ms…, three attempts in all. */
@@ -128,7 +129,13 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       workflowBundle,
       plugins,
       dataConverter,
-      webhooks: { policy: loopbackAllowed, publicUrl, timeoutMs: 5000, disableAfter: options.webhooks?.disableAfter ?? 5 },
+      webhooks: {
+        policy: loopbackAllowed,
+        publicUrl,
+        timeoutMs: 5000,
+        disableAfter: options.webhooks?.disableAfter ?? 5,
+        mailer: options.webhooks?.smtpUrl ? smtpMailer(options.webhooks.smtpUrl, 'Gatehouse <gatehouse@gatehouse.test>') : undefined,
+      },
     });
   let worker = await newWorker();
   let running: Promise<void> | undefined = worker.run();

@@ -63,7 +63,7 @@ export function Frame() {
             <a href="/api/docs">API playground</a>
           </li>
         </ul>
-        {(can('managePeople') || can('manageKeys')) && (
+        {(can('managePeople') || can('manageKeys') || can('manageWebhooks')) && (
           <>
             <h2 className="nav-heading">Settings</h2>
             <ul>
@@ -75,6 +75,11 @@ export function Frame() {
               {can('manageKeys') && (
                 <li>
                   <NavLink to="/settings/advanced/api-keys">Advanced: API keys</NavLink>
+                </li>
+              )}
+              {can('manageWebhooks') && (
+                <li>
+                  <NavLink to="/settings/advanced/webhooks">Advanced: Webhooks</NavLink>
                 </li>
               )}
             </ul>

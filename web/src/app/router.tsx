@@ -9,6 +9,7 @@ import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
 import { ReviewPage } from '../features/reviews/review-page';
 import { ReviewsPage } from '../features/reviews/reviews-page';
+import { WebhooksPage } from '../features/webhooks/webhooks-page';
 import { useSession, type Permission } from '../lib/session';
 import { useDocumentTitle } from '../lib/use-document-title';
 import { Frame } from './frame';
@@ -84,6 +85,14 @@ export const router = createBrowserRouter([
         element: (
           <Allowed permission="manageKeys">
             <ApiKeysPage />
+          </Allowed>
+        ),
+      },
+      {
+        path: 'settings/advanced/webhooks',
+        element: (
+          <Allowed permission="manageWebhooks">
+            <WebhooksPage />
           </Allowed>
         ),
       },

@@ -2,7 +2,7 @@ import { createContext, useCallback, useContext, useEffect, useMemo, useState, t
 import { api, setCsrfToken, whenSignedOut } from './api';
 
 export type Role = 'owner' | 'admin' | 'reviewer' | 'member';
-export type Permission = 'decideReviews' | 'manageKeys' | 'managePeople' | 'editPolicy' | 'seeMemories' | 'readAudit';
+export type Permission = 'decideReviews' | 'manageKeys' | 'managePeople' | 'editPolicy' | 'seeMemories' | 'readAudit' | 'manageWebhooks';
 
 export interface Session {
   person: { id: string; email: string; name: string | null; role: Role };

@@ -10,6 +10,7 @@ const abilities: Record<Permission, string> = {
   editPolicy: "edit the organization's policy",
   seeMemories: 'see what agents remember',
   readAudit: 'read the audit trail (every decision, review and change)',
+  manageWebhooks: "manage the organization's webhook endpoints and their delivery logs",
 };
 
 export function OverviewPage() {

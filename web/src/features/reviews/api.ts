@@ -13,6 +13,8 @@ export interface Review {
   submitted_by: { api_key_id: string; api_key_label: string; interface: 'rest' | 'mcp' };
   created_at: string;
   expires_at: string;
+  /** Set when the review waited past the organization's escalation wait: the tier told (admins, owners). */
+  escalation: { to: string; at: string } | null;
   decided_at: string | null;
   decided_by: { user_id: string; email: string } | null;
   comment: string | null;

@@ -48,6 +48,11 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
           </>
         )}
       </p>
+      {review.escalation && (
+        <p className="escalated">
+          <strong>Escalated to {review.escalation.to}</strong> {when(review.escalation.at)}: it waited longer than the organization allows.
+        </p>
+      )}
       <p>
         <strong>Why it was held:</strong> {review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
       </p>

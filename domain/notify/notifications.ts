@@ -1,0 +1,190 @@
+import type { Database, Queryable } from '../../db/database';
+import { recordAudit } from '../gate/audit';
+import { reviewWebUrl } from '../gate/links';
+import type { Email, Mailer } from './mailer';
+import { postOutbound, type OutboundPolicy } from './outbound';
+
+/** What a person may be told by email; each person picks theirs (all by default). */
+export const personalNotifications = {
+  'review.held': 'A write was held for review and waits for a reviewer',
+  'review.escalated': 'A review waited too long and was escalated to you',
+  'webhook.disabled': 'A webhook endpoint kept failing and was switched off (owners)',
+} as const;
+export type PersonalNotification = keyof typeof personalNotifications;
+
+/** Who is told of a held write, in turn: reviewers at once, then admins, then owners, each after the organization's wait. */
+export const reviewTiers = [
+  { name: 'reviewers', role: 'reviewer' },
+  { name: 'admins', role: 'admin' },
+  { name: 'owners', role: 'owner' },
+] as const;
+
+export interface NotifySettings {
+  /** Where email goes out; none: no email is sent (the Slack message and the review page still are). */
+  mailer?: Mailer;
+  publicUrl: string;
+  policy: OutboundPolicy;
+}
+
+interface Recipient {
+  id: string;
+  email: string;
+  notifications: string[];
+}
+
+/**
+ * The people of a role who can act now: active, not linked to an inactive team member, and not out of office
+ * (a calendar event of kind out_of_office of their team member covering `now`).
+ */
+export async function availablePeople(db: Queryable, orgId: string, role: string, now: Date): Promise<Recipient[]> {
+  const { rows } = await db.query<Recipient>(
+    `SELECT u.id, u.email, u.notifications FROM users u
+     LEFT JOIN team_members m ON m.id = u.team_member_id
+     WHERE u.org_id = $1 AND u.role = $2 AND u.deactivated_at IS NULL AND (m.id IS NULL OR m.active)
+       AND NOT EXISTS (
+         SELECT 1 FROM events e
+         WHERE e.org_id = u.org_id AND e.kind = 'out_of_office' AND u.team_member_id = ANY (e.attendee_ids)
+           AND e.starts_at <= $3 AND e.ends_at > $3)
+     ORDER BY u.email`,
+    [orgId, role, now],
+  );
+  return rows;
+}
+
+/** Where a review's supervision stands after a step: whom it told, and when to go on. */
+export interface SupervisionStep {
+  status: string;
+  /** The tier told in this step (null when nobody was: the review was decided, or nobody is available). */
+  told: string | null;
+  recipients: number;
+  /** The tier to tell next, if the review still waits then. */
+  nextTier: number | null;
+  /** How long to wait before telling it (null: the organization does not escalate). */
+  escalateAfterMs: number | null;
+  /** What could not be sent (with `tolerateFailures`): the email or Slack error. */
+  unsent?: string;
+}
+
+interface ReviewFacts {
+  id: string;
+  org_id: string;
+  workflow_id: string;
+  status: string;
+  created_at: Date;
+  expires_at: Date;
+  operation: string;
+  reason: string;
+  agent: string;
+  org_name: string;
+  review_escalation_ms: number | null;
+  slack_webhook_url: string | null;
+}
+
+/**
+ * Tells the first tier from `fromTier` that has anyone available of a held write (tier 0: it was just held; a
+ * later tier: the review escalated, which the review records and the audit trail keeps), by email to those who
+ * want it and by the organization's Slack webhook. Nothing when the review no longer waits.
+ */
+export async function superviseReviewStep(
+  db: Database,
+  reviewId: string,
+  fromTier: number,
+  settings: NotifySettings,
+  { now = new Date(), tolerateFailures = false }: { now?: Date; tolerateFailures?: boolean } = {},
+): Promise<SupervisionStep> {
+  const { rows } = await db.query<ReviewFacts>(
+    `SELECT r.id, r.org_id, r.workflow_id, r.status, r.created_at, r.expires_at, d.operation, d.reason, k.label AS agent, o.name AS org_name,
+            o.review_escalation_ms, o.slack_webhook_url
+     FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id
+     JOIN organizations o ON o.id = r.org_id
+     WHERE r.id = $1`,
+    [reviewId],
+  );
+  const review = rows[0];
+  const over = { told: null, recipients: 0, nextTier: null, escalateAfterMs: null };
+  if (!review || review.status !== 'pending') return { status: review?.status ?? 'gone', ...over };
+
+  let tier = Math.min(fromTier, reviewTiers.length - 1);
+  let people = await availablePeople(db, review.org_id, reviewTiers[tier]!.role, now);
+  while (!people.length && tier < reviewTiers.length - 1) {
+    tier += 1;
+    people = await availablePeople(db, review.org_id, reviewTiers[tier]!.role, now);
+  }
+  const tierName = reviewTiers[tier]!.name;
+  const escalation = fromTier > 0;
+  if (escalation) {
+    const { rows: marked } = await db.query(
+      `UPDATE reviews SET escalated_to = $2, escalated_at = $3 WHERE id = $1 AND status = 'pending' AND escalated_to IS DISTINCT FROM $2 RETURNING id`,
+      [reviewId, tierName, now],
+    );
+    if (marked[0]) {
+      await recordAudit(db, review.org_id, {
+        type: 'review.escalated',
+        actor: { type: 'system', id: 'escalation' },
+        workflowId: review.workflow_id,
+        reviewId,
+        data: { tier: tierName, notified: people.map((person) => person.id) },
+      });
+    }
+  }
+
+  const link = reviewWebUrl(settings.publicUrl, reviewId);
+  const waitedMinutes = Math.max(1, Math.round((now.getTime() - review.created_at.getTime()) / 60_000));
+  const headline = escalation
+    ? `Escalated to ${tierName}: ${review.agent}'s ${review.operation} has waited ${waitedMinutes} min for a review`
+    : `Review needed: ${review.agent} wants to run ${review.operation}`;
+  const text = [
+    headline,
+    '',
+    `Why it was held: ${review.reason}`,
+    `Approve or deny it: ${link}`,
+    `It expires ${review.expires_at.toISOString()} if nobody decides.`,
+    '',
+    `— Gatehouse, for ${review.org_name}`,
+  ].join('\n');
+  const wanted: PersonalNotification = escalation ? 'review.escalated' : 'review.held';
+  let unsent: string | undefined;
+  try {
+    await sendAll(
+      settings.mailer,
+      people.filter((person) => person.notifications.includes(wanted)).map((person) => ({ to: person.email, subject: headline, text })),
+    );
+    if (review.slack_webhook_url) {
+      const message = JSON.stringify({ text: `${headline}\n${review.reason}\n<${link}|Open the review>` });
+      const answer = await postOutbound(review.slack_webhook_url, message, {}, { policy: settings.policy });
+      if (answer.status < 200 || answer.status > 299) throw new Error(`the Slack webhook answered HTTP ${answer.status}`);
+    }
+  } catch (error) {
+    if (!tolerateFailures) throw error;
+    unsent = (error as Error).message;
+  }
+  const nextTier = tier < reviewTiers.length - 1 ? tier + 1 : null;
+  return {
+    status: 'pending',
+    told: people.length ? tierName : null,
+    recipients: people.length,
+    nextTier,
+    escalateAfterMs: review.review_escalation_ms,
+    ...(unsent ? { unsent } : {}),
+  };
+}
+
+/** Tells the organization's owners that an endpoint was switched off after its deliveries kept failing. */
+export async function tellOwnersEndpointDisabled(db: Queryable, orgId: string, endpoint: { id: string; url: string }, settings: NotifySettings): Promise<number> {
+  const owners = (await availablePeople(db, orgId, 'owner', new Date())).filter((person) => person.notifications.includes('webhook.disabled'));
+  const subject = `Webhook switched off: ${endpoint.url}`;
+  const text = [
+    `Gatehouse switched off the webhook endpoint ${endpoint.url} (${endpoint.id}): its deliveries kept failing every attempt.`,
+    '',
+    `See its delivery log and switch it back on when the receiver is fixed: ${settings.publicUrl}/settings/webhooks`,
+  ].join('\n');
+  await sendAll(settings.mailer, owners.map((person) => ({ to: person.email, subject, text })));
+  return owners.length;
+}
+
+/** Sends each; a failure fails the whole (the caller's retry sends again, so a person may get one twice). */
+async function sendAll(mailer: Mailer | undefined, emails: Email[]): Promise<void> {
+  if (!mailer) return;
+  const failures = (await Promise.allSettled(emails.map((email) => mailer.send(email)))).filter((result) => result.status === 'rejected');
+  if (failures.length) throw new Error(`${failures.length} of ${emails.length} emails not sent: ${(failures[0] as PromiseRejectedResult).reason}`);
+}

@@ -1,0 +1,223 @@
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliManager, createPersonalToken, createUser, updatePerson } from '../domain/identity/people';
+import { newId } from '../domain/kit/ids';
+import { updateReviewNotificationSettings } from '../domain/notify/settings';
+import { emitAuditHeads } from '../domain/notify/witness';
+import { sealAuditChain } from '../domain/gate/audit-ledger';
+import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+import { startReceiver, type Receiver } from './support/receiver';
+
+// Reviewer notifications on the real Temporal dev server and PostgreSQL: a held write's reviewers get an email
+// (a local SMTP server) and a Slack-compatible message (a loopback receiver) with the review's page; a review that
+// waits escalates to admins, then owners, on Temporal timers, skipping people who are inactive or out of office;
+// and the ledger's head goes to a witnessing endpoint.
+
+interface Mail {
+  to: string[];
+  raw: string;
+}
+
+let h: Harness;
+let smtp: SMTPServer;
+const mails: Mail[] = [];
+let slack: Receiver;
+const policy = { allowLoopback: true, allowPrivate: false };
+const system = { type: 'system' as const, id: 'test' };
+
+async function startSmtp(): Promise<string> {
+  smtp = new SMTPServer({
+    authOptional: true,
+    disabledCommands: ['STARTTLS'],
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+      stream.on('end', () => {
+        mails.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw: Buffer.concat(chunks).toString('utf8') });
+        callback();
+      });
+    },
+  });
+  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
+  return `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
+}
+
+/** The mail to `address` whose text has `marker`, once it came (10 s at most). */
+async function mailTo(address: string, marker: string): Promise<Mail> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const found = mails.find((mail) => mail.to.includes(address) && unfolded(mail.raw).includes(marker));
+    if (found) return found;
+    if (Date.now() > deadline) throw new Error(`no mail to ${address} with ${marker}; got ${mails.map((m) => m.to.join(',')).join(' | ')}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** Quoted-printable's soft line breaks undone, for reading a link whole. */
+const unfolded = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+
+async function person(org: TestOrganization, role: 'reviewer' | 'admin' | 'owner', name: string) {
+  return createUser(h.db, { orgId: org.organization.id, email: `${name}@${org.organization.slug}.test`, role });
+}
+
+const hold = async (org: TestOrganization, title: string) => {
+  const response = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title } });
+  expect(response.statusCode).toBe(202);
+  return json(response).review.id as string;
+};
+
+beforeAll(async () => {
+  const smtpUrl = await startSmtp();
+  slack = await startReceiver();
+  h = await startHarness({ webhooks: { smtpUrl }, reviewExpiryMs: 60_000 });
+});
+
+afterAll(async () => {
+  await h?.close();
+  await slack?.close();
+  await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+});
+
+describe('a held write', () => {
+  it("tells the organization's reviewers by email and Slack, with the review's page", async () => {
+    const org = await h.createOrganization();
+    await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
+    const reviewId = await hold(org, 'review the quarterly numbers');
+    const reviewer = `reviewer@${org.organization.slug}.test`;
+    const mail = await mailTo(reviewer, reviewId);
+    expect(unfolded(mail.raw)).toContain(`http://gatehouse.test/reviews/${reviewId}`);
+    expect(mail.raw).toMatch(/Subject: Review needed: test agent wants to run tasks\.create/);
+    expect(unfolded(mail.raw)).toContain('The title asks for a review');
+    const [message] = await slack.waitFor(1, (request) => request.body.includes(reviewId));
+    expect(JSON.parse(message!.body).text).toContain(`<http://gatehouse.test/reviews/${reviewId}|Open the review>`);
+    // The member is not a reviewer: nothing for them.
+    expect(mails.filter((m) => m.to.includes(`member@${org.organization.slug}.test`))).toEqual([]);
+  });
+
+  it('sends no email to a reviewer who turned it off', async () => {
+    const org = await h.createOrganization();
+    const quiet = await person(org, 'reviewer', 'quiet');
+    await h.db.query("UPDATE users SET notifications = '{}' WHERE id = $1", [quiet.id]);
+    const reviewId = await hold(org, 'review this quietly');
+    await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
+    expect(mails.filter((m) => m.to.includes(quiet.email))).toEqual([]);
+  });
+});
+
+describe('escalation', () => {
+  it('tells admins, then owners, on durable timers; the review records it; inactive and out-of-office people are skipped', async () => {
+    const org = await h.createOrganization();
+    const orgId = org.organization.id;
+    // An admin linked to an inactive team member, and another out of office now: both skipped.
+    const away = await person(org, 'admin', 'away');
+    const gone = await person(org, 'admin', 'gone');
+    const present = await person(org, 'admin', 'present');
+    const owner = await person(org, 'owner', 'boss');
+    const [inactiveMember, travellingMember] = [newId('mem'), newId('mem')];
+    await h.db.query(`INSERT INTO team_members (id, org_id, name, active) VALUES ($1, $3, 'Gone', false), ($2, $3, 'Away', true)`, [
+      inactiveMember,
+      travellingMember,
+      orgId,
+    ]);
+    await updatePerson(h.db, { orgId, userId: gone.id }, { teamMemberId: inactiveMember }, cliManager);
+    await updatePerson(h.db, { orgId, userId: away.id }, { teamMemberId: travellingMember }, cliManager);
+    const booked = await h.request({
+      method: 'POST',
+      url: '/api/v1/calendar/events',
+      token: org.readWriteToken,
+      payload: {
+        title: 'Holiday',
+        kind: 'out_of_office',
+        starts_at: new Date(Date.now() - 3_600_000).toISOString(),
+        ends_at: new Date(Date.now() + 86_400_000).toISOString(),
+        attendee_ids: [travellingMember],
+      },
+    });
+    expect(booked.statusCode, booked.body).toBe(201);
+    expect(json(booked).data.kind).toBe('out_of_office');
+    await updateReviewNotificationSettings(h.db, orgId, { reviewEscalationMs: 2000 }, policy, system);
+
+    const reviewId = await hold(org, 'review and wait too long');
+    await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
+    const escalated = await mailTo(present.email, reviewId);
+    expect(escalated.raw).toMatch(/Subject: Escalated to admins/);
+    const review = async () => json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: org.reviewerToken })).data;
+    expect((await review()).escalation).toMatchObject({ to: 'admins' });
+    await mailTo(owner.email, reviewId);
+    await expect.poll(async () => (await review()).escalation?.to).toBe('owners');
+    for (const skipped of [away, gone]) expect(mails.filter((m) => m.to.includes(skipped.email))).toEqual([]);
+
+    const { rows } = await h.db.query("SELECT data FROM audit_events WHERE type = 'review.escalated' AND review_id = $1 ORDER BY id", [reviewId]);
+    expect(rows.map((row) => row.data)).toEqual([
+      { tier: 'admins', notified: [present.id] },
+      { tier: 'owners', notified: [owner.id] },
+    ]);
+  }, 30_000);
+
+  it('escalates on time across a restart of the worker (the wait is a Temporal timer)', async () => {
+    const org = await h.createOrganization();
+    const admin = await person(org, 'admin', 'later');
+    await updateReviewNotificationSettings(h.db, org.organization.id, { reviewEscalationMs: 3000 }, policy, system);
+    const reviewId = await hold(org, 'review across a restart');
+    await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
+    await h.restartWorker();
+    const escalated = await mailTo(admin.email, reviewId);
+    expect(escalated.raw).toMatch(/Subject: Escalated to admins/);
+  }, 30_000);
+
+  it('a review decided before its wait is not escalated', async () => {
+    const org = await h.createOrganization();
+    await person(org, 'admin', 'admin');
+    await updateReviewNotificationSettings(h.db, org.organization.id, { reviewEscalationMs: 1500 }, policy, system);
+    const reviewId = await hold(org, 'review and decide in time');
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: org.reviewerToken, payload: {} });
+    expect(approved.statusCode).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(mails.filter((m) => m.to.includes(`admin@${org.organization.slug}.test`))).toEqual([]);
+    const { rows } = await h.db.query('SELECT escalated_to FROM reviews WHERE id = $1', [reviewId]);
+    expect(rows[0].escalated_to).toBeNull();
+  });
+
+  it('with no reviewer available, the first tier with someone is told at once', async () => {
+    const org = await h.createOrganization();
+    await h.db.query("UPDATE users SET deactivated_at = now() WHERE org_id = $1 AND role = 'reviewer'", [org.organization.id]);
+    const admin = await person(org, 'admin', 'first');
+    const reviewId = await hold(org, 'review with nobody to review');
+    const mail = await mailTo(admin.email, reviewId);
+    expect(mail.raw).toMatch(/Subject: Review needed/);
+  });
+});
+
+describe('the audit ledger witness', () => {
+  it("sends each day's head to the endpoints that witness it, once a day", async () => {
+    const org = await h.createOrganization();
+    const receiver = await startReceiver();
+    try {
+      const owner = await person(org, 'owner', 'witness');
+      const token = (await createPersonalToken(h.db, owner)).token;
+      const created = await h.request({
+        method: 'POST',
+        url: '/api/v1/webhook-endpoints',
+        token,
+        payload: { url: `${receiver.url}/witness`, event_types: ['audit.head'] },
+      });
+      const { secret } = json(created).data;
+      await sealAuditChain(h.db, org.organization.id, { lagMs: 0 });
+      const { rows } = await h.db.query('SELECT seq, encode(chain, $2) AS chain, last_event_id FROM audit_chain_heads WHERE org_id = $1', [
+        org.organization.id,
+        'hex',
+      ]);
+      expect(await emitAuditHeads(h.db)).toBeGreaterThanOrEqual(1);
+      await emitAuditHeads(h.db);
+      const [request] = await receiver.waitFor(1);
+      const event = new Webhook(secret).verify(request!.body, request!.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
+      expect(event).toMatchObject({ type: 'audit.head', data: { seq: Number(rows[0].seq), chain: rows[0].chain, last_event_id: rows[0].last_event_id } });
+      await new Promise((resolve) => setTimeout(resolve, 800));
+      expect(receiver.received).toHaveLength(1);
+    } finally {
+      await receiver.close();
+    }
+  });
+});

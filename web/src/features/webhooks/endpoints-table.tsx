@@ -1,0 +1,118 @@
+import { Fragment, useRef, useState } from 'react';
+import { day } from '../../lib/format';
+import type { WebhookEndpoint } from './api';
+
+export interface EndpointActions {
+  /** The endpoint whose delivery log is open, if any. */
+  openLog: string | undefined;
+  toggleLog(endpoint: WebhookEndpoint): void;
+  setEnabled(endpoint: WebhookEndpoint, enabled: boolean): Promise<void>;
+  remove(endpoint: WebhookEndpoint): Promise<void>;
+}
+
+/** The organization's endpoints: where, what for, which events, whether on (and why not), and what can be done to each. */
+export function EndpointsTable(props: {
+  endpoints: WebhookEndpoint[];
+  actions: EndpointActions;
+  /** Told of each row's delivery-log button, for the focus to come back to it when the log closes. */
+  rememberLogButton: (id: string, button: HTMLButtonElement | null) => void;
+}) {
+  const { endpoints, actions, rememberLogButton } = props;
+  const [confirming, setConfirming] = useState<string>();
+  // Not disabled while it saves: a disabled button drops the keyboard's focus.
+  const busy = useRef(false);
+
+  async function once(work: () => Promise<void>) {
+    if (busy.current) return;
+    busy.current = true;
+    try {
+      await work();
+    } finally {
+      busy.current = false;
+    }
+  }
+
+  return (
+    <div className="table-scroll">
+      <table aria-label="Webhook endpoints">
+        <thead>
+          <tr>
+            <th scope="col">Endpoint</th>
+            <th scope="col">Event types</th>
+            <th scope="col">State</th>
+            <th scope="col">Failed in a row</th>
+            <th scope="col">Added</th>
+            <th scope="col">
+              <span className="visually-hidden">Actions</span>
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {endpoints.map((endpoint) => (
+            <tr key={endpoint.id} className={endpoint.enabled ? undefined : 'inactive'}>
+              <th scope="row">
+                {endpoint.url}
+                <span className="hint block">
+                  {endpoint.description && <>{endpoint.description} · </>}
+                  <code>{endpoint.id}</code>
+                </span>
+              </th>
+              <td>
+                {endpoint.event_types.map((type, index) => (
+                  <Fragment key={type}>
+                    {index > 0 && <br />}
+                    <code>{type}</code>
+                  </Fragment>
+                ))}
+              </td>
+              <td>
+                <span className={`state ${endpoint.enabled ? 'on' : 'off'}`}>{endpoint.enabled ? 'On' : 'Off'}</span>
+                {!endpoint.enabled && <span className="hint block">{endpoint.disabled_reason ?? 'Switched off'}</span>}
+              </td>
+              <td>{endpoint.failure_streak}</td>
+              <td>{day(endpoint.created_at)}</td>
+              <td>
+                <div className="action-buttons">
+                  <button
+                    type="button"
+                    className="button secondary small"
+                    ref={(button) => rememberLogButton(endpoint.id, button)}
+                    aria-expanded={actions.openLog === endpoint.id}
+                    aria-controls={actions.openLog === endpoint.id ? 'delivery-log' : undefined}
+                    aria-label={`Delivery log of ${endpoint.url}`}
+                    onClick={() => actions.toggleLog(endpoint)}
+                  >
+                    Delivery log
+                  </button>
+                  <button
+                    type="button"
+                    className="button secondary small"
+                    aria-label={`${endpoint.enabled ? 'Switch off' : 'Switch on'} ${endpoint.url}`}
+                    onClick={() => void once(() => actions.setEnabled(endpoint, !endpoint.enabled))}
+                  >
+                    {endpoint.enabled ? 'Switch off' : 'Switch on'}
+                  </button>
+                  {confirming === endpoint.id ? (
+                    <>
+                      {/* Focus moves to the confirmation, which replaces the button the person just pressed. */}
+                      <button type="button" className="button danger small" autoFocus onClick={() => void once(() => actions.remove(endpoint))}>
+                        Delete it and its log
+                      </button>
+                      <button type="button" className="button secondary small" onClick={() => setConfirming(undefined)}>
+                        Cancel
+                      </button>
+                    </>
+                  ) : (
+                    <button type="button" className="button secondary small" aria-label={`Delete ${endpoint.url}`} onClick={() => setConfirming(endpoint.id)}>
+                      Delete
+                    </button>
+                  )}
+                </div>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
