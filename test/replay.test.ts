@@ -51,3 +51,23 @@ describe('recorded histories of the gated-write workflow', () => {
     }
   });
 });
+
+// A held write's supervision waits on timers for hours and a delivery retries for a day: the webhook and
+// notification workflows' recorded runs (test/histories/record-notify.ts) must replay on the current code too.
+const notifyFolder = new URL('./histories/notify/', import.meta.url);
+const notifyRecorded = readdirSync(notifyFolder).filter((file) => file.endsWith('.json')).sort();
+const notifyHistoryOf = (file: string) => History.fromObject(JSON.parse(readFileSync(new URL(file, notifyFolder), 'utf8')));
+
+describe('recorded histories of the webhook and notification workflows', () => {
+  it('are there: every workflow type, and each path', () => {
+    const types = new Set(notifyRecorded.map((file) => notifyHistoryOf(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
+    expect([...types].sort()).toEqual(['deliverWebhook', 'relayWebhookEvent', 'superviseReview']);
+    for (const path of ['relay-event', 'relay-review-event', 'delivery-delivered', 'delivery-failed', 'supervise-escalated', 'supervise-decided']) {
+      expect(notifyRecorded.filter((file) => file.endsWith(`-${path}.json`)).length, path).toBeGreaterThan(0);
+    }
+  });
+
+  it.each(notifyRecorded)('%s replays on the current code', async (file) => {
+    await Worker.runReplayHistory({ workflowBundle: { codePath: inject('workflowBundlePath') } }, notifyHistoryOf(file), file);
+  });
+});

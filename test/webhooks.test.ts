@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey, revokeApiKey } from '../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../domain/identity/people';
 import { setPolicySet } from '../domain/gate/policies';
+import { cliActor, recordAudit } from '../domain/gate/audit';
 import { addressRefusal, checkOutboundUrl, postOutbound, publicOnly } from '../domain/notify/outbound';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from './support/harness';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
@@ -135,8 +136,17 @@ describe('what people and the CLI change emits too', () => {
       const created = await createApiKey(h.db, { orgId: acme.organization.id, label: 'made by the CLI', access: 'read' });
       await revokeApiKey(h.db, acme.organization.id, created.key.id);
       await setPolicySet(h.db, acme.organization.id, testPolicy, 'cli');
+      // A change rolled back emits nothing: the event is written in its transaction.
+      await expect(
+        h.db.transaction(async (tx) => {
+          await recordAudit(tx, acme.organization.id, { type: 'api_key.created', actor: cliActor, resourceId: 'key_never', data: { label: 'rolled back' } });
+          throw new Error('rolled back');
+        }),
+      ).rejects.toThrow('rolled back');
       const events = (await receiver.waitFor(3)).map((r) => verified(r, secret));
       expect(events.map((event) => event.type).sort()).toEqual(['key.created', 'key.revoked', 'policy.changed']);
+      const { rows } = await h.db.query("SELECT count(*)::int AS n FROM webhook_events WHERE data->>'resource_id' = 'key_never'");
+      expect(rows[0].n).toBe(0);
       expect(events.find((event) => event.type === 'key.created')!.data).toMatchObject({ resource_id: created.key.id, label: 'made by the CLI', access: 'read' });
       await h.request({ method: 'DELETE', url: `/api/v1/webhook-endpoints/${endpoint.id}`, token: ownerToken });
     } finally {

@@ -1,0 +1,144 @@
+// Records the histories of the webhook and reviewer-notification workflows as the code stands, for
+// test/replay.test.ts. A held write's supervision waits for hours on its timers and a delivery retries for a day,
+// so runs started by older code must replay on newer code. Run it before changing those workflows, and commit
+// what it writes:
+//
+//   node bin/run-ts.js test/histories/record-notify.ts [name-prefix]
+//
+// It runs the real thing (a Temporal dev server, a fresh PostgreSQL database, a worker with the outbox relay, the
+// app, a receiver on loopback) and writes test/histories/notify/<prefix>-<scenario>.json.
+import { Client, Connection } from '@temporalio/client';
+import protos from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { buildApp } from '../../api/app';
+import { createGateClient } from '../../api/catalog/gate-client';
+import { connectDatabase } from '../../db/database';
+import { createScratchDatabase } from '../../db/scratch-database';
+import { createApiKey } from '../../domain/identity/api-keys';
+import { createOrganization } from '../../domain/identity/organizations';
+import { createPersonalToken, createUser } from '../../domain/identity/people';
+import { setPolicySet } from '../../domain/gate/policies';
+import { createWebhookEndpoint } from '../../domain/notify/endpoints';
+import { updateReviewNotificationSettings } from '../../domain/notify/settings';
+import { startOutboxRelay } from '../../runtime/outbox-relay';
+import { findTemporalCli } from '../../runtime/temporal-binary';
+import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
+import { createWorker } from '../../worker';
+import { startReceiver } from '../support/receiver';
+
+const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
+const folder = new URL('./notify/', import.meta.url);
+mkdirSync(folder, { recursive: true });
+const policy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');
+const loopback = { allowLoopback: true, allowPrivate: false };
+const system = { type: 'system' as const, id: 'histories' };
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI });
+if (!cliPath) throw new Error('needs the Temporal CLI');
+const temporal = await startTemporalDevServer({ cliPath, headless: true });
+const database = await createScratchDatabase('histories', process.env.TEST_DATABASE_ADMIN_URL);
+const db = connectDatabase(database.url);
+const receiver = await startReceiver();
+
+const taskQueue = 'histories-notify';
+const connection = await Connection.connect({ address: temporal.address });
+const client = new Client({ connection });
+const workerConnection = await NativeConnection.connect({ address: temporal.address });
+const worker = await createWorker({
+  connection: workerConnection,
+  namespace: 'default',
+  taskQueue,
+  db,
+  reviewExpiryMs: 60_000,
+  webhooks: { policy: loopback, publicUrl: 'http://gatehouse.test', timeoutMs: 2000, disableAfter: 1 },
+});
+const running = worker.run();
+const relay = startOutboxRelay({
+  db,
+  client,
+  taskQueue,
+  retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 500, maximumAttempts: 2 },
+  everyMs: 100,
+});
+const app = await buildApp({ db, gate: createGateClient(client, { taskQueue }), publicUrl: 'http://gatehouse.test', logLevel: 'silent' });
+
+const org = await createOrganization(db, { slug: 'histories', name: 'Histories', plan: 'business' });
+await setPolicySet(db, org.id, policy, 'histories');
+const agent = (await createApiKey(db, { orgId: org.id, label: 'agent', access: 'read_write' })).token;
+const reviewer = (await createPersonalToken(db, await createUser(db, { orgId: org.id, email: 'reviewer@histories.test', role: 'reviewer' }))).token;
+await createUser(db, { orgId: org.id, email: 'admin@histories.test', role: 'admin' });
+await createWebhookEndpoint(db, org.id, { url: `${receiver.url}/hook`, eventTypes: ['write.applied'] }, loopback);
+
+const call = async (method: 'POST', url: string, token: string, payload?: unknown) => {
+  const response = await app.inject({ method, url: `/api${url}`, headers: { authorization: `Bearer ${token}` }, payload: payload as never });
+  return { status: response.statusCode, body: response.json() };
+};
+/** The workflow, once it exists and has closed; its history written under the scenario's name. */
+const settle = async (name: string, workflowId: string) => {
+  const handle = client.workflow.getHandle(workflowId);
+  for (let tries = 0; ; tries++) {
+    try {
+      await handle.result();
+      break;
+    } catch (error) {
+      if (tries > 100) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  writeFileSync(new URL(`${prefix}-${name}.json`, folder), `${JSON.stringify(historyAsJson(await handle.fetchHistory()), null, 1)}\n`);
+  console.log(`recorded ${name} (${workflowId})`);
+};
+function historyAsJson(history: protos.temporal.api.history.v1.IHistory): unknown {
+  const { History } = protos.temporal.api.history.v1;
+  return History.toObject(History.fromObject(history), { longs: String, enums: String, bytes: String });
+}
+/** The id the query finds, once it finds one (the relay makes deliveries within a moment). */
+const eventOf = async (sql: string, values: unknown[]) => {
+  for (let tries = 0; tries < 100; tries++) {
+    const { rows } = await db.query<{ id: string }>(sql, values);
+    if (rows[0]) return rows[0].id;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`nothing found: ${sql}`);
+};
+
+try {
+  const allowed = await call('POST', '/v1/tasks', agent, { title: 'Allowed' });
+  const applied = await eventOf("SELECT id FROM webhook_events WHERE type = 'write.applied' AND data->>'resource_id' = $1", [allowed.body.data.id]);
+  await settle('relay-event', `webhook-event-${applied}`);
+  const delivered = await eventOf('SELECT id FROM webhook_deliveries WHERE event_id = $1', [applied]);
+  await settle('delivery-delivered', `webhook-delivery-${delivered}`);
+
+  // Refused at every attempt: failed, and the endpoint switched off (disableAfter 1).
+  receiver.answerWith(500, 500, 500);
+  const refused = await call('POST', '/v1/tasks', agent, { title: 'Refused at every attempt' });
+  const unwanted = await eventOf("SELECT id FROM webhook_events WHERE type = 'write.applied' AND data->>'resource_id' = $1", [refused.body.data.id]);
+  const failed = await eventOf('SELECT id FROM webhook_deliveries WHERE event_id = $1', [unwanted]);
+  await settle('delivery-failed', `webhook-delivery-${failed}`);
+
+  // A held write that escalates to the admins, then finds no owner, then is approved.
+  await updateReviewNotificationSettings(db, org.id, { reviewEscalationMs: 1000 }, loopback, system);
+  const held = await call('POST', '/v1/tasks', agent, { title: 'review and escalate' });
+  const heldEvent = await eventOf("SELECT id FROM webhook_events WHERE type = 'review.created' AND data->>'review_id' = $1", [held.body.review.id]);
+  await settle('relay-review-event', `webhook-event-${heldEvent}`);
+  await settle('supervise-escalated', `review-people-${held.body.review.id}`);
+  await call('POST', `/v1/reviews/${held.body.review.id}/approve`, reviewer);
+
+  // Decided before its wait ran out: told once, then nothing more.
+  const quick = await call('POST', '/v1/tasks', agent, { title: 'review and decide at once' });
+  await call('POST', `/v1/reviews/${quick.body.review.id}/approve`, reviewer);
+  await settle('supervise-decided', `review-people-${quick.body.review.id}`);
+} finally {
+  await app.close();
+  await relay.stop();
+  worker.shutdown();
+  await running;
+  await workerConnection.close();
+  await connection.close();
+  await receiver.close();
+  await db.close();
+  await temporal.stop();
+  await database.drop();
+}
