@@ -21,6 +21,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
   const stopTracing = tracingFor(config, 'gatehouse-worker');
   const tracing = currentTracing();
   let connection: NativeConnection | undefined;
+  const mailer = config.smtp.url ? smtpMailer(config.smtp.url, config.smtp.from) : undefined;
   let worker: Worker;
   try {
     connection = await connectWorkerConnection(temporalAddress, config.temporal.namespace);
@@ -38,7 +39,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
         publicUrl: config.publicUrl,
         timeoutMs: config.webhooks.timeoutMs,
         disableAfter: config.webhooks.disableAfter,
-        mailer: config.smtp.url ? smtpMailer(config.smtp.url, config.smtp.from) : undefined,
+        mailer,
       },
     });
   } catch (error) {
@@ -78,6 +79,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
   });
   const done = worker.run().finally(async () => {
     await relay.stop();
+    mailer?.close();
     try {
       await connection!.close();
     } finally {

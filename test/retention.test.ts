@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRetentionSchedule, retentionScheduleId } from '../runtime/schedules';
+import { insertWebhookDelivery } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 const day = 24 * 60 * 60 * 1000;
@@ -35,6 +36,14 @@ describe('retention, pruned by a Temporal Schedule', () => {
     expect(calls.length).toBeGreaterThanOrEqual(7);
     const old = calls.slice(0, 3).map((row) => row.id as string);
     await h.db.query(`UPDATE call_log SET created_at = now() - interval '31 days' WHERE id = ANY($1)`, [old]);
+    // A webhook delivery as old (failed), and one as old still being tried: the first goes with its event.
+    const settled = await insertWebhookDelivery(h.db, acme.organization.id);
+    const trying = await insertWebhookDelivery(h.db, acme.organization.id);
+    await h.db.query(`UPDATE webhook_deliveries SET status = 'pending' WHERE id = $1`, [trying.deliveryId]);
+    await h.db.query(`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = ANY($1)`, [[settled.deliveryId, trying.deliveryId]]);
+    await h.db.query(`UPDATE webhook_events SET created_at = now() - interval '31 days' WHERE id IN (SELECT event_id FROM webhook_deliveries WHERE id = ANY($1))`, [
+      [settled.deliveryId, trying.deliveryId],
+    ]);
 
     const schedule = await ensureRetentionSchedule(h.temporal, { taskQueue: h.taskQueue });
     // Made again (a second worker starting): the same schedule, brought up to date rather than an error.
@@ -51,9 +60,16 @@ describe('retention, pruned by a Temporal Schedule', () => {
       runId = action?.type === 'startWorkflow' ? action.workflow.workflowId : undefined;
       if (!runId) await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    const pruned = (await h.temporal.workflow.getHandle(runId!).result()) as { callLog: number; reviews: number };
+    const pruned = (await h.temporal.workflow.getHandle(runId!).result()) as { callLog: number; reviews: number; webhookDeliveries: number };
     expect(pruned.callLog).toBeGreaterThanOrEqual(3);
     expect(pruned.reviews).toBeGreaterThanOrEqual(2);
+    expect(pruned.webhookDeliveries).toBeGreaterThanOrEqual(1);
+    const { rows: deliveries } = await h.db.query('SELECT id FROM webhook_deliveries WHERE id = ANY($1)', [[settled.deliveryId, trying.deliveryId]]);
+    expect(deliveries.map((row) => row.id)).toEqual([trying.deliveryId]);
+    const { rows: events } = await h.db.query('SELECT count(*)::int AS n FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE d.id = $1', [
+      trying.deliveryId,
+    ]);
+    expect(events[0].n).toBe(1);
 
     const { rows: reviews } = await h.db.query('SELECT id FROM reviews WHERE org_id = $1 ORDER BY id', [acme.organization.id]);
     expect(reviews.map((row) => row.id).sort()).toEqual([pending, recent].sort());

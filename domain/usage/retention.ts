@@ -1,7 +1,7 @@
 import type { Database } from '../../db/database';
 
 export interface RetentionPolicy {
-  /** Call log rows older than this many milliseconds are removed; undefined keeps them all. */
+  /** Call log rows, and webhook deliveries and their events, older than this many milliseconds are removed; undefined keeps them all. */
   callLogMs: number | undefined;
   /** Reviews decided longer ago than this are removed (their decisions and audit records stay); undefined keeps them. */
   reviewsMs: number | undefined;
@@ -10,19 +10,21 @@ export interface RetentionPolicy {
 export interface Pruned {
   callLog: number;
   reviews: number;
+  /** Webhook deliveries settled (delivered or failed) before the call log's cut-off, and the events left with none. */
+  webhookDeliveries: number;
 }
 
 /** Rows removed per statement, so that a large backlog never holds long locks or one huge transaction. */
 const batch = 5000;
 
 /**
- * Removes what the retention policy no longer keeps: call log rows by age, and decided reviews (with the MCP task
+ * Removes what the retention policy no longer keeps: call log rows and the webhook delivery log by age, and decided reviews (with the MCP task
  * that followed one) by when they were decided. A review is kept while its write may still run: an approved one
  * until it was applied or its failure recorded. Decisions and the audit trail are not pruned. Runs in batches;
  * safe to run again at any time.
  */
 export async function pruneExpiredRecords(db: Database, policy: RetentionPolicy, now: Date = new Date()): Promise<Pruned> {
-  const pruned: Pruned = { callLog: 0, reviews: 0 };
+  const pruned: Pruned = { callLog: 0, reviews: 0, webhookDeliveries: 0 };
   if (policy.callLogMs !== undefined) {
     const before = new Date(now.getTime() - policy.callLogMs);
     for (;;) {
@@ -31,6 +33,27 @@ export async function pruneExpiredRecords(db: Database, policy: RetentionPolicy,
         [before],
       );
       pruned.callLog += rowCount ?? 0;
+      if ((rowCount ?? 0) < batch) break;
+    }
+    // The webhook delivery log goes with the call log; an event goes once it is relayed and none of its deliveries is left.
+    for (;;) {
+      const { rowCount } = await db.query(
+        `DELETE FROM webhook_deliveries WHERE id IN (
+           SELECT id FROM webhook_deliveries WHERE status <> 'pending' AND created_at < $1 LIMIT ${batch})`,
+        [before],
+      );
+      pruned.webhookDeliveries += rowCount ?? 0;
+      if ((rowCount ?? 0) < batch) break;
+    }
+    for (;;) {
+      const { rowCount } = await db.query(
+        `DELETE FROM webhook_events WHERE id IN (
+           SELECT e.id FROM webhook_events e
+           WHERE e.relayed_at IS NOT NULL AND e.created_at < $1
+             AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id)
+           LIMIT ${batch})`,
+        [before],
+      );
       if ((rowCount ?? 0) < batch) break;
     }
   }
