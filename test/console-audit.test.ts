@@ -7,7 +7,8 @@ import { addPerson, type TestPerson } from './support/console';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 // The console's Audit page in Chromium against the real api, worker, Temporal and PostgreSQL: a reviewer reads
-// what the policy decided and who approved what, filters it, and exports it as CSV and JSON Lines.
+// what the policy decided and who approved what, filters it (by a person too: picked by an owner, typed by a
+// reviewer), and exports it as CSV and JSON Lines.
 
 let h: Harness;
 let acme: TestOrganization;
@@ -15,6 +16,7 @@ let browser: Browser;
 let origin: string;
 let reviewer: TestPerson;
 let member: TestPerson;
+let owner: TestPerson;
 let page: Page;
 let reviewId: string;
 const pageErrors: string[] = [];
@@ -23,6 +25,7 @@ beforeAll(async () => {
   h = await startHarness();
   acme = await h.createOrganization({ name: 'Acme Inc.' });
   [reviewer, member] = [await addPerson(h.db, acme.organization, 'reviewer'), await addPerson(h.db, acme.organization, 'member')];
+  owner = await addPerson(h.db, acme.organization, 'owner');
   const write = (title: string) => h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title } });
   expect((await write('Order more paper')).statusCode).toBe(201);
   expect((await write('deny: wire the money abroad')).statusCode).toBe(403);
@@ -53,8 +56,14 @@ async function signedInPage(person: TestPerson): Promise<Page> {
   return opened;
 }
 
-const table = () => page.getByRole('table', { name: 'Audit events, newest first' });
-const rows = () => table().locator('tbody tr');
+const table = (on = page) => on.getByRole('table', { name: 'Audit events, newest first' });
+const rows = (on = page) => table(on).locator('tbody tr');
+const shownIds = (on = page) => rows(on).evaluateAll((shown) => shown.map((row) => row.getAttribute('data-event-id')));
+/** What the API answers for the person's events, newest first. */
+async function eventsOf(userId: string): Promise<{ id: string; type: string }[]> {
+  const answer = await h.request({ method: 'GET', url: `/api/v1/audit-events?limit=200&user_id=${userId}`, token: acme.reviewerToken });
+  return json(answer).data as { id: string; type: string }[];
+}
 
 async function downloaded(button: string): Promise<string> {
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
@@ -106,6 +115,48 @@ describe('the Audit page', () => {
     await expect.poll(async () => rows().count()).toBe(all.length);
     const lines = (await downloaded('Export JSON Lines')).trim().split('\n').map((line) => JSON.parse(line) as { id: string });
     expect(lines.map((event) => event.id)).toEqual(all.map((event) => event.id).reverse());
+  });
+
+  it("filters by a person a reviewer types the id of, and exports only that person's events", async () => {
+    // The approval was made with the reviewer's personal token: an event of that person.
+    const { rows: found } = await h.db.query('SELECT id FROM users WHERE email = $1', [`reviewer@${acme.organization.slug}.test`]);
+    const approverId = found[0].id as string;
+    const expected = await eventsOf(approverId);
+    expect(expected.map((event) => event.type)).toContain('review.approved');
+    expect(expected.map((event) => event.type)).not.toContain('gate.decided');
+
+    // A reviewer may not list people: the filter takes a person's id.
+    await page.getByLabel('Person', { exact: true }).fill(approverId);
+    await expect.poll(() => shownIds()).toEqual(expected.map((event) => event.id));
+    expect(await table().getByRole('row', { name: /review\.approved/ }).innerText()).toContain('Invoice checked');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    const lines = (await downloaded('Export JSON Lines')).trim().split('\n').map((line) => JSON.parse(line) as { id: string });
+    expect(lines.map((event) => event.id)).toEqual(expected.map((event) => event.id).reverse());
+
+    await page.getByLabel('Person', { exact: true }).fill('usr_nobody');
+    await page.getByText('No events match.').waitFor();
+    await page.getByLabel('Person', { exact: true }).fill('');
+    await expect.poll(async () => rows().count()).toBeGreaterThan(expected.length);
+  });
+
+  it("lets an owner pick a person from the organization's people and see only their events", async () => {
+    const owners = await signedInPage(owner);
+    await owners.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Audit' }).click();
+    await table(owners).getByRole('row', { name: /gate\.decided/ }).first().waitFor();
+    const person = owners.getByLabel('Person', { exact: true });
+    // The reviewer who signed in above: invited, set a password, signed in; nothing of the agents' writes.
+    await expect.poll(async () => (await person.locator('option').allInnerTexts()).includes(reviewer.email)).toBe(true);
+    const expected = await eventsOf(reviewer.user.id);
+    expect(new Set(expected.map((event) => event.type))).toEqual(new Set(['person.invited', 'person.password_set', 'person.signed_in']));
+
+    await person.selectOption({ label: reviewer.email });
+    await expect.poll(() => shownIds(owners)).toEqual(expected.map((event) => event.id));
+    expect((await rows(owners).allInnerTexts()).join('\n')).not.toMatch(/gate\.decided|review\.approved/);
+    // The other filters narrow it further.
+    await owners.getByLabel('Event', { exact: true }).selectOption('person.signed_in');
+    await expect.poll(() => shownIds(owners)).toEqual(expected.filter((event) => event.type === 'person.signed_in').map((event) => event.id));
+    expect(await accessibilityViolations(owners)).toEqual([]);
+    await owners.context().close();
   });
 
   it('is not offered to a member, and says so at its address', async () => {

@@ -63,13 +63,18 @@ export function Frame() {
             <a href="/api/docs">API playground</a>
           </li>
         </ul>
-        {(can('managePeople') || can('manageKeys') || can('manageWebhooks')) && (
+        {(can('managePeople') || can('decideReviews') || can('manageKeys') || can('manageWebhooks')) && (
           <>
             <h2 className="nav-heading">Settings</h2>
             <ul>
               {can('managePeople') && (
                 <li>
                   <NavLink to="/settings/people">People</NavLink>
+                </li>
+              )}
+              {(can('decideReviews') || can('manageWebhooks')) && (
+                <li>
+                  <NavLink to="/settings/notifications">Notifications</NavLink>
                 </li>
               )}
               {can('manageKeys') && (

@@ -5,6 +5,7 @@ import { ApiKeysPage } from '../features/api-keys/api-keys-page';
 import { AuditPage } from '../features/audit/audit-page';
 import { SetPasswordPage } from '../features/auth/set-password-page';
 import { SignInPage } from '../features/auth/sign-in-page';
+import { NotificationsPage } from '../features/notifications/notifications-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
 import { ReviewPage } from '../features/reviews/review-page';
@@ -77,6 +78,15 @@ export const router = createBrowserRouter([
         element: (
           <Allowed permission="managePeople">
             <PeoplePage />
+          </Allowed>
+        ),
+      },
+      {
+        path: 'settings/notifications',
+        element: (
+          // Everyone who decides reviews picks their own email; owners and admins also see the organization's escalation.
+          <Allowed permission="decideReviews">
+            <NotificationsPage />
           </Allowed>
         ),
       },

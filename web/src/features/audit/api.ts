@@ -19,6 +19,8 @@ export interface AuditEvent {
 export interface AuditFilters {
   type?: string;
   api_key_id?: string;
+  /** A person (usr_…): what they did and what was done to them. */
+  user_id?: string;
   operation?: string;
   decision?: Decision;
   /** RFC 3339 instants. */

@@ -3,8 +3,10 @@ import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
+import { useSignedIn } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { agentsApi, type AgentDay } from '../agents/api';
+import { peopleApi, type Person } from '../people/api';
 import { auditApi, type AuditEvent, type AuditFilters, type Decision } from './api';
 
 const eventTypes = [
@@ -14,16 +16,25 @@ const eventTypes = [
   'review.approved',
   'review.denied',
   'review.expired',
+  'review.escalated',
   'api_key.created',
   'api_key.revoked',
   'person.invited',
   'person.updated',
+  'person.password_set',
+  'person.password_reset',
+  'person.sessions_ended',
   'person.signed_in',
+  'person.locked',
   'policy.updated',
   'organization.updated',
   'memory.corrected',
   'memory.forgotten',
   'data.imported',
+  'webhook.created',
+  'webhook.updated',
+  'webhook.deleted',
+  'webhook.disabled',
 ];
 const decisionNames: Record<Decision, string> = { allow: 'Allowed', review: 'Held', deny: 'Denied', refused: 'Refused (queue full)' };
 const csvColumns = ['id', 'created_at', 'type', 'actor_type', 'actor_id', 'actor_name', 'operation', 'decision', 'workflow_id', 'review_id', 'resource_type', 'resource_id', 'data'];
@@ -49,6 +60,7 @@ function detail(event: AuditEvent): string {
   const data = event.data;
   if (event.type === 'gate.decided') return String(data.reason ?? '');
   if (event.type === 'write.failed') return String(data.message ?? '');
+  if (event.type === 'review.escalated') return `Told the ${String(data.tier)}`;
   if (event.type.startsWith('review.') && data.comment) return `“${String(data.comment)}”`;
   if (event.type.startsWith('api_key.')) return `Key “${String(data.label ?? event.resource_id)}”`;
   if (event.type === 'policy.updated') return `Version ${String(data.version)}`;
@@ -60,7 +72,11 @@ function detail(event: AuditEvent): string {
 /** The audit trail: every decision, review, write and change, filtered, paged and exported. */
 export function AuditPage() {
   useDocumentTitle('Audit');
+  const { can } = useSignedIn();
+  // Who may list people picks one; the others (reviewers) type a person's id.
+  const listsPeople = can('managePeople');
   const [keys, setKeys] = useState<AgentDay[]>([]);
+  const [people, setPeople] = useState<Person[]>([]);
   const [form, setForm] = useState<AuditFilters & { from?: string; to?: string }>({});
   const [events, setEvents] = useState<AuditEvent[]>();
   const [nextCursor, setNextCursor] = useState<string | null>(null);
@@ -70,6 +86,7 @@ export function AuditPage() {
   const filters: AuditFilters = {
     type: form.type,
     api_key_id: form.api_key_id,
+    user_id: form.user_id?.trim() || undefined,
     operation: form.operation?.trim() || undefined,
     decision: form.decision,
     since: dayStart(form.from),
@@ -80,6 +97,9 @@ export function AuditPage() {
   useEffect(() => {
     agentsApi.days().then(setKeys, setError);
   }, []);
+  useEffect(() => {
+    if (listsPeople) peopleApi.list().then(setPeople, setError);
+  }, [listsPeople]);
   useEffect(() => {
     let current = true;
     auditApi.page(JSON.parse(filterKey) as AuditFilters).then(
@@ -159,6 +179,33 @@ export function AuditPage() {
               </option>
             ))}
           </select>
+        </div>
+        <div className="field">
+          <label htmlFor="audit-person">Person</label>
+          {listsPeople ? (
+            <select id="audit-person" value={form.user_id ?? ''} onChange={(event) => set({ user_id: event.target.value || undefined })}>
+              <option value="">Anyone</option>
+              {people.map((person) => (
+                <option key={person.id} value={person.id}>
+                  {`${person.name ? `${person.name} (${person.email})` : person.email}${person.active ? '' : ', deactivated'}`}
+                </option>
+              ))}
+            </select>
+          ) : (
+            <>
+              <input
+                id="audit-person"
+                placeholder="usr_…"
+                maxLength={100}
+                value={form.user_id ?? ''}
+                onChange={(event) => set({ user_id: event.target.value })}
+                aria-describedby="audit-person-hint"
+              />
+              <span id="audit-person-hint" className="hint">
+                A person's id: what they did and what was done to them.
+              </span>
+            </>
+          )}
         </div>
         <div className="field">
           <label htmlFor="audit-decision">Decision</label>

@@ -6,6 +6,7 @@ import { useSignedIn, type Role } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { peopleApi, type PasswordLink, type Person } from './api';
 import { InviteForm } from './invite-form';
+import { TeamMemberLink } from './team-member-link';
 
 const allRoles: Role[] = ['owner', 'admin', 'reviewer', 'member'];
 
@@ -27,7 +28,6 @@ export function PeoplePage() {
     peopleApi.list().then(setPeople, setError);
   }, []);
 
-
   const replace = (changed: Person) => setPeople((list) => list?.map((person) => (person.id === changed.id ? { ...person, ...changed } : person)));
 
   async function act(work: () => Promise<void>) {
@@ -46,7 +46,7 @@ export function PeoplePage() {
       <h1>People</h1>
       <p className="lede">
         Owners and admins manage people and keys; reviewers also decide held writes; members see, and decide nothing. An organization always keeps an active
-        owner.
+        owner. Linking a person to their team member lets review escalation skip them while that team member is inactive or out of office.
       </p>
       <section className="card">
         <InviteForm
@@ -91,6 +91,7 @@ export function PeoplePage() {
                   <th scope="col">Person</th>
                   <th scope="col">Role</th>
                   <th scope="col">State</th>
+                  <th scope="col">Team member</th>
                   <th scope="col">Last sign-in</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
@@ -148,6 +149,17 @@ export function PeoplePage() {
                       <td>
                         {!person.active ? 'Deactivated' : person.has_password ? 'Active' : 'Invited'}
                         <span className="hint block">since {day(person.created_at)}</span>
+                      </td>
+                      <td>
+                        <TeamMemberLink
+                          person={person}
+                          editable={allowed}
+                          onChanged={(changed, said) => {
+                            setError(undefined);
+                            replace(changed);
+                            setNotice(said);
+                          }}
+                        />
                       </td>
                       <td>
                         {when(person.last_sign_in_at, 'Never')}

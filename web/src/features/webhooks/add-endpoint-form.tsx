@@ -1,8 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api';
+import { FieldProblem, problemsByField } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
 import { webhooksApi, type EventTypeInfo, type WebhookEndpoint } from './api';
-import { FieldProblem, problemsByField } from './field-problem';
 
 const formFields = ['url', 'description', 'event_types'] as const;
 

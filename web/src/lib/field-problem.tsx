@@ -1,4 +1,4 @@
-import { ApiError } from '../../lib/api';
+import { ApiError } from './api';
 
 /**
  * The API's problems with a form's fields, by the top-level field they name (`event_types.0` is `event_types`'s),
