@@ -17,7 +17,15 @@ import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
 import { findGatedWrite } from '../domain/resources';
 import { pruneExpiredRecords, type Pruned, type RetentionPolicy } from '../domain/usage/retention';
 import { sealAllAuditChains } from '../domain/gate/audit-ledger';
-import { attemptDelivery, planEventDeliveries, recordDeliveryFailed, type DeliverySettings, type PlannedEvent } from '../domain/notify/deliveries';
+import {
+  attemptDelivery,
+  endpointOwnersToTell,
+  markOwnersTold,
+  planEventDeliveries,
+  recordDeliveryFailed,
+  type DeliverySettings,
+  type PlannedEvent,
+} from '../domain/notify/deliveries';
 import { publicOnly } from '../domain/notify/outbound';
 import type { Mailer } from '../domain/notify/mailer';
 import { emitAuditHeads } from '../domain/notify/witness';
@@ -105,15 +113,18 @@ export function createActivities({
 
     /** One attempt at a delivery; a receiver that does not accept it fails the attempt, for Temporal to retry. */
     async attemptWebhookDelivery(deliveryId: string): Promise<'delivered' | 'failed'> {
-      const status = await attemptDelivery(db, deliveryId, webhooks, clock());
+      const status = await attemptDelivery(db, deliveryId, { ...webhooks, signal: Context.current().cancellationSignal }, clock());
       return status === 'delivered' ? 'delivered' : 'failed';
     },
 
     /** A delivery that failed every attempt; its endpoint is switched off if it keeps failing. */
     async recordWebhookDeliveryFailed(deliveryId: string): Promise<{ disabled: boolean; ownersTold: number }> {
       const failed = await recordDeliveryFailed(db, deliveryId, webhooks.disableAfter);
-      if (!failed?.disabled) return { disabled: false, ownersTold: 0 };
-      const ownersTold = await tellOwnersEndpointDisabled(db, failed.orgId, { id: failed.endpointId, url: failed.url }, webhooks);
+      // Told apart from the switch (committed first), so that a retry after a failed send still tells them.
+      const due = await endpointOwnersToTell(db, deliveryId);
+      if (!due) return { disabled: failed?.disabled ?? false, ownersTold: 0 };
+      const ownersTold = await tellOwnersEndpointDisabled(db, due.orgId, { id: due.endpointId, url: due.url }, webhooks);
+      await markOwnersTold(db, due.endpointId);
       return { disabled: true, ownersTold };
     },
 

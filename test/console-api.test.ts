@@ -555,6 +555,7 @@ describe('every operation the console offers', () => {
     'agents.forget_memory': async () => ({ params: { id: (await aMemory()).id }, input: { reason: 'No longer true' } }),
     'agents.waiting_tasks': async () => ({}),
     'audit.events': async () => ({ input: { type: 'gate.decided', limit: 5 } }),
+    'team.list': async () => ({ input: { include_inactive: 'true' } }),
     'notifications.settings': async () => ({}),
     'notifications.update_settings': async () => ({ input: { review_escalation: '45m', slack_webhook_url: 'http://127.0.0.1:9/slack' } }),
     'notifications.preferences': async () => ({}),

@@ -71,7 +71,7 @@ const hold = async (org: TestOrganization, title: string) => {
 beforeAll(async () => {
   const smtpUrl = await startSmtp();
   slack = await startReceiver();
-  h = await startHarness({ webhooks: { smtpUrl }, reviewExpiryMs: 60_000 });
+  h = await startHarness({ webhooks: { smtpUrl, disableAfter: 1 }, reviewExpiryMs: 60_000 });
 });
 
 afterAll(async () => {
@@ -187,6 +187,49 @@ describe('escalation', () => {
     const reviewId = await hold(org, 'review with nobody to review');
     const mail = await mailTo(admin.email, reviewId);
     expect(mail.raw).toMatch(/Subject: Review needed/);
+  });
+});
+
+describe('owners told, and nobody left unseen', () => {
+  it("tells the owners when an endpoint is switched off after its deliveries kept failing", async () => {
+    const org = await h.createOrganization();
+    const owner = await person(org, 'owner', 'keeper');
+    const token = (await createPersonalToken(h.db, owner)).token;
+    const receiver = await startReceiver();
+    try {
+      receiver.answerWith(...Array(3).fill(500));
+      const created = await h.request({ method: 'POST', url: '/api/v1/webhook-endpoints', token, payload: { url: `${receiver.url}/down`, event_types: ['write.applied'] } });
+      const endpointId = json(created).data.endpoint.id;
+      expect((await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'never accepted' } })).statusCode).toBe(201);
+      const mail = await mailTo(owner.email, endpointId);
+      expect(mail.raw).toMatch(/Subject: Webhook switched off/);
+      const { rows } = await h.db.query('SELECT enabled, owners_to_tell FROM webhook_endpoints WHERE id = $1', [endpointId]);
+      expect(rows[0]).toEqual({ enabled: false, owners_to_tell: false });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('when every reviewer, admin and owner is away, the owners are told all the same', async () => {
+    const org = await h.createOrganization();
+    const orgId = org.organization.id;
+    await h.db.query("UPDATE users SET deactivated_at = now() WHERE org_id = $1 AND role = 'reviewer'", [orgId]);
+    const owner = await person(org, 'owner', 'away-owner');
+    const member = newId('mem');
+    await h.db.query(`INSERT INTO team_members (id, org_id, name) VALUES ($1, $2, 'Owner on leave')`, [member, orgId]);
+    await updatePerson(h.db, { orgId, userId: owner.id }, { teamMemberId: member }, cliManager);
+    await h.db.query(
+      `INSERT INTO events (id, org_id, title, kind, starts_at, ends_at, attendee_ids) VALUES ($1, $2, 'Leave', 'out_of_office', now() - interval '1 hour', now() + interval '1 day', $3)`,
+      [newId('cal'), orgId, [member]],
+    );
+    const reviewId = await hold(org, 'review with everyone away');
+    await mailTo(owner.email, reviewId);
+  });
+
+  it('takes an escalation wait up to 30 days', async () => {
+    const org = await h.createOrganization();
+    const settings = await updateReviewNotificationSettings(h.db, org.organization.id, { reviewEscalationMs: 30 * 86_400_000 }, policy, system);
+    expect(settings.reviewEscalationMs).toBe(30 * 86_400_000);
   });
 });
 

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureRetentionSchedule, retentionScheduleId } from '../runtime/schedules';
+import { newId } from '../domain/kit/ids';
 import { insertWebhookDelivery } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -39,6 +40,17 @@ describe('retention, pruned by a Temporal Schedule', () => {
     // A webhook delivery as old (failed), and one as old still being tried: the first goes with its event.
     const settled = await insertWebhookDelivery(h.db, acme.organization.id);
     const trying = await insertWebhookDelivery(h.db, acme.organization.id);
+    // An old delivery sent again twice, recently: the redeliveries stay when their original goes.
+    const resent = await insertWebhookDelivery(h.db, acme.organization.id);
+    const redeliveries = [newId('whd'), newId('whd')];
+    for (const id of redeliveries) {
+      await h.db.query(
+        `INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, redelivery_of, is_redelivery, status, started_at)
+         SELECT $1, org_id, endpoint_id, event_id, id, true, 'delivered', now() FROM webhook_deliveries WHERE id = $2`,
+        [id, resent.deliveryId],
+      );
+    }
+    await h.db.query(`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = $1`, [resent.deliveryId]);
     await h.db.query(`UPDATE webhook_deliveries SET status = 'pending' WHERE id = $1`, [trying.deliveryId]);
     await h.db.query(`UPDATE webhook_deliveries SET created_at = now() - interval '31 days' WHERE id = ANY($1)`, [[settled.deliveryId, trying.deliveryId]]);
     await h.db.query(`UPDATE webhook_events SET created_at = now() - interval '31 days' WHERE id IN (SELECT event_id FROM webhook_deliveries WHERE id = ANY($1))`, [
@@ -66,6 +78,8 @@ describe('retention, pruned by a Temporal Schedule', () => {
     expect(pruned.webhookDeliveries).toBeGreaterThanOrEqual(1);
     const { rows: deliveries } = await h.db.query('SELECT id FROM webhook_deliveries WHERE id = ANY($1)', [[settled.deliveryId, trying.deliveryId]]);
     expect(deliveries.map((row) => row.id)).toEqual([trying.deliveryId]);
+    const { rows: kept } = await h.db.query('SELECT id, redelivery_of FROM webhook_deliveries WHERE id = ANY($1) ORDER BY id', [[resent.deliveryId, ...redeliveries]]);
+    expect(kept).toEqual(redeliveries.map((id) => ({ id, redelivery_of: null })));
     const { rows: events } = await h.db.query('SELECT count(*)::int AS n FROM webhook_events e JOIN webhook_deliveries d ON d.event_id = e.id WHERE d.id = $1', [
       trying.deliveryId,
     ]);

@@ -198,7 +198,7 @@ describe('retries, the delivery log and redelivery', () => {
       await expect.poll(state, { timeout: 15_000 }).toMatchObject({ enabled: false, failure_streak: 2 });
       expect((await state()).disabled_reason).toMatch(/2 deliveries in a row failed/);
       const { rows } = await h.db.query("SELECT actor_type, data FROM audit_events WHERE type = 'webhook.disabled' AND resource_id = $1", [endpoint.id]);
-      expect(rows).toEqual([{ actor_type: 'system', data: { url: `${receiver.url}/hook`, failed_deliveries: 2 } }]);
+      expect(rows).toEqual([{ actor_type: 'system', data: { host: new URL(receiver.url).host, failed_deliveries: 2 } }]);
 
       const before = receiver.received.length;
       expect((await write('not sent: the endpoint is off')).statusCode).toBe(201);
@@ -247,9 +247,38 @@ describe('where requests may go', () => {
       expect(addressRefusal(address, publicOnly)).toBeDefined();
     }
     expect(addressRefusal('10.1.2.3', { allowLoopback: false, allowPrivate: true })).toBeUndefined();
+    // Never, whatever the operator allows: link-local (cloud metadata) and IPv4-compatible IPv6.
+    const everything = { allowLoopback: true, allowPrivate: true };
+    for (const address of ['169.254.169.254', 'fe80::1', '::7f00:1', '::a00:1']) expect(addressRefusal(address, everything), address).toBeDefined();
     expect(addressRefusal('127.0.0.1', { allowLoopback: true, allowPrivate: false })).toBeUndefined();
     await expect(checkOutboundUrl('http://127.0.0.1:9/hook', publicOnly)).rejects.toThrow(/https/);
     await expect(checkOutboundUrl('https://localhost/hook', publicOnly)).rejects.toThrow(/loopback/);
+  });
+
+  it('gives a receiver that trickles its answer the timeout for the whole exchange, and reads 2 KiB of an answer at most', async () => {
+    const { createServer } = await import('node:http');
+    const server = createServer((request, response) => {
+      if (request.url === '/long') {
+        response.writeHead(200);
+        response.write('x'.repeat(4096));
+        return; // never ends
+      }
+      response.writeHead(200);
+      const drip = setInterval(() => response.write('.'), 100);
+      response.on('close', () => clearInterval(drip));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      const policy = { allowLoopback: true, allowPrivate: false };
+      const started = Date.now();
+      await expect(postOutbound(`${base}/drip`, '{}', {}, { policy, timeoutMs: 700 })).rejects.toThrow(/no answer within 0.7 s/);
+      expect(Date.now() - started).toBeLessThan(5000);
+      expect(await postOutbound(`${base}/long`, '{}', {}, { policy, timeoutMs: 2000 })).toMatchObject({ status: 200 });
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 
   it('checks the address again when it connects: a name that resolves to loopback is refused then', async () => {

@@ -3,7 +3,7 @@ import type { Ability } from '../../domain/identity/abilities';
 import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
 import type { GatedWrite } from '../../domain/gate/writes';
-import { defineOperation, type GatedWriteOperation, type OperationContext, type ReadOperation } from './operation';
+import { defineOperation, type GatedWriteOperation, type OperationAccess, type OperationContext, type ReadOperation } from './operation';
 
 // Shorthands for the common shapes of operations; each operation is still declared once, in its family's file.
 
@@ -16,6 +16,8 @@ interface Common {
   description: string;
   path: string;
   feature?: Feature;
+  /** Who may call it besides keys with the family's read ability (default: those keys alone). */
+  access?: OperationAccess;
 }
 
 export function listOperation<Input extends z.ZodObject, Item extends z.ZodType>(

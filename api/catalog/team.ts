@@ -1,4 +1,5 @@
 import { listTeam, listTeamInput, teamMemberSchema } from '../../domain/resources/team';
+import { roles } from '../../domain/identity/actors';
 import { listOperation } from './define';
 
 // The roster arrives by import; the API only reads it.
@@ -13,5 +14,7 @@ export const teamOperations = [
     input: listTeamInput,
     item: teamMemberSchema,
     handler: (input, { db, caller }) => listTeam(db, caller.organization.id, input),
+    // People read it too: the console links a person to their team member from it.
+    access: { apiKey: { ability: 'team.read' }, person: { roles } },
   }),
 ];

@@ -5,7 +5,7 @@ import { reviewWebUrl } from '../gate/links';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
-import { postOutbound, type OutboundPolicy } from './outbound';
+import { hostOf, postOutbound, type OutboundPolicy } from './outbound';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -29,6 +29,8 @@ export interface DeliverySettings {
   policy: OutboundPolicy;
   publicUrl: string;
   timeoutMs?: number;
+  /** Aborts the request in flight (the activity cancelled). */
+  signal?: AbortSignal;
 }
 
 const iso = (value: Date | null) => (value ? value.toISOString() : null);
@@ -80,11 +82,12 @@ export async function planEventDeliveries(db: Database, eventId: string): Promis
   return db.transaction(async (tx) => {
     const { rows: events } = await tx.query('SELECT id, org_id, type, data FROM webhook_events WHERE id = $1', [eventId]);
     const event = events[0];
-    if (!event) throw new AppError('not_found', `no webhook event ${eventId}`);
+    // Pruned since (relayed long after it was written): nothing is left to deliver.
+    if (!event) return { eventId, type: 'gone', orgId: '', reviewId: null, deliveryIds: [] };
     const { rows: endpoints } = await tx.query(
       `SELECT e.id FROM webhook_endpoints e
        WHERE e.org_id = $1 AND e.enabled AND $2 = ANY (e.event_types)
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = $3 AND d.endpoint_id = e.id AND d.redelivery_of IS NULL)`,
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = $3 AND d.endpoint_id = e.id AND NOT d.is_redelivery)`,
       [event.org_id, event.type, eventId],
     );
     for (const endpoint of endpoints) {
@@ -95,7 +98,7 @@ export async function planEventDeliveries(db: Database, eventId: string): Promis
       );
     }
     const { rows: deliveries } = await tx.query(
-      "SELECT id FROM webhook_deliveries WHERE event_id = $1 AND redelivery_of IS NULL AND status = 'pending' ORDER BY id",
+      "SELECT id FROM webhook_deliveries WHERE event_id = $1 AND NOT is_redelivery AND status = 'pending' ORDER BY id",
       [eventId],
     );
     return {
@@ -153,7 +156,7 @@ export async function attemptDelivery(db: Database, deliveryId: string, settings
   let status: number | null = null;
   let problem: string | null = null;
   try {
-    const answer = await postOutbound(row.url, body, headers, { policy: settings.policy, timeoutMs: settings.timeoutMs });
+    const answer = await postOutbound(row.url, body, headers, { policy: settings.policy, timeoutMs: settings.timeoutMs, signal: settings.signal });
     status = answer.status;
     if (status < 200 || status > 299) problem = `HTTP ${status}${answer.body ? `: ${answer.body.replace(/\s+/g, ' ').slice(0, 200)}` : ''}`;
   } catch (error) {
@@ -171,6 +174,21 @@ export async function attemptDelivery(db: Database, deliveryId: string, settings
     return 'delivered';
   }
   throw new DeliveryAttemptFailed(problem!);
+}
+
+/** The endpoint that a delivery went to, once Gatehouse switched it off and its owners are still to be told of it. */
+export async function endpointOwnersToTell(db: Queryable, deliveryId: string): Promise<{ orgId: string; endpointId: string; url: string } | undefined> {
+  const { rows } = await db.query<{ org_id: string; id: string; url: string }>(
+    `SELECT e.org_id, e.id, e.url FROM webhook_deliveries d JOIN webhook_endpoints e ON e.id = d.endpoint_id
+     WHERE d.id = $1 AND e.owners_to_tell AND NOT e.enabled`,
+    [deliveryId],
+  );
+  return rows[0] ? { orgId: rows[0].org_id, endpointId: rows[0].id, url: rows[0].url } : undefined;
+}
+
+/** The owners were told (or there was nobody to tell). */
+export async function markOwnersTold(db: Queryable, endpointId: string): Promise<void> {
+  await db.query('UPDATE webhook_endpoints SET owners_to_tell = false WHERE id = $1', [endpointId]);
 }
 
 /** What became of an endpoint whose delivery failed every attempt. */
@@ -199,6 +217,7 @@ export async function recordDeliveryFailed(db: Database, deliveryId: string, dis
          enabled = e.enabled AND e.failure_streak + 1 < $2,
          disabled_reason = CASE WHEN e.enabled AND e.failure_streak + 1 >= $2
            THEN 'Switched off by Gatehouse: ' || (e.failure_streak + 1) || ' deliveries in a row failed every attempt' ELSE e.disabled_reason END,
+         owners_to_tell = e.owners_to_tell OR (e.enabled AND e.failure_streak + 1 >= $2),
          updated_at = now()
        FROM before WHERE e.id = before.id
        RETURNING e.org_id, e.url, e.failure_streak, before.enabled AND NOT e.enabled AS just_disabled`,
@@ -212,7 +231,7 @@ export async function recordDeliveryFailed(db: Database, deliveryId: string, dis
         type: 'webhook.disabled',
         actor: { type: 'system', id: 'webhooks' },
         resourceId: rows[0].endpoint_id,
-        data: { url: endpoint.url, failed_deliveries: endpoint.failure_streak },
+        data: { host: hostOf(endpoint.url), failed_deliveries: endpoint.failure_streak },
       });
     }
     return { orgId: endpoint.org_id, endpointId: rows[0].endpoint_id, url: endpoint.url, disabled };
@@ -255,7 +274,7 @@ export async function redeliver(db: Database, orgId: string, deliveryId: string,
     if (!original) throw new AppError('not_found', `no webhook delivery ${deliveryId}`);
     if (!original.enabled) throw new AppError('conflict', 'The endpoint is switched off: switch it on before redelivering');
     const id = newId('whd');
-    await tx.query('INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, redelivery_of) VALUES ($1, $2, $3, $4, $5)', [
+    await tx.query('INSERT INTO webhook_deliveries (id, org_id, endpoint_id, event_id, redelivery_of, is_redelivery) VALUES ($1, $2, $3, $4, $5, true)', [
       id,
       orgId,
       original.endpoint_id,

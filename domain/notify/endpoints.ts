@@ -3,7 +3,7 @@ import type { Database, Queryable } from '../../db/database';
 import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
-import { checkOutboundUrl, type OutboundPolicy } from './outbound';
+import { checkOutboundUrl, hostOf, type OutboundPolicy } from './outbound';
 
 /** What an organization can be told of, and when each is sent. */
 export const webhookEventTypes = {
@@ -95,7 +95,7 @@ export async function createWebhookEndpoint(
       [newId('whk'), orgId, url, input.description ?? null, eventTypes, secret, by.type === 'user' ? by.id : null],
     );
     const endpoint = endpointOf(rows[0]!);
-    await recordAudit(tx, orgId, { type: 'webhook.created', actor: by, resourceId: endpoint.id, data: { url, event_types: eventTypes } });
+    await recordAudit(tx, orgId, { type: 'webhook.created', actor: by, resourceId: endpoint.id, data: { host: hostOf(url), event_types: eventTypes } });
     return { endpoint, secret };
   });
 }
@@ -132,13 +132,14 @@ export async function updateWebhookEndpoint(
          enabled = coalesce($7, enabled),
          disabled_reason = CASE WHEN $7 IS NULL THEN disabled_reason WHEN $7 THEN NULL ELSE 'Switched off by a person' END,
          failure_streak = CASE WHEN $7 THEN 0 ELSE failure_streak END,
+         owners_to_tell = CASE WHEN $7 THEN false ELSE owners_to_tell END,
          updated_at = now()
        WHERE org_id = $1 AND id = $2 RETURNING *`,
       [orgId, id, url ?? null, changes.description !== undefined, changes.description ?? null, eventTypes ?? null, changes.enabled ?? null],
     );
     if (!rows[0]) throw new AppError('not_found', `no webhook endpoint ${id}`);
     const changed = Object.fromEntries(
-      Object.entries({ url, description: changes.description, event_types: eventTypes, enabled: changes.enabled }).filter(([, value]) => value !== undefined),
+      Object.entries({ host: url === undefined ? undefined : hostOf(url), description: changes.description, event_types: eventTypes, enabled: changes.enabled }).filter(([, value]) => value !== undefined),
     );
     await recordAudit(tx, orgId, { type: 'webhook.updated', actor: by, resourceId: id, data: changed });
     return endpointOf(rows[0]);
@@ -150,7 +151,7 @@ export async function deleteWebhookEndpoint(db: Database, orgId: string, id: str
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<EndpointRow>('DELETE FROM webhook_endpoints WHERE org_id = $1 AND id = $2 RETURNING *', [orgId, id]);
     if (!rows[0]) throw new AppError('not_found', `no webhook endpoint ${id}`);
-    await recordAudit(tx, orgId, { type: 'webhook.deleted', actor: by, resourceId: id, data: { url: rows[0].url } });
+    await recordAudit(tx, orgId, { type: 'webhook.deleted', actor: by, resourceId: id, data: { host: hostOf(rows[0]!.url) } });
     return endpointOf(rows[0]);
   });
 }

@@ -51,6 +51,15 @@ export async function availablePeople(db: Queryable, orgId: string, role: string
   return rows;
 }
 
+/** The organization's active owners, available or not: whom a held write falls to when nobody else can take it. */
+async function activeOwners(db: Queryable, orgId: string): Promise<Recipient[]> {
+  const { rows } = await db.query<Recipient>(
+    "SELECT id, email, notifications FROM users WHERE org_id = $1 AND role = 'owner' AND deactivated_at IS NULL ORDER BY email",
+    [orgId],
+  );
+  return rows;
+}
+
 /** Where a review's supervision stands after a step: whom it told, and when to go on. */
 export interface SupervisionStep {
   status: string;
@@ -94,7 +103,7 @@ export async function superviseReviewStep(
 ): Promise<SupervisionStep> {
   const { rows } = await db.query<ReviewFacts>(
     `SELECT r.id, r.org_id, r.workflow_id, r.status, r.created_at, r.expires_at, d.operation, d.reason, k.label AS agent, o.name AS org_name,
-            o.review_escalation_ms, o.slack_webhook_url
+            o.review_escalation_ms::float8 AS review_escalation_ms, o.slack_webhook_url
      FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id
      JOIN organizations o ON o.id = r.org_id
      WHERE r.id = $1`,
@@ -110,22 +119,27 @@ export async function superviseReviewStep(
     tier += 1;
     people = await availablePeople(db, review.org_id, reviewTiers[tier]!.role, now);
   }
+  // Nobody available anywhere (every one away, or marked so): the active owners are told all the same, so that a
+  // held write never waits unseen.
+  if (!people.length) people = await activeOwners(db, review.org_id);
   const tierName = reviewTiers[tier]!.name;
   const escalation = fromTier > 0;
-  if (escalation) {
-    const { rows: marked } = await db.query(
-      `UPDATE reviews SET escalated_to = $2, escalated_at = $3 WHERE id = $1 AND status = 'pending' AND escalated_to IS DISTINCT FROM $2 RETURNING id`,
-      [reviewId, tierName, now],
-    );
-    if (marked[0]) {
-      await recordAudit(db, review.org_id, {
+  if (escalation && people.length) {
+    // The review and the audit trail together: a retry after a crash finds both written or neither.
+    await db.transaction(async (tx) => {
+      const { rows: marked } = await tx.query(
+        `UPDATE reviews SET escalated_to = $2, escalated_at = $3 WHERE id = $1 AND status = 'pending' AND escalated_to IS DISTINCT FROM $2 RETURNING id`,
+        [reviewId, tierName, now],
+      );
+      if (!marked[0]) return;
+      await recordAudit(tx, review.org_id, {
         type: 'review.escalated',
         actor: { type: 'system', id: 'escalation' },
         workflowId: review.workflow_id,
         reviewId,
         data: { tier: tierName, notified: people.map((person) => person.id) },
       });
-    }
+    });
   }
 
   const link = reviewWebUrl(settings.publicUrl, reviewId);

@@ -25,6 +25,12 @@ export function addressRefusal(address: string, policy: OutboundPolicy): string 
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
   const parsed = ipaddr.process(address);
   const range = parsed.range();
+  // IPv4-compatible IPv6 (::a.b.c.d, deprecated) reaches IPv4 on some systems: never, whatever follows.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0) && range !== 'loopback') {
+    return `${address} is an IPv4-compatible address, not a public one`;
+  }
+  // Link-local holds cloud metadata services (169.254.169.254): never, even where private ranges are allowed.
+  if (range === 'linkLocal') return `${address} is a linkLocal address, not a public one`;
   if (range === 'unicast') return undefined;
   if (range === 'loopback') return policy.allowLoopback ? undefined : `${address} is a loopback address`;
   if (policy.allowPrivate && !['unspecified', 'multicast', 'broadcast'].includes(range)) return undefined;
@@ -93,13 +99,15 @@ export interface OutboundAnswer {
 
 /**
  * POSTs the body and answers the response's status (redirects are not followed: a 3xx is an answer like any
- * other). Fails with the network's error, or when the address is not allowed or nothing answers within the timeout.
+ * other). Fails with the network's error, when the address is not allowed, or when the whole exchange (connecting,
+ * sending, the answer's status and the first 2 KiB of its body) takes longer than `timeoutMs`; the rest of a longer
+ * body is not read.
  */
 export function postOutbound(
   url: string,
   body: string,
   headers: Record<string, string>,
-  { policy, timeoutMs = 10_000 }: { policy: OutboundPolicy; timeoutMs?: number },
+  { policy, timeoutMs = 10_000, signal }: { policy: OutboundPolicy; timeoutMs?: number; signal?: AbortSignal },
 ): Promise<OutboundAnswer> {
   const target = new URL(url);
   const host = target.hostname.replace(/^\[|\]$/g, '');
@@ -108,6 +116,7 @@ export function postOutbound(
     if (refusal) return Promise.reject(new Error(`refused: ${refusal}`));
   }
   const send = target.protocol === 'https:' ? https.request : http.request;
+  const deadline = AbortSignal.timeout(timeoutMs);
   return new Promise((resolve, reject) => {
     const request = send(
       target,
@@ -115,22 +124,38 @@ export function postOutbound(
         method: 'POST',
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body).toString(), ...headers },
         lookup: guardedLookup(policy),
-        timeout: timeoutMs,
+        signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
         agent: false,
       },
       (response) => {
         const chunks: Buffer[] = [];
         let kept = 0;
+        const done = () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, 500) });
         response.on('data', (chunk: Buffer) => {
-          if (kept < 2048) chunks.push(chunk);
+          chunks.push(chunk);
           kept += chunk.length;
+          if (kept >= answerBytesRead) {
+            done();
+            response.destroy();
+          }
         });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8').slice(0, 500) }));
+        response.on('end', done);
         response.on('error', reject);
       },
     );
-    request.on('timeout', () => request.destroy(new Error(`no answer within ${timeoutMs / 1000} s`)));
-    request.on('error', reject);
+    request.on('error', (error) => reject(deadline.aborted ? new Error(`no answer within ${timeoutMs / 1000} s`) : error));
     request.end(body);
   });
+}
+
+/** How much of an answer's body is read (for the delivery log): the rest is left unread. */
+const answerBytesRead = 2048;
+
+/** What the audit trail keeps of an endpoint's URL: its host (a URL's path and query may hold a receiver's token). */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return '';
+  }
 }

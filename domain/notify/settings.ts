@@ -14,7 +14,7 @@ export interface ReviewNotificationSettings {
 
 export async function findReviewNotificationSettings(db: Queryable, orgId: string): Promise<ReviewNotificationSettings> {
   const { rows } = await db.query<{ review_escalation_ms: number | null; slack_webhook_url: string | null }>(
-    'SELECT review_escalation_ms, slack_webhook_url FROM organizations WHERE id = $1',
+    'SELECT review_escalation_ms::float8 AS review_escalation_ms, slack_webhook_url FROM organizations WHERE id = $1',
     [orgId],
   );
   if (!rows[0]) throw new AppError('not_found', `no organization ${orgId}`);
@@ -55,7 +55,7 @@ export async function updateReviewNotificationSettings(
   return db.transaction(async (tx) => {
     await tx.query(
       `UPDATE organizations SET
-         review_escalation_ms = CASE WHEN $2 THEN $3::integer ELSE review_escalation_ms END,
+         review_escalation_ms = CASE WHEN $2 THEN $3::bigint ELSE review_escalation_ms END,
          slack_webhook_url = CASE WHEN $4 THEN $5 ELSE slack_webhook_url END,
          updated_at = now()
        WHERE id = $1`,

@@ -4,7 +4,7 @@ import { ShownOnce } from '../../lib/shown-once';
 import { day, roleNames, when } from '../../lib/format';
 import { useSignedIn, type Role } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
-import { peopleApi, type PasswordLink, type Person } from './api';
+import { peopleApi, type PasswordLink, type Person, type TeamMember } from './api';
 import { InviteForm } from './invite-form';
 import { TeamMemberLink } from './team-member-link';
 
@@ -24,8 +24,10 @@ export function PeoplePage() {
   const grantable = me.person.role === 'owner' ? allRoles : allRoles.filter((role) => role !== 'owner');
   const manageable = (person: Person) => me.person.role === 'owner' || person.role !== 'owner';
 
+  const [roster, setRoster] = useState<TeamMember[]>();
   useEffect(() => {
     peopleApi.list().then(setPeople, setError);
+    peopleApi.teamMembers().then(setRoster, () => setRoster([]));
   }, []);
 
   const replace = (changed: Person) => setPeople((list) => list?.map((person) => (person.id === changed.id ? { ...person, ...changed } : person)));
@@ -153,6 +155,7 @@ export function PeoplePage() {
                       <td>
                         <TeamMemberLink
                           person={person}
+                          roster={roster}
                           editable={allowed}
                           onChanged={(changed, said) => {
                             setError(undefined);

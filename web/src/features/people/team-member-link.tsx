@@ -1,15 +1,26 @@
 import { useRef, useState, type FormEvent } from 'react';
 import { FieldProblem, problemsByField } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
-import { peopleApi, type Person } from './api';
+import { peopleApi, type Person, type TeamMember } from './api';
 
 const formFields = ['team_member_id'] as const;
 
-/**
- * The team member a person is, for escalation to skip them when inactive or out of office. The console lists no
- * team roster (it is the agents' API's), so the id is typed as the roster gives it.
- */
-export function TeamMemberLink({ person, editable, onChanged }: { person: Person; editable: boolean; onChanged: (changed: Person, notice: string) => void }) {
+/** How a team member reads in the People table: name, title, and whether they are still on the roster. */
+const memberName = (member: TeamMember) => `${member.name}${member.title ? `, ${member.title}` : ''}${member.active ? '' : ' (inactive)'}`;
+
+/** The team member a person is, for escalation to skip them when inactive or out of office; picked from the roster. */
+export function TeamMemberLink({
+  person,
+  roster,
+  editable,
+  onChanged,
+}: {
+  person: Person;
+  /** The team roster (undefined while it loads). */
+  roster: TeamMember[] | undefined;
+  editable: boolean;
+  onChanged: (changed: Person, notice: string) => void;
+}) {
   const [editing, setEditing] = useState(false);
   const [draft, setDraft] = useState('');
   const [error, setError] = useState<unknown>();
@@ -25,6 +36,10 @@ export function TeamMemberLink({ person, editable, onChanged }: { person: Person
   const problems = problemsByField(error, formFields);
   const inputId = `team-member-${person.id}`;
   const linked = person.team_member_id;
+  const nameOf = (id: string) => {
+    const member = roster?.find((candidate) => candidate.id === id);
+    return member ? memberName(member) : id;
+  };
 
   async function save(teamMemberId: string | null) {
     setBusy(true);
@@ -35,7 +50,7 @@ export function TeamMemberLink({ person, editable, onChanged }: { person: Person
       setEditing(false);
       onChanged(
         changed,
-        changed.team_member_id ? `${person.email} is linked to team member ${changed.team_member_id}.` : `${person.email} is no longer linked to a team member.`,
+        changed.team_member_id ? `${person.email} is linked to team member ${nameOf(changed.team_member_id)}.` : `${person.email} is no longer linked to a team member.`,
       );
     } catch (failure) {
       setError(failure);
@@ -46,7 +61,7 @@ export function TeamMemberLink({ person, editable, onChanged }: { person: Person
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    void save(draft.trim());
+    void save(draft);
   }
 
   if (editing) {
@@ -54,21 +69,26 @@ export function TeamMemberLink({ person, editable, onChanged }: { person: Person
       <form className="stack tight" onSubmit={submit} noValidate>
         <div className="field">
           <label className="visually-hidden" htmlFor={inputId}>
-            Team member id of {person.email}
+            Team member of {person.email}
           </label>
-          <input
+          <select
             id={inputId}
             autoFocus
-            maxLength={100}
-            placeholder="mem_…"
             value={draft}
             onChange={(event) => setDraft(event.target.value)}
             aria-invalid={problems.team_member_id ? true : undefined}
             aria-describedby={[problems.team_member_id !== undefined && `${inputId}-problem`, `${inputId}-hint`].filter(Boolean).join(' ')}
-          />
+          >
+            <option value="">Choose a team member</option>
+            {(roster ?? []).map((member) => (
+              <option key={member.id} value={member.id}>
+                {memberName(member)}
+              </option>
+            ))}
+          </select>
           <FieldProblem id={`${inputId}-problem`} problem={problems.team_member_id} />
           <span id={`${inputId}-hint`} className="hint">
-            Their id in the team roster (<code>GET /api/v1/team-members</code>), starting <code>mem_</code>.
+            {roster?.length === 0 ? 'The team roster is empty: import it first (gatehouse import).' : 'From the team roster.'}
           </span>
         </div>
         {!problems.team_member_id && <FormError error={error} />}
@@ -94,7 +114,7 @@ export function TeamMemberLink({ person, editable, onChanged }: { person: Person
 
   return (
     <>
-      {linked ? <code className="team-member-id">{linked}</code> : <span className="hint">Not linked</span>}
+      {linked ? <span className="team-member-id">{nameOf(linked)}</span> : <span className="hint">Not linked</span>}
       <FormError error={error} />
       {editable && (
         <div className="action-buttons spaced">
