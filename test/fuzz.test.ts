@@ -1,3 +1,4 @@
+import { createPersonalToken, createUser } from '../domain/identity/people';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,8 +71,17 @@ beforeAll(async () => {
   const other = await h.createOrganization({ plan, policy: writesNothing });
   const fx = await insertFixtures(h.db, org.organization.id);
   const personActions = new Set(catalog.filter((operation) => !operation.access.apiKey).map((operation) => operation.name.replace(/\./g, '_')));
+  // What reviewers may not do (the organization's webhooks) is fuzzed with an owner's token.
+  const ownersOnly = new Set(
+    catalog.filter((operation) => !operation.access.apiKey && !operation.access.person?.roles.includes('reviewer')).map((operation) => operation.name.replace(/\./g, '_')),
+  );
+  const owner = await createUser(h.db, { orgId: org.organization.id, email: `owner@${org.organization.slug}.test`, role: 'owner' });
+  const ownerToken = (await createPersonalToken(h.db, owner)).token;
   context = {
-    tokenFor: (route) => (personActions.has(route.operationId.replace(/_in_organization$/, '')) ? org.reviewerToken : org.readWriteToken),
+    tokenFor: (route) => {
+      const name = route.operationId.replace(/_in_organization$/, '');
+      return ownersOnly.has(name) ? ownerToken : personActions.has(name) ? org.reviewerToken : org.readWriteToken;
+    },
     otherTokens: [org.readOnlyToken, org.memberToken, org.reviewerToken, other.readWriteToken],
     slug: org.organization.slug,
     otherSlug: other.organization.slug,

@@ -35,19 +35,26 @@ export interface Sealed {
 }
 
 /**
+ * The instant before which events are old enough to chain: `lag` milliseconds before `now`, or before the database's
+ * own clock when no `now` is given (the events' times are the database's, to the microsecond; a caller's clock, to
+ * the millisecond, could cut off an event written in the same millisecond).
+ */
+const cutOff = (lag: string, now: string) => `(coalesce(${now}::timestamptz, clock_timestamp()) - ${lag}::float8 * interval '1 millisecond')`;
+
+/**
  * Chains the organization's unsealed events older than `lagMs`, in id order, after its chain's head (one sealer
  * at a time per organization: the head's row is locked). An event whose digest is missing or wrong is not
  * chained; `verifyAuditChain` names it.
  */
-export async function sealAuditChain(db: Database, orgId: string, { lagMs = sealingLagMs, now = new Date(), batch = sealingBatch } = {}): Promise<Sealed> {
+export async function sealAuditChain(db: Database, orgId: string, { lagMs = sealingLagMs, now, batch = sealingBatch }: { lagMs?: number; now?: Date; batch?: number } = {}): Promise<Sealed> {
   return db.transaction(async (tx) => {
     await tx.query(`INSERT INTO audit_chain_heads (org_id, seq, chain, last_event_id) VALUES ($1, 0, $2, '') ON CONFLICT (org_id) DO NOTHING`, [orgId, Buffer.alloc(32)]);
     const head = (await tx.query('SELECT seq, chain, last_event_id FROM audit_chain_heads WHERE org_id = $1 FOR UPDATE', [orgId])).rows[0]!;
     const { rows } = await tx.query(
       `SELECT ${contentColumns}, digest FROM audit_events
-       WHERE org_id = $1 AND seq IS NULL AND id > $2 AND created_at < $3
+       WHERE org_id = $1 AND seq IS NULL AND id > $2 AND created_at < ${cutOff('$3', '$5')}
        ORDER BY id LIMIT $4`,
-      [orgId, head.last_event_id, new Date(now.getTime() - lagMs), batch],
+      [orgId, head.last_event_id, lagMs, batch, now ?? null],
     );
     let seq = Number(head.seq);
     let chain: Buffer = head.chain;
@@ -121,7 +128,7 @@ export interface ChainReport {
 }
 
 /** Walks the organization's chain from the start and names every event that was changed, removed or inserted. */
-export async function verifyAuditChain(db: Queryable, orgId: string, { lagMs = sealingLagMs, now = new Date() } = {}): Promise<ChainReport> {
+export async function verifyAuditChain(db: Queryable, orgId: string, { lagMs = sealingLagMs, now }: { lagMs?: number; now?: Date } = {}): Promise<ChainReport> {
   const problems: ChainProblem[] = [];
   const head = (await db.query('SELECT seq, chain, last_event_id, started_after FROM audit_chain_heads WHERE org_id = $1', [orgId])).rows[0];
   let expectedSeq = 0;
@@ -161,8 +168,8 @@ export async function verifyAuditChain(db: Queryable, orgId: string, { lagMs = s
   // aside: they were written without a digest).
   const startedAfter: string = head?.started_after ?? '';
   const { rows: unsealed } = await db.query(
-    `SELECT id, type FROM audit_events WHERE org_id = $1 AND seq IS NULL AND id > $4 AND (created_at < $2 OR id <= $3) ORDER BY id`,
-    [orgId, new Date(now.getTime() - lagMs), head?.last_event_id ?? '', startedAfter],
+    `SELECT id, type FROM audit_events WHERE org_id = $1 AND seq IS NULL AND id > $4 AND (created_at < ${cutOff('$2', '$5')} OR id <= $3) ORDER BY id`,
+    [orgId, lagMs, head?.last_event_id ?? '', startedAfter, now ?? null],
   );
   for (const row of unsealed) {
     problems.push({ kind: 'inserted', id: row.id, message: `event ${row.id} (${row.type}) is not in the chain: written without the service, out of order, or changed before it was sealed` });

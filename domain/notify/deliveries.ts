@@ -247,9 +247,9 @@ export async function listDeliveries(
   endpointId: string,
   { limit, cursor }: { limit: number; cursor?: string },
 ): Promise<Page<WebhookDelivery>> {
+  const after = decodeCursor(cursor);
   const { rows: endpoints } = await db.query('SELECT 1 FROM webhook_endpoints WHERE org_id = $1 AND id = $2', [orgId, endpointId]);
   if (!endpoints[0]) throw new AppError('not_found', `no webhook endpoint ${endpointId}`);
-  const after = decodeCursor(cursor);
   const { rows } = await db.query<DeliveryRow>(
     `SELECT ${deliveryColumns} FROM webhook_deliveries d JOIN webhook_events ev ON ev.id = d.event_id
      WHERE d.org_id = $1 AND d.endpoint_id = $2 AND ($3::text IS NULL OR d.id < $3)
