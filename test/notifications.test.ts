@@ -203,8 +203,9 @@ describe('owners told, and nobody left unseen', () => {
       expect((await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'never accepted' } })).statusCode).toBe(201);
       const mail = await mailTo(owner.email, endpointId);
       expect(mail.raw).toMatch(/Subject: Webhook switched off/);
-      const { rows } = await h.db.query('SELECT enabled, owners_to_tell FROM webhook_endpoints WHERE id = $1', [endpointId]);
-      expect(rows[0]).toEqual({ enabled: false, owners_to_tell: false });
+      // Marked told once the email went.
+      const state = async () => (await h.db.query('SELECT enabled, owners_to_tell FROM webhook_endpoints WHERE id = $1', [endpointId])).rows[0];
+      await expect.poll(state).toEqual({ enabled: false, owners_to_tell: false });
     } finally {
       await receiver.close();
     }

@@ -225,7 +225,8 @@ function sampleObject(object: z.ZodObject, slots: Slot[]): Record<string, unknow
 function changesOf(object: z.ZodObject, slots: Slot[]): Record<string, unknown> {
   const changes: Record<string, unknown> = {};
   for (const [field, schema] of Object.entries(object.shape as Record<string, z.ZodType>)) {
-    if (isRequired(schema) || field in headerFields || slots.some((slot) => slot.at[0] === field)) continue;
+    // A page's cursor is the caller's own bookmark, not a change: a made-up one is refused before any record is read.
+    if (isRequired(schema) || field in headerFields || field === 'cursor' || slots.some((slot) => slot.at[0] === field)) continue;
     const core = coreOf(schema);
     const value = core instanceof z.ZodString ? (field === 'url' ? sampleValue(field, core) : 'matrix probe') : core instanceof z.ZodEnum || core instanceof z.ZodBoolean ? sampleValue(field, core) : undefined;
     if (value !== undefined && schema.safeParse(value).success) changes[field] = value;
