@@ -2,7 +2,7 @@ import { parse as parseCsv } from 'csv-parse/sync';
 import { readFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessibilityViolations, launchChromium, screenshot } from './support/browser';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from './support/browser';
 import { addPerson, type TestPerson } from './support/console';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
@@ -43,18 +43,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function signedInPage(person: TestPerson): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, acceptDownloads: true });
-  const opened = await context.newPage();
-  opened.on('pageerror', (error) => pageErrors.push(error.message));
-  await opened.goto(`${origin}/`);
-  await opened.getByLabel('Organization').fill(acme.organization.slug);
-  await opened.getByLabel('Email').fill(person.email);
-  await opened.getByLabel('Password').fill(person.password);
-  await opened.getByRole('button', { name: 'Sign in' }).click();
-  await opened.getByRole('navigation', { name: 'Console' }).waitFor();
-  return opened;
-}
+const signedInPage = (person: TestPerson): Promise<Page> =>
+  signedInConsole(browser, origin, { slug: acme.organization.slug, ...person }, pageErrors, { acceptDownloads: true });
 
 const table = (on = page) => on.getByRole('table', { name: 'Audit events, newest first' });
 const rows = (on = page) => table(on).locator('tbody tr');

@@ -1,7 +1,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessibilityViolations, launchChromium, screenshot } from './support/browser';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from './support/browser';
 import { addPerson, type TestPerson } from './support/console';
 import { startHarness, type Harness, type TestOrganization } from './support/harness';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
@@ -40,18 +40,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function signedInPage(person: TestPerson): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, permissions: ['clipboard-read', 'clipboard-write'] });
-  const opened = await context.newPage();
-  opened.on('pageerror', (error) => pageErrors.push(error.message));
-  await opened.goto(`${origin}/`);
-  await opened.getByLabel('Organization').fill(acme.organization.slug);
-  await opened.getByLabel('Email').fill(person.email);
-  await opened.getByLabel('Password').fill(person.password);
-  await opened.getByRole('button', { name: 'Sign in' }).click();
-  await opened.getByRole('navigation', { name: 'Console' }).waitFor();
-  return opened;
-}
+const signedInPage = (person: TestPerson): Promise<Page> =>
+  signedInConsole(browser, origin, { slug: acme.organization.slug, ...person }, pageErrors, { permissions: ['clipboard-read', 'clipboard-write'] });
 
 const endpointRow = () => page.getByRole('table', { name: 'Webhook endpoints' }).getByRole('row', { name: /Ops alerts/ });
 const log = () => page.getByRole('region', { name: 'Delivery log' });

@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
 
 /** Installed by the system (apt-get install chromium, done by `npm test` where it can); the tests download nothing. */
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -42,4 +42,27 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   if (!folder) return;
   mkdirSync(folder, { recursive: true });
   await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true });
+}
+
+/**
+ * A new browser context signed in to the console at `origin` as the person, on a 1280 px wide page whose script
+ * errors are collected in `pageErrors`; `options` add to the context's (downloads, clipboard permissions).
+ */
+export async function signedInConsole(
+  browser: Browser,
+  origin: string,
+  who: { slug: string; email: string; password: string },
+  pageErrors: string[],
+  options: BrowserContextOptions = {},
+): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 }, ...options });
+  const opened = await context.newPage();
+  opened.on('pageerror', (error) => pageErrors.push(error.message));
+  await opened.goto(`${origin}/`);
+  await opened.getByLabel('Organization').fill(who.slug);
+  await opened.getByLabel('Email').fill(who.email);
+  await opened.getByLabel('Password').fill(who.password);
+  await opened.getByRole('button', { name: 'Sign in' }).click();
+  await opened.getByRole('navigation', { name: 'Console' }).waitFor();
+  return opened;
 }
