@@ -31,6 +31,12 @@ export function compilePolicySet(source: string): CompiledPolicySet {
     if (decision === 'review' && json.json.effect !== 'permit') {
       throw new PolicyParseError(`policy "${id}": @decision("review") belongs on a permit, not a forbid`);
     }
+    if (notes.approvals !== undefined) {
+      if (decision !== 'review') throw new PolicyParseError(`policy "${id}": @approvals belongs on a rule with @decision("review")`);
+      if (!/^([1-9]|10)$/.test(notes.approvals)) {
+        throw new PolicyParseError(`policy "${id}": @approvals must be a whole number of people from 1 to 10, not "${notes.approvals}"`);
+      }
+    }
     policies[id] = text;
     annotations[id] = notes;
     effects[id] = json.json.effect;
@@ -54,6 +60,13 @@ export interface PolicyDecision {
   policyIds: string[];
   /** Policies that could not be evaluated for this request (a missing attribute, say), with Cedar's message. */
   errors: string[];
+  /** For a Review: how many distinct people must approve (the most any holding rule's @approvals asks). */
+  approvals?: number;
+}
+
+/** How many people a review held by these rules needs: the largest @approvals among them, 1 when none says. */
+export function approvalsNeeded(policySet: CompiledPolicySet, policyIds: string[]): number {
+  return Math.max(1, ...policyIds.map((id) => Number(policySet.annotations[id]?.approvals ?? 1)));
 }
 
 /**
@@ -113,9 +126,11 @@ export function evaluatePolicy(policySet: CompiledPolicySet, request: PolicyRequ
     return { decision: 'deny', reason: `No policy permits ${request.action}`, policyIds: [], errors };
   }
   const holding = diagnostics.reason.filter(holdsForReview);
-  if (holding.length > 0) return { decision: 'review', reason: reasonOf(holding), policyIds: holding, errors };
+  if (holding.length > 0) return { decision: 'review', reason: reasonOf(holding), policyIds: holding, errors, approvals: approvalsNeeded(policySet, holding) };
   const brokenReviews = erroring.filter(holdsForReview);
-  if (brokenReviews.length > 0) return { decision: 'review', reason: unevaluated(brokenReviews), policyIds: brokenReviews, errors };
+  if (brokenReviews.length > 0) {
+    return { decision: 'review', reason: unevaluated(brokenReviews), policyIds: brokenReviews, errors, approvals: approvalsNeeded(policySet, brokenReviews) };
+  }
   return { decision: 'allow', reason: reasonOf(diagnostics.reason), policyIds: diagnostics.reason, errors };
 }
 

@@ -44,9 +44,9 @@ async function startSmtp(): Promise<string> {
   return `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
 }
 
-/** The mail to `address` whose text has `marker`, once it came (10 s at most). */
-async function mailTo(address: string, marker: string): Promise<Mail> {
-  const deadline = Date.now() + 10_000;
+/** The mail to `address` whose text has `marker`, once it came (10 s at most, unless told). */
+async function mailTo(address: string, marker: string, waitMs = 10_000): Promise<Mail> {
+  const deadline = Date.now() + waitMs;
   for (;;) {
     const found = mails.find((mail) => mail.to.includes(address) && unfolded(mail.raw).includes(marker));
     if (found) return found;
@@ -163,9 +163,11 @@ describe('escalation', () => {
     const reviewId = await hold(org, 'review across a restart');
     await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
     await h.restartWorker();
-    const escalated = await mailTo(admin.email, reviewId);
+    // The timer fires while no worker may poll: its task waits out the stopped worker's sticky queue, and a busy
+    // machine's shutdown waits for the activities in flight. What is checked is that it fires, not how soon.
+    const escalated = await mailTo(admin.email, reviewId, 40_000);
     expect(escalated.raw).toMatch(/Subject: Escalated to admins/);
-  }, 30_000);
+  }, 60_000);
 
   it('a review decided before its wait is not escalated', async () => {
     const org = await h.createOrganization();

@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../../domain/kit/errors';
 import type { z } from 'zod';
 import type { Database } from '../../db/database';
 import type { Ability } from '../../domain/identity/abilities';
@@ -84,6 +85,8 @@ export interface GatedWriteOperation<Input extends z.ZodObject = z.ZodObject> ex
 /** A person's decision (approve, deny): not gated, never open to API keys. */
 export interface PersonActionOperation<Input extends z.ZodObject = z.ZodObject> extends OperationBase<Input> {
   kind: 'person_action';
+  /** Refusals of its own, beyond those every person's action can give (self_approval, policy_denied). */
+  refusals?: readonly ErrorCode[];
   handler(input: z.infer<Input>, context: OperationContext): Promise<unknown>;
 }
 

@@ -13,6 +13,10 @@ const organizationSchema = z.object({
   plan: z.string(),
   timezone: z.string(),
   api_access: z.boolean().describe('The "Enable API access for this organization" switch: off, no API key or personal token is accepted'),
+  self_approval: z.boolean().describe('Whether a person may approve a held write made with an API key they created (off by default)'),
+  share_policy_text: z
+    .boolean()
+    .describe("Whether agents told of a Deny or a Review get the Cedar text of the rules that decided (off by default: the rules' ids, reasons, hints and the fields they read)"),
 });
 
 const wireOf = (organization: Organization): z.infer<typeof organizationSchema> => ({
@@ -22,6 +26,8 @@ const wireOf = (organization: Organization): z.infer<typeof organizationSchema> 
   plan: organization.plan,
   timezone: organization.timezone,
   api_access: organization.apiAccess,
+  self_approval: organization.selfApproval,
+  share_policy_text: organization.sharePolicyText,
 });
 
 export const getOrganizationOperation = defineOperation({
@@ -29,7 +35,7 @@ export const getOrganizationOperation = defineOperation({
   name: 'organization.get',
   family: 'organization',
   summary: "The organization's settings",
-  description: 'Its name, slug, plan, time zone and whether API access is on.',
+  description: 'Its name, slug, plan, time zone, whether API access is on, whether people may approve writes of keys they created, and whether agents see the policy text.',
   method: 'GET',
   path: '/organization',
   list: false,
@@ -45,11 +51,14 @@ export const updateOrganizationOperation = defineOperation({
   name: 'organization.update',
   family: 'organization',
   summary: "Change the organization's settings",
-  description: 'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), rename, or change the time zone.',
+  description:
+    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, rename, or change the time zone.',
   method: 'PATCH',
   path: '/organization',
   input: z.strictObject({
     api_access: z.boolean().optional(),
+    self_approval: z.boolean().optional(),
+    share_policy_text: z.boolean().optional(),
     name: text({ min: 1, max: 200 }).optional(),
     timezone: text({ min: 1, max: 100 }).optional(),
   }),
@@ -61,7 +70,13 @@ export const updateOrganizationOperation = defineOperation({
       await updateOrganization(
         db,
         caller.organization.slug,
-        { apiAccess: input.api_access, name: input.name, timezone: input.timezone },
+        {
+          apiAccess: input.api_access,
+          selfApproval: input.self_approval,
+          sharePolicyText: input.share_policy_text,
+          name: input.name,
+          timezone: input.timezone,
+        },
         { type: 'user', id: (caller.actor as PersonActor).userId },
       ),
     ),

@@ -89,6 +89,8 @@ async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof deci
     verdict,
     comment: input.comment,
   });
+  // An approval that leaves the write short of its quorum changes nothing the workflow waits for.
+  if (review.status === 'pending') return review;
   await gate.reviewDecided(review.workflow_id, verdict, outcomeWaitMs);
   return getReview(db, caller.organization.id, input.id);
 }
@@ -99,10 +101,11 @@ export const approveReviewOperation = defineOperation({
   family: 'reviews',
   summary: 'Approve a held write',
   description:
-    'Approves a pending review: the held write runs and the answer carries its result. Only people with the reviewer role or above, with a personal token; a review is decided once (409 after).',
+    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
   method: 'POST',
   path: '/reviews/:id/approve',
   input: decideReviewInput,
+  refusals: ['self_approval'],
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
   handler: (input, context) => decide('approved', input, context),

@@ -15,6 +15,8 @@ const meaning: Record<ErrorCode, string> = {
   link_invalid: 'the one-time link to set a password has expired or was used already (the console)',
   account_locked: 'too many failed sign-ins: the account is locked for a while (the console)',
   policy_denied: "the organization's policy denied the write; nothing was written (`details` names the policies)",
+  self_approval:
+    "the person created the API key that made the held write, and the organization does not allow self-approval; another reviewer must approve it",
   feature_not_in_plan: "the organization's plan does not include this feature",
   organization_mismatch: "the `slug` in the path is not the token's organization",
   not_found: 'no such record in this organization',
@@ -199,7 +201,10 @@ export function possibleErrors(operation: Operation, explicitOrganization: boole
   if (operation.kind === 'gated_write') {
     for (const code of ['read_only_key', 'policy_denied', 'conflict', 'idempotency_key_reused', 'review_queue_full'] as const) codes.add(code);
   }
-  if (operation.kind === 'person_action') codes.add('conflict');
+  if (operation.kind === 'person_action') {
+    codes.add('conflict');
+    for (const code of operation.refusals ?? []) codes.add(code);
+  }
   return (Object.keys(errorStatus) as ErrorCode[]).filter((code) => codes.has(code));
 }
 

@@ -18,13 +18,15 @@ const onOff = (value: string) => {
 };
 
 function describe(org: Organization): string[] {
-  return [
-    `${org.slug}  ${org.name}`,
-    `  id          ${org.id}`,
-    `  plan        ${org.plan}`,
-    `  timezone    ${org.timezone}`,
-    `  api access  ${org.apiAccess ? 'on' : 'off'}`,
+  const rows: [string, string][] = [
+    ['id', org.id],
+    ['plan', org.plan],
+    ['timezone', org.timezone],
+    ['api access', org.apiAccess ? 'on' : 'off'],
+    ['self-approval', org.selfApproval ? 'allowed' : 'refused'],
+    ['policy text', org.sharePolicyText ? 'shown to agents' : 'kept from agents'],
   ];
+  return [`${org.slug}  ${org.name}`, ...rows.map(([label, value]) => `  ${label.padEnd(14)}${value}`)];
 }
 
 export function organizationCommands(): Command {
@@ -47,14 +49,16 @@ export function organizationCommands(): Command {
 
   org
     .command('update')
-    .description("Change an organization's name, plan, time zone or API access; takes effect at once")
+    .description("Change an organization's name, plan, time zone, API access, self-approval or policy-text sharing; takes effect at once")
     .requiredOption('--org <slug>', 'the organization')
     .option('--name <name>', 'display name')
     .option('--plan <plan>', "plan: free, pro, business, or another row of the plans table; its limits apply from the organization's next request")
     .option('--timezone <tz>', 'IANA time zone')
     .option('--api-access <on|off>', 'whether API keys may be used', onOff)
+    .option('--self-approval <on|off>', 'whether a person may approve a held write made with an API key they created', onOff)
+    .option('--share-policy-text <on|off>', "whether agents told of a Deny or a Review get the text of the rules that decided", onOff)
     .action(
-      withDatabase(async (db, options: { org: string; name?: string; plan?: string; timezone?: string; apiAccess?: boolean }, command) => {
+      withDatabase(async (db, options: { org: string; name?: string; plan?: string; timezone?: string; apiAccess?: boolean; selfApproval?: boolean; sharePolicyText?: boolean }, command) => {
         const updated = await updateOrganization(db, options.org, options);
         emit(command, updated, [`Updated organization`, ...describe(updated)]);
       }),

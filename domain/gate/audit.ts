@@ -28,7 +28,9 @@ export type AuditEvent =
       data: { operation: string };
     })
   | (GateEvent & { type: 'write.failed'; actor: ActorRef; data: { code: string; message: string } })
-  | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null } })
+  | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null; approvals?: string[] } })
+  /** One person's approval of a write that needs more than one: the review stays pending. */
+  | (GateEvent & { type: 'review.approval_added'; actor: ActorRef; data: { comment: string | null; approvals: number; required: number } })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | (GateEvent & { type: 'review.escalated'; actor: ActorRef; data: { tier: string; notified: string[] } })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number } }

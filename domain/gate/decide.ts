@@ -68,6 +68,7 @@ export async function decideIn(
     policyIds: decided.policyIds,
     policyErrors: decided.errors,
     policyVersion: version,
+    approvalsRequired: decided.approvals ?? 1,
     resource: proposal.resource,
     context,
     reviewExpiresAt,
@@ -87,6 +88,8 @@ export interface DecisionToRecord {
   resource: Record<string, unknown>;
   context: Record<string, unknown>;
   reviewExpiresAt: Date;
+  /** For a Review: how many distinct people must approve (1 when not given). */
+  approvalsRequired?: number;
 }
 
 /**
@@ -133,8 +136,9 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ r
   let held = '';
   if (review) {
     held = `, held AS (
-      INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at) SELECT $15::text, $2, id, $3, $16::timestamptz FROM decided)`;
-    values.push(review.id, d.reviewExpiresAt);
+      INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at, approvals_required)
+      SELECT $15::text, $2, id, $3, $16::timestamptz, $17::smallint FROM decided)`;
+    values.push(review.id, d.reviewExpiresAt, d.approvalsRequired ?? 1);
   }
   const audit = auditInsert(
     d.request.orgId,

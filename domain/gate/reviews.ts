@@ -53,6 +53,21 @@ export const reviewSchema = z
       })
       .nullable()
       .describe("Whether the review waited past the organization's escalation wait, and whom it was escalated to; null: not escalated"),
+    approvals: z
+      .object({
+        required: z.number().int().describe('How many distinct people must approve before the write runs (the policy\'s @approvals; 1 by default)'),
+        given: z
+          .array(
+            z.object({
+              user_id: z.string().describe('The person who approved (usr_…)'),
+              email: z.string().describe("The person's sign-in email"),
+              at: instantField('When they approved'),
+              comment: z.string().nullable().describe('Their comment; null when none'),
+            }),
+          )
+          .describe('Who has approved so far, oldest first; one deny ends the review whatever the count'),
+      })
+      .describe('The approvals the write needs and has'),
     decided_at: instantField('When a person decided, or when the expiry was recorded', 'null while pending').nullable(),
     decided_by: z
       .object({
@@ -100,7 +115,9 @@ export async function countReviewsByStatus(db: Queryable): Promise<Record<string
 const selectReview = `
   SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
-         u.email AS decided_by_email
+         u.email AS decided_by_email,
+         (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment) ORDER BY a.approved_at, a.user_id), '[]')
+          FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given
   FROM reviews r
   JOIN gate_decisions d ON d.id = r.decision_id
   JOIN api_keys k ON k.id = d.api_key_id
@@ -125,8 +142,10 @@ export async function getReview(db: Queryable, orgId: string, reviewId: string):
 }
 
 /**
- * A person's decision, written first and atomically: only a pending, unexpired review moves, so of two
- * decisions racing exactly one wins and the other is told 409.
+ * A person's decision, written first and atomically. A deny ends the review. An approval counts once per person;
+ * the review is approved when it has as many as the policy asked for (one, unless a rule's @approvals says more),
+ * and stays pending until then. Unless the organization allows it, nobody approves a write made with an API key
+ * they created. The review row is locked, so of decisions racing one settles it and the others are told 409.
  */
 export async function decideReview(
   db: Database,
@@ -134,28 +153,63 @@ export async function decideReview(
 ): Promise<Review> {
   await db.transaction(async (tx) => {
     const { rows } = await tx.query(
-      `UPDATE reviews AS r SET status = $3, decided_by = $4, decided_at = now(), comment = $5
-       WHERE r.org_id = $1 AND r.id = $2 AND ${stillPendingSql('r')}
-       RETURNING workflow_id`,
-      [input.orgId, input.reviewId, input.verdict, input.userId, input.comment ?? null],
+      `SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, k.created_by AS key_created_by, o.self_approval
+       FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
+       WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`,
+      [input.orgId, input.reviewId],
     );
-    if (!rows[0]) {
-      const current = await tx.query(`SELECT ${reviewStatusSql('r')} AS status FROM reviews r WHERE r.org_id = $1 AND r.id = $2`, [input.orgId, input.reviewId]);
-      const state = current.rows[0]?.status;
-      if (!state) throw new AppError('not_found', `review ${input.reviewId} was not found`);
-      throw new AppError('conflict', `review ${input.reviewId} is ${state} already; it can be decided only once, while pending`, {
-        status: state,
+    const review = rows[0];
+    if (!review) throw new AppError('not_found', `review ${input.reviewId} was not found`);
+    if (review.status !== 'pending') {
+      throw new AppError('conflict', `review ${input.reviewId} is ${review.status} already; it can be decided only once, while pending`, {
+        status: review.status,
       });
     }
-    await recordAudit(tx, input.orgId, {
-      type: input.verdict === 'approved' ? 'review.approved' : 'review.denied',
-      actor: { type: 'user', id: input.userId },
-      workflowId: rows[0].workflow_id,
-      reviewId: input.reviewId,
-      data: { comment: input.comment ?? null },
-    });
+    const comment = input.comment ?? null;
+    const event = { actor: { type: 'user' as const, id: input.userId }, workflowId: review.workflow_id as string, reviewId: input.reviewId };
+    if (input.verdict === 'denied') {
+      await settle(tx, input, 'denied');
+      await recordAudit(tx, input.orgId, { ...event, type: 'review.denied', data: { comment } });
+      return;
+    }
+    if (review.key_created_by === input.userId && !review.self_approval) {
+      throw new AppError(
+        'self_approval',
+        `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner can allow self-approval in the organization's settings)`,
+      );
+    }
+    const added = await tx.query(
+      `INSERT INTO review_approvals (review_id, user_id, org_id, comment) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
+      [input.reviewId, input.userId, input.orgId, comment],
+    );
+    const required = review.approvals_required as number;
+    if (!added.rowCount) {
+      throw new AppError('conflict', `you have approved review ${input.reviewId} already; it needs ${required} approvals from different people`, {
+        status: 'pending',
+      });
+    }
+    const approvers = (await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 ORDER BY approved_at, user_id', [input.reviewId])).rows.map(
+      (row) => row.user_id as string,
+    );
+    if (approvers.length < required) {
+      await recordAudit(tx, input.orgId, { ...event, type: 'review.approval_added', data: { comment, approvals: approvers.length, required } });
+      return;
+    }
+    await settle(tx, input, 'approved');
+    await recordAudit(tx, input.orgId, { ...event, type: 'review.approved', data: { comment, ...(required > 1 ? { approvals: approvers } : {}) } });
   });
   return getReview(db, input.orgId, input.reviewId);
+}
+
+/** Records the decision that ends a review: by whom, when, and their comment. */
+async function settle(tx: Queryable, input: { orgId: string; reviewId: string; userId: string; comment?: string }, status: 'approved' | 'denied') {
+  await tx.query(`UPDATE reviews SET status = $3, decided_by = $4, decided_at = now(), comment = $5 WHERE org_id = $1 AND id = $2`, [
+    input.orgId,
+    input.reviewId,
+    status,
+    input.userId,
+    input.comment ?? null,
+  ]);
 }
 
 export async function readReviewStatus(db: Queryable, reviewId: string): Promise<ReviewStatus> {
@@ -207,6 +261,13 @@ function reviewFromRow(row: QueryResultRow): Review {
     created_at: iso(row.created_at)!,
     expires_at: iso(row.expires_at)!,
     escalation: row.escalated_to ? { to: row.escalated_to, at: iso(row.escalated_at)! } : null,
+    approvals: {
+      required: row.approvals_required,
+      given: (row.approvals_given as { user_id: string; email: string; at: string; comment: string | null }[]).map((given) => ({
+        ...given,
+        at: new Date(given.at).toISOString(),
+      })),
+    },
     decided_at: iso(row.decided_at),
     decided_by: row.decided_by ? { user_id: row.decided_by, email: row.decided_by_email } : null,
     comment: row.comment,
@@ -235,6 +296,8 @@ export const reviewProgressSchema = z.object({
   operation: z.string().describe('The held write, e.g. tasks.create'),
   reason: z.string().describe('Why the policy held it'),
   expires_at: z.string().describe('When it expires if nobody decides (RFC 3339)'),
+  approvals_required: z.number().int().describe('How many distinct people must approve before the write runs'),
+  approvals_given: z.number().int().describe('How many have approved so far'),
   decided_at: z.string().nullable().describe('When a person decided, or null'),
   comment: z.string().nullable().describe("The person's comment, or null"),
   applied: z.boolean().describe('True once the approved write has run'),
@@ -262,6 +325,8 @@ export async function followReview(
     operation: review.operation,
     reason: review.policy.reason,
     expires_at: review.expires_at,
+    approvals_required: review.approvals.required,
+    approvals_given: review.approvals.given.length,
     decided_at: review.decided_at,
     comment: review.comment,
     applied: review.applied_at !== null,

@@ -12,10 +12,14 @@ export interface Organization {
   plan: string;
   timezone: string;
   apiAccess: boolean;
+  /** Whether a person may approve a write made with an API key they created. */
+  selfApproval: boolean;
+  /** Whether agents told of a Deny or a Review get the text of the rules that decided. */
+  sharePolicyText: boolean;
   createdAt: string;
 }
 
-export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.created_at`;
+export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.created_at`;
 
 export function organizationFromRow(row: Record<string, unknown>): Organization {
   return {
@@ -25,6 +29,8 @@ export function organizationFromRow(row: Record<string, unknown>): Organization 
     plan: row.plan as string,
     timezone: row.timezone as string,
     apiAccess: row.api_access as boolean,
+    selfApproval: row.self_approval as boolean,
+    sharePolicyText: row.share_policy_text as boolean,
     createdAt: (row.created_at as Date).toISOString(),
   };
 }
@@ -34,6 +40,8 @@ export interface OrganizationSettings {
   plan?: string;
   timezone?: string;
   apiAccess?: boolean;
+  selfApproval?: boolean;
+  sharePolicyText?: boolean;
 }
 
 export async function createOrganization(
@@ -68,9 +76,10 @@ export async function updateOrganization(db: Database, slug: string, settings: O
     const { rows } = await tx.query(
       `UPDATE organizations AS o SET
          name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
-         api_access = COALESCE($5, api_access), updated_at = now()
+         api_access = COALESCE($5, api_access), self_approval = COALESCE($6, self_approval),
+         share_policy_text = COALESCE($7, share_policy_text), updated_at = now()
        WHERE slug = $1 RETURNING ${organizationColumns}`,
-      [slug, settings.name ?? null, settings.plan ?? null, settings.timezone ?? null, settings.apiAccess ?? null],
+      [slug, settings.name ?? null, settings.plan ?? null, settings.timezone ?? null, settings.apiAccess ?? null, settings.selfApproval ?? null, settings.sharePolicyText ?? null],
     );
     if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
     const organization = organizationFromRow(rows[0]);

@@ -11,6 +11,7 @@ export const errorStatus = {
   insufficient_role: 403,
   csrf_failed: 403,
   policy_denied: 403,
+  self_approval: 403,
   feature_not_in_plan: 403,
   organization_mismatch: 404,
   not_found: 404,

@@ -13,6 +13,7 @@ const eventTypes = [
   'gate.decided',
   'write.applied',
   'write.failed',
+  'review.approval_added',
   'review.approved',
   'review.denied',
   'review.expired',

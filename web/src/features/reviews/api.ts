@@ -15,6 +15,8 @@ export interface Review {
   expires_at: string;
   /** Set when the review waited past the organization's escalation wait: the tier told (admins, owners). */
   escalation: { to: string; at: string } | null;
+  /** How many distinct people must approve, and who has so far. */
+  approvals: { required: number; given: { user_id: string; email: string; at: string; comment: string | null }[] };
   decided_at: string | null;
   decided_by: { user_id: string; email: string } | null;
   comment: string | null;

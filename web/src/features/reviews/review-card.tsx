@@ -10,12 +10,14 @@ const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied'
 
 /** One held write: who, what, why it was held, and the decision (for those who may make it). */
 export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Review; onDecided: (review: Review) => void; headingLevel?: 2 | 3 }) {
-  const { can, workflow_url_prefix: workflowPrefix } = useSignedIn();
+  const { can, workflow_url_prefix: workflowPrefix, person } = useSignedIn();
   const [comment, setComment] = useState('');
   const [busy, setBusy] = useState<'approve' | 'deny'>();
   const [error, setError] = useState<unknown>();
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
+  const { required, given } = review.approvals;
+  const approvedAlready = given.some((approval) => approval.user_id === person.id);
 
   async function decide(verdict: 'approve' | 'deny') {
     setBusy(verdict);
@@ -57,6 +59,26 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
         <strong>Why it was held:</strong> {review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
       </p>
       <RecordDiff before={review.before} after={review.resource} deleting={deleting} />
+      {required > 1 && (
+        <div className="approvals">
+          <p>
+            <strong>
+              Approvals: {given.length} of {required}
+            </strong>{' '}
+            <span className="hint">({required} different people must approve; one deny ends it)</span>
+          </p>
+          {given.length > 0 && (
+            <ul>
+              {given.map((approval) => (
+                <li key={approval.user_id}>
+                  {approval.email} approved {when(approval.at)}
+                  {approval.comment ? `: “${approval.comment}”` : ''}
+                </li>
+              ))}
+            </ul>
+          )}
+        </div>
+      )}
       {review.status !== 'pending' && (
         <p role="status">
           {review.decided_by ? `${statusNames[review.status]} by ${review.decided_by.email}` : statusNames[review.status]}
@@ -71,9 +93,10 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
             <textarea id={`comment-${review.id}`} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
           </div>
           <FormError error={error} />
+          {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
           <div className="action-buttons">
-            <button type="button" className="button" disabled={busy !== undefined} onClick={() => void decide('approve')}>
-              {busy === 'approve' ? 'Approving…' : 'Approve'}
+            <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
+              {busy === 'approve' ? 'Approving…' : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
             </button>
             <button type="button" className="button danger" disabled={busy !== undefined} onClick={() => void decide('deny')}>
               {busy === 'deny' ? 'Denying…' : 'Deny'}

@@ -1,0 +1,167 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey } from '../domain/identity/api-keys';
+import { createPersonalToken, createUser } from '../domain/identity/people';
+import { findOrganization, updateOrganization } from '../domain/identity/organizations';
+import { compilePolicySet } from '../policy/engine';
+import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+
+// Who approves a held write, on the real Temporal dev server and PostgreSQL: a rule may ask for more than one
+// person (@approvals), and nobody approves a write made with a key they created unless the organization allows it.
+
+const quorumPolicy = `
+@id("allow-writes") @reason("Ordinary writes are allowed")
+permit (principal, action, resource);
+
+@id("two-people-for-big-tasks") @decision("review") @approvals("2") @reason("A big task needs two people's approval")
+permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
+
+@id("review-when-asked") @decision("review") @reason("The title asks for a review")
+permit (principal, action, resource) when { resource has title && resource.title like "review*" };
+`;
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** A person of the organization with a personal token. */
+async function person(org: TestOrganization, role: 'reviewer' | 'admin' | 'owner', name: string) {
+  const user = await createUser(h.db, { orgId: org.organization.id, email: `${name}@${org.organization.slug}.test`, role });
+  return { user, token: (await createPersonalToken(h.db, user)).token };
+}
+
+const hold = async (token: string, title: string) => {
+  const response = await h.request({ method: 'POST', url: '/api/v1/tasks', token, payload: { title } });
+  expect(response.statusCode).toBe(202);
+  return json(response).review as { id: string };
+};
+
+const decide = (reviewId: string, verdict: 'approve' | 'deny', token: string, comment?: string) =>
+  h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/${verdict}`, token, payload: comment ? { comment } : {} });
+
+const tasksTitled = async (org: TestOrganization, title: string) =>
+  (await h.db.query('SELECT id FROM tasks WHERE org_id = $1 AND title = $2', [org.organization.id, title])).rowCount;
+
+const auditOf = async (reviewId: string) =>
+  (await h.db.query('SELECT type, actor_id, data FROM audit_events WHERE review_id = $1 ORDER BY id', [reviewId])).rows;
+
+describe('quorum: a rule asks for more than one approval', () => {
+  it('applies the write after the second distinct person approves; the same person twice does not count', async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const second = await person(org, 'admin', 'second');
+    const review = await hold(org.readWriteToken, 'big launch plan');
+
+    const first = await decide(review.id, 'approve', org.reviewerToken, 'Looks right');
+    expect(first.statusCode).toBe(200);
+    expect(json(first).data).toMatchObject({
+      status: 'pending',
+      approvals: { required: 2, given: [{ email: `reviewer@${org.organization.slug}.test`, comment: 'Looks right' }] },
+      applied_at: null,
+    });
+    expect(await tasksTitled(org, 'big launch plan')).toBe(0);
+
+    const again = await decide(review.id, 'approve', org.reviewerToken);
+    expect(again.statusCode).toBe(409);
+    expect(json(again).error).toMatchObject({ code: 'conflict', message: expect.stringContaining('approved') });
+    expect(await tasksTitled(org, 'big launch plan')).toBe(0);
+
+    // What the agent sees while it waits: one of two.
+    const followed = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${review.id}/status`, token: org.readWriteToken })).data;
+    expect(followed).toMatchObject({ status: 'pending', approvals_required: 2, approvals_given: 1 });
+
+    const done = await decide(review.id, 'approve', second.token);
+    expect(done.statusCode).toBe(200);
+    expect(json(done).data).toMatchObject({
+      status: 'approved',
+      decided_by: { email: second.user.email },
+      approvals: { required: 2, given: [{ email: `reviewer@${org.organization.slug}.test` }, { email: second.user.email }] },
+      result: { title: 'big launch plan' },
+    });
+    expect(await tasksTitled(org, 'big launch plan')).toBe(1);
+    const audit = await auditOf(review.id);
+    expect(audit.map((event) => event.type)).toEqual(['gate.decided', 'review.approval_added', 'review.approved', 'write.applied']);
+    expect(audit[1].data).toMatchObject({ approvals: 1, required: 2 });
+    expect(audit[2].data.approvals).toHaveLength(2);
+  });
+
+  it('one deny ends it, whatever approvals came before', async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const second = await person(org, 'reviewer', 'naysayer');
+    const review = await hold(org.readWriteToken, 'big but wrong');
+    expect((await decide(review.id, 'approve', org.reviewerToken)).statusCode).toBe(200);
+    const denied = await decide(review.id, 'deny', second.token, 'Not this quarter');
+    expect(denied.statusCode).toBe(200);
+    expect(json(denied).data).toMatchObject({ status: 'denied', decided_by: { email: second.user.email } });
+    const status = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${review.id}/status`, token: org.readWriteToken })).data;
+    expect(status).toMatchObject({ status: 'denied', applied: false });
+    expect(await tasksTitled(org, 'big but wrong')).toBe(0);
+  });
+
+  it('approvals racing: of two people approving at once both count, and the write runs once', async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const second = await person(org, 'reviewer', 'racer');
+    const review = await hold(org.readWriteToken, 'big race');
+    const answers = await Promise.all([decide(review.id, 'approve', org.reviewerToken), decide(review.id, 'approve', second.token)]);
+    expect(answers.map((answer) => answer.statusCode)).toEqual([200, 200]);
+    await expect.poll(async () => json(await h.request({ method: 'GET', url: `/api/v1/reviews/${review.id}`, token: org.reviewerToken })).data.applied_at).not.toBeNull();
+    expect(await tasksTitled(org, 'big race')).toBe(1);
+  });
+
+  it('a rule that holds for one person needs one approval', async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const review = await hold(org.readWriteToken, 'review this one');
+    const approved = await decide(review.id, 'approve', org.reviewerToken);
+    expect(json(approved).data).toMatchObject({ status: 'approved', approvals: { required: 1 }, result: { title: 'review this one' } });
+  });
+
+  it('refuses @approvals where it means nothing, and counts it cannot read', () => {
+    expect(() => compilePolicySet('@id("a") @approvals("2") permit (principal, action, resource);')).toThrow(/@approvals belongs on a rule with @decision\("review"\)/);
+    expect(() => compilePolicySet('@id("a") @decision("review") @approvals("two") permit (principal, action, resource);')).toThrow(/whole number of people from 1 to 10/);
+    expect(() => compilePolicySet('@id("a") @decision("review") @approvals("11") permit (principal, action, resource);')).toThrow(/from 1 to 10/);
+    expect(compilePolicySet('@id("a") @decision("review") @approvals("3") permit (principal, action, resource);').annotations.a?.approvals).toBe('3');
+  });
+});
+
+describe('no self-approval', () => {
+  it("refuses a person's approval of a write made with a key they created; another reviewer approves it", async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const maker = await person(org, 'admin', 'maker');
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: "maker's agent", access: 'read_write' }, { type: 'user', id: maker.user.id });
+    const review = await hold(key.token, 'review my own agent');
+
+    const refused = await decide(review.id, 'approve', maker.token);
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error).toMatchObject({ code: 'self_approval', message: expect.stringContaining('created the API key') });
+    expect(json(await h.request({ method: 'GET', url: `/api/v1/reviews/${review.id}`, token: maker.token })).data).toMatchObject({ status: 'pending', approvals: { given: [] } });
+
+    // Denying one's own agent's write is always allowed; here another reviewer approves it.
+    const approved = await decide(review.id, 'approve', org.reviewerToken);
+    expect(json(approved).data).toMatchObject({ status: 'approved', result: { title: 'review my own agent' } });
+  });
+
+  it('an organization that allows self-approval lets the key maker approve', async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const maker = await person(org, 'owner', 'solo');
+    await updateOrganization(h.db, org.organization.slug, { selfApproval: true });
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'solo agent', access: 'read_write' }, { type: 'user', id: maker.user.id });
+    const review = await hold(key.token, 'review solo work');
+    const approved = await decide(review.id, 'approve', maker.token);
+    expect(approved.statusCode).toBe(200);
+    expect(json(approved).data).toMatchObject({ status: 'approved' });
+
+    expect(await findOrganization(h.db, org.organization.slug)).toMatchObject({ selfApproval: true, sharePolicyText: false });
+  });
+
+  it('a denial by the key maker is allowed', async () => {
+    const org = await h.createOrganization({ policy: quorumPolicy });
+    const maker = await person(org, 'reviewer', 'careful');
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'careful agent', access: 'read_write' }, { type: 'user', id: maker.user.id });
+    const review = await hold(key.token, 'review and regret');
+    expect(json(await decide(review.id, 'deny', maker.token)).data).toMatchObject({ status: 'denied' });
+  });
+});
