@@ -7,6 +7,60 @@ export interface CompiledPolicySet {
   policies: Record<string, string>;
   annotations: Record<string, Record<string, string>>;
   effects: Record<string, 'permit' | 'forbid'>;
+  /** The attributes each policy's conditions read (`resource.title`, `context.changes`), by policy id. */
+  reads: Record<string, string[]>;
+}
+
+/** What an agent is told of a rule that denied or held its write: never the rule's text unless the organization allows it. */
+export interface RuleExplanation {
+  policy_id: string;
+  /** What the rule does when it matches: deny, review (hold for a person) or allow. */
+  effect: GateDecisionKind;
+  /** Its @reason, if it has one. */
+  reason: string | null;
+  /** Its @hint: what would be allowed instead, in the policy author's words. */
+  hint: string | null;
+  /** The attributes of the write (`resource.…`), its context (`context.…`) or the key (`principal.…`) the rule's conditions read. */
+  looks_at: string[];
+}
+
+/** The rules named, as an agent may be told of them (ids the set no longer has are left out). */
+export function explainRules(policySet: CompiledPolicySet, policyIds: string[]): RuleExplanation[] {
+  return policyIds
+    .filter((id) => policySet.policies[id] !== undefined)
+    .map((id) => {
+      const notes = policySet.annotations[id] ?? {};
+      return {
+        policy_id: id,
+        effect: policySet.effects[id] === 'forbid' ? 'deny' : notes.decision === 'review' ? 'review' : 'allow',
+        reason: notes.reason ?? null,
+        hint: notes.hint ?? null,
+        looks_at: policySet.reads[id] ?? [],
+      };
+    });
+}
+
+/** The attribute paths a policy's conditions read (`resource.title`), the longest of each chain only, in order. */
+function attributesRead(conditions: unknown): string[] {
+  const found: string[] = [];
+  const pathOf = (node: unknown): string | undefined => {
+    if (!node || typeof node !== 'object') return undefined;
+    const n = node as Record<string, unknown>;
+    if (typeof n.Var === 'string') return n.Var;
+    const access = (n['.'] ?? n.has) as { left?: unknown; attr?: string } | undefined;
+    if (access?.attr === undefined) return undefined;
+    const left = pathOf(access.left);
+    return left === undefined ? undefined : `${left}.${access.attr}`;
+  };
+  const walk = (node: unknown) => {
+    if (!node || typeof node !== 'object') return;
+    const path = pathOf(node);
+    if (path?.includes('.')) found.push(path);
+    for (const child of Object.values(node as Record<string, unknown>)) walk(child);
+  };
+  walk(conditions);
+  const unique = [...new Set(found)];
+  return unique.filter((path) => !unique.some((other) => other.startsWith(`${path}.`)));
 }
 
 export class PolicyParseError extends Error {}
@@ -18,6 +72,7 @@ export function compilePolicySet(source: string): CompiledPolicySet {
   const policies: Record<string, string> = {};
   const annotations: Record<string, Record<string, string>> = {};
   const effects: Record<string, 'permit' | 'forbid'> = {};
+  const reads: Record<string, string[]> = {};
   parts.policies.forEach((text, index) => {
     const json = cedar.policyToJson(text);
     if (json.type === 'failure') throw new PolicyParseError(describeErrors(text, json.errors));
@@ -40,9 +95,10 @@ export function compilePolicySet(source: string): CompiledPolicySet {
     policies[id] = text;
     annotations[id] = notes;
     effects[id] = json.json.effect;
+    reads[id] = attributesRead(json.json.conditions);
   });
   if (parts.policy_templates.length > 0) throw new PolicyParseError('policy templates are not supported; write static policies');
-  return { policies, annotations, effects };
+  return { policies, annotations, effects, reads };
 }
 
 export type CedarValue = string | number | boolean | CedarValue[] | { [key: string]: CedarValue } | { __extn: { fn: string; arg: string } };

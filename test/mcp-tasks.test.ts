@@ -90,7 +90,7 @@ describe('a gated write as a task', () => {
     expect(final._meta).toMatchObject({ 'io.modelcontextprotocol/related-task': { taskId: created.task.taskId } });
   });
 
-  it('Deny by policy: the task fails at once, and tasks/result gives the error result with the rule', async () => {
+  it('Deny by policy: the task fails at once, and tasks/result gives the error result with the rule that decided (not its text)', async () => {
     const mcp = await client(org.readWriteToken);
     const { task } = await callAsTask(mcp, 'create_task', { title: 'deny as a task' });
     expect(task.status).toBe('failed');
@@ -98,7 +98,8 @@ describe('a gated write as a task', () => {
     const denied = await result(mcp, task.taskId);
     expect(denied.isError).toBe(true);
     expect(textOf(denied)).toContain('The title asks to be denied');
-    expect(textOf(denied)).toContain('forbid');
+    expect(textOf(denied)).toContain('"policy_id":"deny-when-asked"');
+    expect(textOf(denied)).not.toContain('forbid');
   });
 
   it('Review: working while held, with the review link; a person approves through REST; the task completes with the write', async () => {

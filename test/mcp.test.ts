@@ -114,13 +114,29 @@ describe('tools/call', () => {
     expect(rows).toEqual([{ interface: 'mcp' }]);
   });
 
-  it('Deny: an error result with the reason and the rule, so the agent can correct course', async () => {
+  it('Deny: an error result with the reason and the remediation (rule, what it reads, its hint), never the policy text', async () => {
     const result = await (await h.mcp(org.readWriteToken)).callTool({ name: 'create_task', arguments: { title: 'deny me' } });
     expect(result.isError).toBe(true);
     const text = textOf(result);
     expect(text).toContain('Denied by the organization');
     expect(text).toContain('The title asks to be denied');
-    expect(text).toContain('forbid');
+    expect(text).toContain('A title that does not start with "deny" is allowed');
+    const content = result.content as { text: string }[];
+    expect(JSON.parse(content[1]!.text)).toEqual({
+      remediation: {
+        rules: [
+          {
+            policy_id: 'deny-when-asked',
+            effect: 'deny',
+            reason: 'The title asks to be denied',
+            hint: 'A title that does not start with "deny" is allowed',
+            looks_at: ['resource.title'],
+          },
+        ],
+        next_step: expect.stringContaining('A title that does not start with "deny" is allowed'),
+      },
+    });
+    expect(text).not.toContain('forbid');
   });
 
   it('Review: a plain result saying the write is held, followed with get_review_status until a person approves through REST', async () => {

@@ -165,3 +165,67 @@ describe('no self-approval', () => {
     expect(json(await decide(review.id, 'deny', maker.token)).data).toMatchObject({ status: 'denied' });
   });
 });
+
+describe('denials that say how to succeed', () => {
+  const remediationPolicy = `
+@id("allow-writes") @reason("Ordinary writes are allowed")
+permit (principal, action, resource);
+
+@id("no-secrets-in-titles") @reason("Titles must not mention secrets")
+@hint("Titles must not mention secrets; remove the word and try again")
+forbid (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "*secret*" };
+
+@id("review-status-changes") @decision("review") @reason("Changing a task's status needs a person")
+permit (principal, action == Action::"tasks.update", resource) when { context has changes && context.changes.contains("status") };
+
+@id("no-deletes-of-done-tasks") @reason("Done tasks are kept")
+forbid (principal, action == Action::"tasks.delete", resource) when { context has before && context.before.status == "done" };
+`;
+
+  it('a Deny over REST carries the rule, what it looked at and its hint; the policy text only when the organization shares it', async () => {
+    const org = await h.createOrganization({ policy: remediationPolicy });
+    const denied = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'the secret plan' } });
+    expect(denied.statusCode).toBe(403);
+    const { error } = json(denied);
+    expect(error.code).toBe('policy_denied');
+    expect(error.details.remediation).toEqual({
+      rules: [
+        {
+          policy_id: 'no-secrets-in-titles',
+          effect: 'deny',
+          reason: 'Titles must not mention secrets',
+          hint: 'Titles must not mention secrets; remove the word and try again',
+          looks_at: ['resource.title'],
+        },
+      ],
+      next_step: expect.stringContaining('remove the word and try again'),
+    });
+    expect(JSON.stringify(json(denied))).not.toContain('forbid');
+
+    await updateOrganization(h.db, org.organization.slug, { sharePolicyText: true });
+    const shared = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'another secret' } }));
+    expect(shared.error.details.remediation.rules[0].text).toMatch(/^@id\("no-secrets-in-titles"\)[\s\S]*forbid/);
+  });
+
+  it('names what a rule reads of the record before and of the changes', async () => {
+    const org = await h.createOrganization({ policy: remediationPolicy });
+    const created = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'ship it', status: 'done' } })).data;
+    const denied = json(await h.request({ method: 'DELETE', url: `/api/v1/tasks/${created.id}`, token: org.readWriteToken }));
+    expect(denied.error.details.remediation.rules).toEqual([
+      { policy_id: 'no-deletes-of-done-tasks', effect: 'deny', reason: 'Done tasks are kept', hint: null, looks_at: ['context.before.status'] },
+    ]);
+    expect(denied.error.details.remediation.next_step).toContain('It looks at context.before.status');
+
+    const held = json(await h.request({ method: 'PATCH', url: `/api/v1/tasks/${created.id}`, token: org.readWriteToken, payload: { status: 'todo' } }));
+    expect(held.error.code).toBe('pending_review');
+    expect(held.error.details.remediation.rules).toEqual([
+      { policy_id: 'review-status-changes', effect: 'review', reason: "Changing a task's status needs a person", hint: null, looks_at: ['context.changes'] },
+    ]);
+  });
+
+  it('a write no rule permits says so, and to ask a person', async () => {
+    const org = await h.createOrganization({ policy: '@id("only-tasks") permit (principal, action == Action::"tasks.create", resource);' });
+    const denied = json(await h.request({ method: 'POST', url: '/api/v1/projects', token: org.readWriteToken, payload: { name: 'not allowed' } }));
+    expect(denied.error.details.remediation).toEqual({ rules: [], next_step: expect.stringContaining('No rule of the organization\'s policy permits projects.create') });
+  });
+});

@@ -10,6 +10,7 @@ import {
   type IdempotencyScope,
 } from '../../domain/gate/idempotency';
 import { sortableUnique } from '../../domain/kit/ids';
+import { remediationOf, type Remediation } from '../../domain/gate/remediation';
 import { GateUnavailableError } from './gate-client';
 import { reviewLinks, type ReviewLinks } from './links';
 import type { GatedWriteOperation, OperationContext } from './operation';
@@ -21,6 +22,8 @@ export interface SubmittedWrite {
   replayed: boolean;
   /** For a held write: where agents and scripts follow it (the API) and where a person decides it (the console). */
   review?: ReviewLinks;
+  /** For a Deny or a Review: the rules that decided and what the agent can do about it. */
+  remediation?: Remediation;
 }
 
 
@@ -63,7 +66,7 @@ export async function submitGatedWrite(
     // The body is part of the id: a key whose first run failed can never lend that run's decision to another body.
     const digest = createHash('sha256').update(`${key.keyId}\0${idempotencyKey}\0${fingerprint}`).digest('hex').slice(0, 26);
     const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write.name}:idem-${digest}`);
-    if (claim.state === 'replay') return withLinks({ workflowId: claim.workflowId, answer: known(claim.answer), replayed: true }, context);
+    if (claim.state === 'replay') return explained({ workflowId: claim.workflowId, answer: known(claim.answer), replayed: true }, operation, context);
     workflowId = claim.workflowId;
   }
 
@@ -86,7 +89,7 @@ export async function submitGatedWrite(
     if (answer.outcome === 'failed' && answer.code === 'unavailable') await releaseIdempotencyKey(db, scope);
     else await storeIdempotentAnswer(db, scope, answer);
   }
-  return withLinks({ workflowId, answer, replayed: false }, context);
+  return explained({ workflowId, answer, replayed: false }, operation, context);
 }
 
 /**
@@ -97,8 +100,12 @@ function known(answer: GateAnswer): GateAnswer {
   return answer.outcome === 'failed' && !isErrorCode(answer.code) ? { ...answer, code: 'unavailable' } : answer;
 }
 
-function withLinks(submitted: SubmittedWrite, context: OperationContext): SubmittedWrite {
+/** A Deny or a Review with its remediation (and a Review with its links): what the agent needs to go on. */
+async function explained(submitted: SubmittedWrite, operation: GatedWriteOperation, context: OperationContext): Promise<SubmittedWrite> {
   const { answer } = submitted;
-  if (answer.outcome !== 'pending_review') return submitted;
-  return { ...submitted, review: reviewLinks(context, answer.review.id) };
+  if (answer.outcome !== 'pending_review' && answer.outcome !== 'denied') return submitted;
+  const { organization } = context.caller;
+  const remediation = await remediationOf(context.db, organization.id, answer, operation.write.name, { sharePolicyText: organization.sharePolicyText });
+  if (answer.outcome === 'denied') return { ...submitted, remediation };
+  return { ...submitted, remediation, review: reviewLinks(context, answer.review.id) };
 }

@@ -9,8 +9,6 @@ import type { SubmittedWrite } from '../catalog/submit-write';
 export interface ResultContext {
   /** The operation's summary, lower-cased, for "Done: create a task." */
   summary: string;
-  /** For a denied write: the Cedar text of the rules that denied it, to show the agent what to change. */
-  rules: string[];
 }
 
 /** A call's outcome as an MCP tool result. */
@@ -53,7 +51,7 @@ export function errorText(code: ErrorCode, message: string): string {
   return `Error ${code}: ${message}`;
 }
 
-function gateResult({ answer, review: links }: SubmittedWrite, context: ResultContext): CallToolResult {
+function gateResult({ answer, review: links, remediation }: SubmittedWrite, context: ResultContext): CallToolResult {
   switch (answer.outcome) {
     case 'applied':
       return dataResult({ status: 'applied', record: answer.result }, `Done: ${context.summary}.`);
@@ -69,25 +67,24 @@ function gateResult({ answer, review: links }: SubmittedWrite, context: ResultCo
               `A person with the reviewer role must approve it in the review queue before it is applied; it expires ${answer.review.expiresAt} if nobody decides.`,
               `Tell the user; they decide it here: ${webUrl}`,
               `Follow it with the get_review_status tool (review_id "${answer.review.id}", or ${url}). Do not submit the same write again.`,
+              ...(remediation ? [remediation.next_step] : []),
             ].join('\n'),
           },
         ],
-        structuredContent: { status: 'pending_review', review },
+        structuredContent: { status: 'pending_review', review, ...(remediation ? { remediation } : {}) },
       };
     }
     case 'denied':
+      // An error result carries no structured content (a client checks that against the tool's output schema), so
+      // the remediation comes as a second text block of JSON, after the words.
       return {
         isError: true,
         content: [
           {
             type: 'text',
-            text: [
-              `Denied by the organization's policy: ${answer.reason}. Nothing was written.`,
-              context.rules.length
-                ? `The rule that decided (Cedar):\n${context.rules.join('\n\n')}\nA write that does not match this rule may be allowed; change the request accordingly, or ask a person.`
-                : 'No policy permits this write; ask a person to change the policy or to make the change themselves.',
-            ].join('\n'),
+            text: [`Denied by the organization's policy: ${answer.reason}. Nothing was written.`, ...(remediation ? [remediation.next_step] : [])].join('\n'),
           },
+          ...(remediation ? [{ type: 'text' as const, text: JSON.stringify({ remediation }) }] : []),
         ],
       };
     case 'failed':

@@ -11,7 +11,7 @@ import {
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
-import { policyTexts } from '../../domain/gate/policies';
+import { remediationSchema } from '../../domain/gate/remediation';
 import type { ApiKeyActor } from '../../domain/identity/actors';
 import { isAllowed } from '../catalog/access';
 import type { Admission, CallPipeline } from '../catalog/call';
@@ -80,8 +80,7 @@ export function buildMcpServer({ method, pipeline, admission, db, apiBaseUrl, pu
       throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name.slice(0, 100)}. The tools this key may call are in tools/list.`);
     }
     try {
-      const rules = outcome.kind === 'gated' && outcome.submitted.answer.outcome === 'denied' ? await policyTexts(db, orgId, outcome.submitted.answer.policyIds) : [];
-      const result = toolResult(outcome, { summary: operation?.summary.toLowerCase() ?? name, rules });
+      const result = toolResult(outcome, { summary: operation?.summary.toLowerCase() ?? name });
       if (task && operation?.kind === 'gated_write') return await asTask(name, outcome, result, taskStore);
       return result;
     } catch (error) {
@@ -175,6 +174,7 @@ function outputSchemaOf(operation: Operation): z.ZodObject | undefined {
       status: z.enum(['applied', 'pending_review']).describe('applied: the write ran; pending_review: a person must approve it first'),
       record: operation.output.optional().describe('The record as written, when applied'),
       review: reviewRef.optional(),
+      remediation: remediationSchema.optional().describe('For a held write: the rules that held it, what they look at, and what to do next'),
     });
   }
   return undefined;

@@ -37,7 +37,7 @@ export function httpAnswer(operation: Operation | undefined, outcome: CallOutcom
 }
 
 /** How REST tells the decisions: the record, 202 pending_review with the review, 403 policy_denied, or the error. */
-function gateAnswerBody({ answer, review: links }: SubmittedWrite): { body: unknown; headers: Record<string, string> } {
+function gateAnswerBody({ answer, review: links, remediation }: SubmittedWrite): { body: unknown; headers: Record<string, string> } {
   switch (answer.outcome) {
     case 'applied':
       return { headers: {}, body: { success: true, data: answer.result } };
@@ -50,7 +50,7 @@ function gateAnswerBody({ answer, review: links }: SubmittedWrite): { body: unkn
           error: {
             code: 'pending_review',
             message: `Held for review: ${answer.reason}. A person must approve it in the review queue before it is written.`,
-            details: { decision_id: answer.decisionId, policy_ids: answer.policyIds },
+            details: { decision_id: answer.decisionId, policy_ids: answer.policyIds, remediation },
           },
           review: { id: answer.review.id, status: 'pending', url, web_url: webUrl, expires_at: answer.review.expiresAt },
         },
@@ -64,7 +64,7 @@ function gateAnswerBody({ answer, review: links }: SubmittedWrite): { body: unkn
           error: {
             code: 'policy_denied',
             message: `Denied by policy: ${answer.reason}`,
-            details: { reason: answer.reason, decision_id: answer.decisionId, policy_ids: answer.policyIds },
+            details: { reason: answer.reason, decision_id: answer.decisionId, policy_ids: answer.policyIds, remediation },
           },
         },
       };

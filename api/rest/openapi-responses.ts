@@ -1,3 +1,5 @@
+import { z } from 'zod';
+import { remediationSchema } from '../../domain/gate/remediation';
 import { roles } from '../../domain/identity/actors';
 import { errorStatus, type ErrorCode } from '../../domain/kit/errors';
 import { pathParameters, type Operation } from '../catalog/operation';
@@ -14,7 +16,8 @@ const meaning: Record<ErrorCode, string> = {
   csrf_failed: "a console call that changes something came without the session's `X-CSRF-Token` (the console's own, never the API's)",
   link_invalid: 'the one-time link to set a password has expired or was used already (the console)',
   account_locked: 'too many failed sign-ins: the account is locked for a while (the console)',
-  policy_denied: "the organization's policy denied the write; nothing was written (`details` names the policies)",
+  policy_denied:
+    "the organization's policy denied the write; nothing was written (`details` names the policies, and `details.remediation` the rules' reasons, hints and what they look at)",
   self_approval:
     "the person created the API key that made the held write, and the organization does not allow self-approval; another reviewer must approve it",
   feature_not_in_plan: "the organization's plan does not include this feature",
@@ -102,6 +105,7 @@ export const envelopeSchemas: Record<string, JsonSchema> = {
       },
     },
   },
+  Remediation: (({ $schema: _dialect, ...schema }) => schema)(z.toJSONSchema(remediationSchema, { target: 'draft-2020-12', io: 'output' })),
   ReviewTicket: {
     type: 'object',
     required: ['id', 'status', 'url', 'web_url', 'expires_at'],
@@ -130,6 +134,7 @@ export const envelopeSchemas: Record<string, JsonSchema> = {
             properties: {
               decision_id: { type: 'string' },
               policy_ids: { type: 'array', items: { type: 'string' }, description: 'The policies that held the write' },
+              remediation: ref('Remediation'),
             },
           },
         },
@@ -155,6 +160,7 @@ export const envelopeSchemas: Record<string, JsonSchema> = {
               reason: { type: 'string', description: 'Why the policy denied the write' },
               decision_id: { type: 'string' },
               policy_ids: { type: 'array', items: { type: 'string' }, description: 'The policies that decided' },
+              remediation: ref('Remediation'),
             },
           },
         },

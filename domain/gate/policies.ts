@@ -48,24 +48,32 @@ export async function currentPolicySet(db: Queryable, orgId: string): Promise<Po
 
 const compiled = new Map<string, CompiledPolicySet>();
 
-/** The organization's current policies, parsed once per version. */
-export async function loadCompiledPolicySet(db: Queryable, orgId: string): Promise<{ version: number; policySet: CompiledPolicySet }> {
-  const current = await currentPolicySet(db, orgId);
-  const key = `${orgId}@${current.version}`;
+/** A version of an organization's policies, parsed once (a version never changes). */
+function compiledVersion(orgId: string, version: number, source: string): CompiledPolicySet {
+  const key = `${orgId}@${version}`;
   let policySet = compiled.get(key);
   if (!policySet) {
-    policySet = compilePolicySet(current.source);
+    policySet = compilePolicySet(source);
     if (compiled.size > 1000) compiled.clear();
     compiled.set(key, policySet);
   }
-  return { version: current.version, policySet };
+  return policySet;
 }
 
-/** The Cedar text of the named policies in the organization's current set (those it still has). */
-export async function policyTexts(db: Queryable, orgId: string, policyIds: string[]): Promise<string[]> {
-  if (policyIds.length === 0) return [];
-  const { policySet } = await loadCompiledPolicySet(db, orgId);
-  return policyIds.flatMap((id) => policySet.policies[id] ?? []);
+/** The organization's current policies, parsed once per version. */
+export async function loadCompiledPolicySet(db: Queryable, orgId: string): Promise<{ version: number; policySet: CompiledPolicySet }> {
+  const current = await currentPolicySet(db, orgId);
+  return { version: current.version, policySet: compiledVersion(orgId, current.version, current.source) };
+}
+
+/** The policies that made a recorded decision (the version in force then), parsed once per version. */
+export async function policySetOfDecision(db: Queryable, orgId: string, decisionId: string): Promise<CompiledPolicySet | undefined> {
+  const { rows } = await db.query(
+    `SELECT p.version, p.source FROM gate_decisions d JOIN policy_sets p ON p.org_id = d.org_id AND p.version = d.policy_version
+     WHERE d.org_id = $1 AND d.id = $2`,
+    [orgId, decisionId],
+  );
+  return rows[0] && compiledVersion(orgId, rows[0].version, rows[0].source);
 }
 
 function versionFromRow(row: Record<string, unknown>): PolicySetVersion {
