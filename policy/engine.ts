@@ -80,11 +80,11 @@ export function compilePolicySet(source: string): CompiledPolicySet {
     const id = notes.id ?? `policy${index + 1}`;
     if (policies[id]) throw new PolicyParseError(`two policies have the id "${id}"; each @id must be unique`);
     const decision = notes.decision;
-    if (decision !== undefined && decision !== 'review') {
-      throw new PolicyParseError(`policy "${id}": @decision may only be "review", not "${decision}"`);
+    if (decision !== undefined && decision !== 'review' && decision !== 'allow') {
+      throw new PolicyParseError(`policy "${id}": @decision may only be "review" or "allow", not "${decision}"`);
     }
-    if (decision === 'review' && json.json.effect !== 'permit') {
-      throw new PolicyParseError(`policy "${id}": @decision("review") belongs on a permit, not a forbid`);
+    if (decision !== undefined && json.json.effect !== 'permit') {
+      throw new PolicyParseError(`policy "${id}": @decision("${decision}") belongs on a permit, not a forbid`);
     }
     if (notes.approvals !== undefined) {
       if (decision !== 'review') throw new PolicyParseError(`policy "${id}": @approvals belongs on a rule with @decision("review")`);
@@ -181,6 +181,10 @@ export function evaluatePolicy(policySet: CompiledPolicySet, request: PolicyRequ
   if (decision === 'deny') {
     return { decision: 'deny', reason: `No policy permits ${request.action}`, policyIds: [], errors };
   }
+  // A permit marked @decision("allow") lets through what a review rule would hold (a rule adopted from the review
+  // history, say); a forbid still denies. One that cannot be evaluated lets nothing through.
+  const exempting = diagnostics.reason.filter((id) => policySet.annotations[id]?.decision === 'allow');
+  if (exempting.length > 0) return { decision: 'allow', reason: reasonOf(exempting), policyIds: exempting, errors };
   const holding = diagnostics.reason.filter(holdsForReview);
   if (holding.length > 0) return { decision: 'review', reason: reasonOf(holding), policyIds: holding, errors, approvals: approvalsNeeded(policySet, holding) };
   const brokenReviews = erroring.filter(holdsForReview);

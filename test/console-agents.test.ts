@@ -136,6 +136,33 @@ describe('the Agent Command Center', () => {
     expect((await session.request({ method: 'GET', url: '/console/api/v1/agents/memories' })).statusCode).toBe(403);
   });
 
+  it("an admin sets a key's own budgets on the API keys page; the Agents page shows its use of them", async () => {
+    const token = await acme.keyWith(['customers.read', 'customers.write']);
+    const label = 'narrow customers.read,customers.write';
+    await page.goto(`${origin}/settings/advanced/api-keys`);
+    await page.getByRole('button', { name: `Set budgets of ${label}` }).click();
+    const form = page.getByRole('form', { name: `Budgets of "${label}"` });
+    await form.getByLabel('Requests a day').fill('5');
+    await form.getByRole('button', { name: 'Add a cap' }).click();
+    await form.getByLabel('Operation').selectOption('customers.update');
+    await form.getByLabel('Writes a day of customers.update').fill('2');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await form.getByRole('button', { name: 'Save budgets' }).click();
+    await page.getByRole('row', { name: /narrow customers/ }).getByText('5 requests a day · customers.update 2 a day').waitFor();
+
+    const customer = json(await h.request({ method: 'POST', url: '/api/v1/customers', token, payload: { name: 'Budget customer' } })).data;
+    const updates = [];
+    for (const phone of ['+49 30 1', '+49 30 2', '+49 30 3']) {
+      updates.push((await h.request({ method: 'PATCH', url: `/api/v1/customers/${customer.id}`, token, payload: { phone } })).statusCode);
+    }
+    expect(updates).toEqual([200, 200, 429]);
+
+    await page.goto(`${origin}/agents`);
+    const row = page.getByRole('region', { name: 'Agents today' }).getByRole('row', { name: /narrow customers/ });
+    await expect.poll(async () => await row.innerText()).toMatch(/Requests 4 \/ 5[\s\S]*customers\.update 2 \/ 2 \(1 refused\)/);
+    expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
   it('left no script errors', () => {
     expect(pageErrors).toEqual([]);
   });

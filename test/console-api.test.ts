@@ -4,7 +4,7 @@ import { isOfferedOn, type Operation } from '../api/catalog/operation';
 import { createPersonalToken } from '../domain/identity/people';
 import { insertWebhookDelivery, insertWebhookEndpoint } from './support/fixtures';
 import { addPerson, cookieOf, signIn, type ConsoleSession, type TestPerson } from './support/console';
-import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+import { json, startHarness, testPolicy, type Harness, type TestOrganization } from './support/harness';
 
 // The console's API as a browser's page calls it (inject, against the real database): sessions, the cross-site
 // rules, who may do what, and that every change is recorded. test/console.test.ts walks the same in Chromium.
@@ -543,6 +543,10 @@ describe('every operation the console offers', () => {
     'api_keys.abilities': async () => ({}),
     'api_keys.create': async () => ({ input: { label: 'Table key', access: 'read' } }),
     'api_keys.revoke': async () => ({ params: { id: json(await ownerSession.request({ method: 'POST', url: '/console/api/v1/api-keys', payload: { label: 'To revoke', access: 'read' } })).data.key.id } }),
+    'api_keys.update_budget': async () => ({
+      params: { id: json(await ownerSession.request({ method: 'POST', url: '/console/api/v1/api-keys', payload: { label: 'To budget', access: 'read_write' } })).data.key.id },
+      input: { daily_request_budget: 500, write_caps: { 'customers.update': 20 } },
+    }),
     'people.list': async () => ({}),
     'people.invite': async () => ({ input: { email: `table-${Date.now()}@acme.test`, role: 'member' } }),
     'people.update': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id }, input: { role: 'reviewer' } }),
@@ -568,6 +572,17 @@ describe('every operation the console offers', () => {
     'webhooks.delete': async () => ({ params: { id: await insertWebhookEndpoint(h.db, acme.organization.id) } }),
     'webhooks.deliveries': async () => ({ params: { id: (await insertWebhookDelivery(h.db, acme.organization.id)).endpointId } }),
     'webhooks.redeliver': async () => ({ params: { id: (await insertWebhookDelivery(h.db, acme.organization.id)).deliveryId } }),
+    'policy.get': async () => ({}),
+    'policy.versions': async () => ({}),
+    'policy.update': async () => ({ input: { source: testPolicy, comment: 'The same rules again' } }),
+    'policy.simulate': async () => ({ input: { source: testPolicy, since: '1h', limit: 5 } }),
+    'policy.shadow': async () => ({}),
+    'policy.start_shadow': async () => ({ input: { source: testPolicy } }),
+    'policy.stop_shadow': async () => {
+      await ownerSession.request({ method: 'POST', url: '/console/api/v1/policy/shadow', payload: { source: testPolicy } });
+      return {};
+    },
+    'policy.suggestions': async () => ({ input: { min_approved: '2', days: '30' } }),
   };
 
   async function aMemory(): Promise<{ id: string; api_key_id: string }> {

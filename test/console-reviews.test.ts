@@ -46,6 +46,7 @@ async function signedInPage(org: TestOrganization, person: TestPerson, path = '/
   return opened;
 }
 
+const focusedId = (on: Page) => on.evaluate(() => (globalThis as any).document.activeElement?.id as string);
 const card = (on: Page, title: string) => on.locator('article.review', { hasText: title });
 
 async function postTask(title: string, base = origin) {
@@ -120,7 +121,7 @@ describe('the review queue', () => {
   it('approve: the record exists; deny: nothing changed; both stay findable', async () => {
     const approve = card(page, 'review the supplier contract');
     await approve.getByLabel('Comment (optional)').fill('Checked with legal');
-    await approve.getByRole('button', { name: 'Approve' }).click();
+    await approve.getByRole('button', { name: 'Approve', exact: true }).click();
     await approve.waitFor({ state: 'detached', timeout: 20_000 });
     // The card leaves the open queue once the approval is recorded; the write follows as the workflow applies it.
     const written = async () =>
@@ -156,7 +157,7 @@ describe('the review queue', () => {
     const memberPage = await signedInPage(acme, member);
     const shown = card(memberPage, 'review the MCP order');
     await shown.waitFor({ timeout: 10_000 });
-    expect(await shown.getByRole('button', { name: 'Approve' }).count()).toBe(0);
+    expect(await shown.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
     await shown.getByText('Reviewers, admins and owners decide held writes.').waitFor();
     expect(await accessibilityViolations(memberPage)).toEqual([]);
 
@@ -176,7 +177,7 @@ describe('the review queue', () => {
     await shown.waitFor();
     expect(await accessibilityViolations(opened)).toEqual([]);
     await screenshot(opened, 'review');
-    await shown.getByRole('button', { name: 'Approve' }).click();
+    await shown.getByRole('button', { name: 'Approve', exact: true }).click();
     await shown.getByText('The write ran.').waitFor({ timeout: 20_000 });
   });
 
@@ -191,6 +192,184 @@ describe('the review queue', () => {
     await shown.getByText('Escalated to admins').waitFor();
     expect(await shown.innerText()).toMatch(/Escalated to admins .*waited longer than the organization allows/);
     expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
+  it('left no script errors', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
+
+// A reviewer changes a held write before approving it, and a rule asks for two people: in Chromium, against the
+// real api, worker, Temporal and PostgreSQL (the server's side of both: test/review-policy.test.ts).
+const editPolicy = `
+@id("allow-writes") @reason("Ordinary writes are allowed")
+permit (principal, action, resource);
+
+@id("review-when-asked") @decision("review") @reason("The title asks for a review")
+permit (principal, action, resource) when { resource has title && resource.title like "review*" };
+
+@id("two-for-big") @decision("review") @approvals("2") @reason("Big tasks need two people")
+permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
+
+@id("deny-when-asked") @reason("The title asks to be denied")
+forbid (principal, action, resource) when { resource has title && resource.title like "deny*" };
+`;
+
+describe('editing a held write before approving it, and two people approving one', () => {
+  let initech: TestOrganization;
+  let editor: TestPerson;
+
+  beforeAll(async () => {
+    initech = await h.createOrganization({ name: 'Initech', policy: editPolicy });
+    editor = await addPerson(h.db, initech.organization, 'reviewer');
+  });
+
+  async function hold(fields: Record<string, unknown>): Promise<string> {
+    const response = await fetch(`${origin}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${initech.readWriteToken}`, 'content-type': 'application/json' },
+      body: JSON.stringify(fields),
+    });
+    expect(response.status).toBe(202);
+    return ((await response.json()) as any).review.id;
+  }
+
+  const reviewRow = async (id: string) =>
+    (await h.db.query(`SELECT decided_at IS NOT NULL AS decided, edit_id FROM reviews WHERE id = $1`, [id])).rows[0] as { decided: boolean; edit_id: string | null };
+
+  it('a reviewer edits the due date, tags and description, approves with changes, and the edited record is written', async () => {
+    const reviewId = await hold({ title: 'review the quarterly plan', description: 'A long draft that says too much', due_on: '2026-12-24', priority: 'low' });
+    const opened = await signedInPage(initech, editor, `/reviews/${reviewId}`);
+    const shown = card(opened, 'review the quarterly plan');
+    await shown.waitFor({ timeout: 10_000 });
+
+    await shown.getByRole('button', { name: 'Edit, then approve' }).click();
+    const form = shown.getByRole('form', { name: 'Edit, then approve' });
+    await form.waitFor();
+    // Every proposed field, labelled and prefilled with the agent's value; the record's id is not offered.
+    expect(await form.getByLabel('title', { exact: true }).inputValue()).toBe('review the quarterly plan');
+    expect(await form.getByLabel('description', { exact: true }).evaluate((element) => element.tagName)).toBe('TEXTAREA');
+    expect(await form.getByLabel('due_on', { exact: true }).getAttribute('type')).toBe('date');
+    expect(await form.getByLabel('due_on', { exact: true }).inputValue()).toBe('2026-12-24');
+    expect(await form.getByLabel('priority', { exact: true }).inputValue()).toBe('low');
+    expect(await form.getByLabel('tags', { exact: true }).inputValue()).toBe('[]');
+    expect(await form.getByLabel('id', { exact: true }).count()).toBe(0);
+    // The title went first: the keyboard starts there.
+    expect(await focusedId(opened)).toBe(`edit-${reviewId}-field-title`);
+
+    await form.getByLabel('due_on', { exact: true }).fill('2026-12-01');
+    await form.getByLabel('description', { exact: true }).fill('Short');
+    await form.getByLabel('tags', { exact: true }).fill('["planning"');
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+    // JSON that does not parse is refused where it was typed, before anything is sent.
+    await form.getByText('This is not valid JSON').waitFor();
+    expect(await form.getByLabel('tags', { exact: true }).getAttribute('aria-invalid')).toBe('true');
+    expect(await focusedId(opened)).toBe(`edit-${reviewId}-field-tags`);
+    expect(await accessibilityViolations(opened)).toEqual([]);
+    expect((await reviewRow(reviewId)).edit_id).toBeNull();
+
+    await form.getByLabel('tags', { exact: true }).fill('["planning"]');
+    await shown.getByLabel('Comment (optional)').fill('Earlier, and shorter');
+    expect(await accessibilityViolations(opened)).toEqual([]);
+    await screenshot(opened, 'review-edit');
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+
+    await shown.getByText('The write ran.').waitFor({ timeout: 20_000 });
+    await form.waitFor({ state: 'detached' });
+    const edited = shown.locator('.edit-summary');
+    expect(await edited.innerText()).toContain(`Edited by ${editor.email}`);
+    expect(await edited.innerText()).toContain('Review — The title asks for a review');
+    const rows = await edited.locator('tbody tr').allInnerTexts();
+    expect(rows.map((row) => row.split('\t').map((cell) => cell.trim()))).toEqual([
+      ['description', 'A long draft that says too much', 'Short'],
+      ['due_on', '2026-12-24', '2026-12-01'],
+      ['tags', '[]', '["planning"]'],
+    ]);
+    expect(await shown.getByRole('status').innerText()).toContain(`Approved by ${editor.email}: “Earlier, and shorter”.`);
+    expect(await accessibilityViolations(opened)).toEqual([]);
+    await screenshot(opened, 'review-edited');
+
+    const { rows: tasks } = await h.db.query('SELECT title, description, due_on::text, tags, priority FROM tasks WHERE org_id = $1', [initech.organization.id]);
+    expect(tasks).toEqual([{ title: 'review the quarterly plan', description: 'Short', due_on: '2026-12-01', tags: ['planning'], priority: 'low' }]);
+    await opened.context().close();
+  });
+
+  it('an edit the policy denies says why; nothing is written and the review still waits with the agent’s version', async () => {
+    const reviewId = await hold({ title: 'review the budget' });
+    const opened = await signedInPage(initech, editor, `/reviews/${reviewId}`);
+    const shown = card(opened, 'review the budget');
+    await shown.waitFor({ timeout: 10_000 });
+    await shown.getByRole('button', { name: 'Edit, then approve' }).click();
+    const form = shown.getByRole('form', { name: 'Edit, then approve' });
+
+    // Approving with nothing changed is not an edit.
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+    await form.getByText('You have not changed anything').waitFor();
+
+    // A field the agent did not send, which the write does not accept as it is: the server's problem, under it.
+    await form.getByLabel('Field name').fill('due_on');
+    await form.getByLabel('Value').fill('next week');
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+    await expect.poll(() => form.getByLabel('Value').getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
+    const problem = await form.getByLabel('Value').getAttribute('aria-describedby');
+    expect(await opened.locator(`[id="${problem!.split(' ')[0]}"]`).innerText()).not.toBe('');
+    expect(await focusedId(opened)).toBe(`edit-${reviewId}-added-value`);
+    expect(await accessibilityViolations(opened)).toEqual([]);
+    await form.getByLabel('Field name').fill('');
+    await form.getByLabel('Value').fill('');
+
+    await form.getByLabel('title', { exact: true }).fill('deny the budget');
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+    const refused = form.getByRole('alert');
+    await refused.getByText('The policy refused this edit:').waitFor({ timeout: 10_000 });
+    expect(await refused.innerText()).toContain('The title asks to be denied');
+    expect(await refused.innerText()).toContain('deny-when-asked');
+    expect(await refused.innerText()).toContain('the review still waits');
+    expect(await shown.locator('.review-head .state').innerText()).toBe('Pending');
+    expect(await accessibilityViolations(opened)).toEqual([]);
+    expect(await reviewRow(reviewId)).toEqual({ decided: false, edit_id: null });
+    expect((await h.db.query('SELECT 1 FROM tasks WHERE org_id = $1 AND title LIKE $2', [initech.organization.id, '%budget']).then((result) => result.rowCount))).toBe(0);
+
+    // Cancel closes the form and gives the keyboard back to the button that opened it.
+    await form.getByRole('button', { name: 'Cancel' }).click();
+    await form.waitFor({ state: 'detached' });
+    const reopen = shown.getByRole('button', { name: 'Edit, then approve' });
+    await expect.poll(() => reopen.evaluate((element) => element === (globalThis as any).document.activeElement)).toBe(true);
+    // The agent's version is still there to decide.
+    await shown.getByRole('button', { name: 'Deny' }).click();
+    await shown.getByText(`Denied by ${editor.email}`).waitFor({ timeout: 20_000 });
+    await opened.context().close();
+  });
+
+  it('a review that needs two people shows 1 of 2 after the first approval; a second person’s approval runs it', async () => {
+    const reviewId = await hold({ title: 'big launch plan' });
+    const first = await signedInPage(initech, editor, `/reviews/${reviewId}`);
+    const shown = card(first, 'big launch plan');
+    await shown.waitFor({ timeout: 10_000 });
+    expect(await shown.innerText()).toContain('Approvals: 0 of 2');
+    expect(await shown.innerText()).toContain('Big tasks need two people');
+    await shown.getByRole('button', { name: 'Approve (1 of 2)' }).click();
+    await shown.getByText('Approvals: 1 of 2').waitFor({ timeout: 10_000 });
+    expect(await shown.innerText()).toContain(`${editor.email} approved`);
+    await shown.getByText('You have approved; it waits for 1 more.').waitFor();
+    expect(await shown.getByRole('button', { name: /^Approve/ }).isDisabled()).toBe(true);
+    expect(await shown.locator('.review-head .state').innerText()).toBe('Pending');
+    expect(await accessibilityViolations(first)).toEqual([]);
+    expect((await h.db.query('SELECT 1 FROM tasks WHERE org_id = $1 AND title = $2', [initech.organization.id, 'big launch plan'])).rowCount).toBe(0);
+
+    const cosigner = await addPerson(h.db, initech.organization, 'admin');
+    const second = await signedInPage(initech, cosigner, `/reviews/${reviewId}`);
+    const theirs = card(second, 'big launch plan');
+    await theirs.getByText('Approvals: 1 of 2').waitFor({ timeout: 10_000 });
+    await theirs.getByRole('button', { name: 'Approve (2 of 2)' }).click();
+    await theirs.getByText('The write ran.').waitFor({ timeout: 20_000 });
+    expect(await theirs.innerText()).toContain('Approvals: 2 of 2');
+    expect(await theirs.getByRole('status').innerText()).toContain(`Approved by ${cosigner.email}`);
+    // The first reviewer's page follows without a reload.
+    await shown.getByText('The write ran.').waitFor({ timeout: 10_000 });
+    expect((await h.db.query('SELECT 1 FROM tasks WHERE org_id = $1 AND title = $2', [initech.organization.id, 'big launch plan'])).rowCount).toBe(1);
+    await first.context().close();
+    await second.context().close();
   });
 
   it('left no script errors', () => {

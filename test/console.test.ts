@@ -257,11 +257,11 @@ describe("the owner's journey", () => {
     await keys.keyboard.press('Tab');
     expect(await keys.evaluate(() => (globalThis as any).document.activeElement.textContent)).toBe('Skip to content');
     const stops: string[] = [];
-    for (let step = 0; step < 9; step++) {
+    for (let step = 0; step < 10; step++) {
       await keys.keyboard.press('Tab');
       stops.push(await keys.evaluate(() => (globalThis as any).document.activeElement.textContent.trim()));
     }
-    expect(stops).toEqual(['Sign out', 'Overview', 'Review queue', 'Agent Command Center', 'Audit', 'API playground', 'People', 'Notifications', 'Advanced: API keys']);
+    expect(stops).toEqual(['Sign out', 'Overview', 'Review queue', 'Agent Command Center', 'Policy', 'Audit', 'API playground', 'People', 'Notifications', 'Advanced: API keys']);
 
     await keys.keyboard.press('Enter');
     await keys.getByRole('heading', { level: 1, name: 'API keys' }).waitFor();

@@ -1,3 +1,4 @@
+import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../domain/identity/people';
@@ -176,7 +177,7 @@ permit (principal, action, resource);
 forbid (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "*secret*" };
 
 @id("review-status-changes") @decision("review") @reason("Changing a task's status needs a person")
-permit (principal, action == Action::"tasks.update", resource) when { context has changes && context.changes.contains("status") };
+permit (principal, action == Action::"tasks.update", resource) when { context has changes && context.changes has status };
 
 @id("no-deletes-of-done-tasks") @reason("Done tasks are kept")
 forbid (principal, action == Action::"tasks.delete", resource) when { context has before && context.before.status == "done" };
@@ -219,7 +220,7 @@ forbid (principal, action == Action::"tasks.delete", resource) when { context ha
     const held = json(await h.request({ method: 'PATCH', url: `/api/v1/tasks/${created.id}`, token: org.readWriteToken, payload: { status: 'todo' } }));
     expect(held.error.code).toBe('pending_review');
     expect(held.error.details.remediation.rules).toEqual([
-      { policy_id: 'review-status-changes', effect: 'review', reason: "Changing a task's status needs a person", hint: null, looks_at: ['context.changes'] },
+      { policy_id: 'review-status-changes', effect: 'review', reason: "Changing a task's status needs a person", hint: null, looks_at: ['context.changes.status'] },
     ]);
   });
 
@@ -227,5 +228,135 @@ forbid (principal, action == Action::"tasks.delete", resource) when { context ha
     const org = await h.createOrganization({ policy: '@id("only-tasks") permit (principal, action == Action::"tasks.create", resource);' });
     const denied = json(await h.request({ method: 'POST', url: '/api/v1/projects', token: org.readWriteToken, payload: { name: 'not allowed' } }));
     expect(denied.error.details.remediation).toEqual({ rules: [], next_step: expect.stringContaining('No rule of the organization\'s policy permits projects.create') });
+  });
+});
+
+describe('edit, then approve', () => {
+  const editPolicy = `${quorumPolicy}
+@id("deny-when-asked") @reason("The title asks to be denied")
+forbid (principal, action, resource) when { resource has title && resource.title like "deny*" };
+
+@id("review-status-changes") @decision("review") @reason("Changing a task's status needs a person")
+permit (principal, action == Action::"tasks.update", resource) when { context has changes && context.changes has status };
+`;
+
+  const approveWithEdit = (reviewId: string, token: string, edit: Record<string, unknown>, comment?: string) =>
+    h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token, payload: { edit, ...(comment ? { comment } : {}) } });
+
+  it("applies the reviewer's edit; the review keeps the agent's version, the audit both decisions, and the agent learns what was written", async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const held = json(
+      await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'review the offer', description: 'A very long rambling description', due_on: '2026-12-24' } }),
+    ).review;
+    const approved = await approveWithEdit(held.id, org.reviewerToken, { due_on: '2026-12-01', description: 'Short' }, 'Earlier, and shorter');
+    expect(approved.statusCode).toBe(200);
+    const review = json(approved).data;
+    expect(review).toMatchObject({
+      status: 'approved',
+      proposed: { title: 'review the offer', description: 'A very long rambling description', due_on: '2026-12-24' },
+      edit: {
+        by: { email: `reviewer@${org.organization.slug}.test` },
+        input: { title: 'review the offer', description: 'Short', due_on: '2026-12-01' },
+        decision: { decision: 'review', policy_ids: ['review-when-asked'] },
+      },
+      approvals: { required: 1, given: [{ email: `reviewer@${org.organization.slug}.test`, comment: 'Earlier, and shorter' }] },
+      result: { title: 'review the offer', description: 'Short', due_on: '2026-12-01' },
+    });
+    const { rows: tasks } = await h.db.query('SELECT description, due_on::text FROM tasks WHERE org_id = $1', [org.organization.id]);
+    expect(tasks).toEqual([{ description: 'Short', due_on: '2026-12-01' }]);
+
+    const audit = await auditOf(held.id);
+    expect(audit.map((event) => event.type)).toEqual(['gate.decided', 'review.edited', 'review.approved', 'write.applied']);
+    expect(audit[1].data).toMatchObject({ edit_id: review.edit.id, fields: ['description', 'due_on'], decision: 'review' });
+    expect(audit[2].data).toMatchObject({ edit_id: review.edit.id });
+    const { rows: decisions } = await h.db.query('SELECT input FROM gate_decisions WHERE workflow_id = $1', [review.workflow_id]);
+    expect(decisions[0].input).toMatchObject({ due_on: '2026-12-24' });
+
+    const followed = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${held.id}/status`, token: org.readWriteToken })).data;
+    expect(followed).toMatchObject({
+      status: 'approved',
+      applied: true,
+      edited: { fields: ['description', 'due_on'], input: { due_on: '2026-12-01' } },
+      result: { due_on: '2026-12-01', description: 'Short' },
+    });
+  });
+
+  it('the MCP task of a held write completes with the edited record', async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const mcp = await h.mcp(org.readWriteToken);
+    const created = await mcp.request(
+      { method: 'tools/call', params: { name: 'create_task', arguments: { title: 'review from a task', priority: 'low' }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
+    expect(created.task.status).toBe('working');
+    const approved = await approveWithEdit(created.task.taskId, org.reviewerToken, { priority: 'high' });
+    expect(json(approved).data).toMatchObject({ status: 'approved', result: { priority: 'high' } });
+    const final = await mcp.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
+    expect(final.structuredContent).toMatchObject({ status: 'applied', record: { title: 'review from a task', priority: 'high' } });
+  });
+
+  it('an edit the policy denies is refused and recorded; the review waits with the agent\'s version', async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const held = await hold(org.readWriteToken, 'review the budget');
+    const refused = await approveWithEdit(held.id, org.reviewerToken, { title: 'deny the budget' });
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error).toMatchObject({ code: 'policy_denied', details: { reason: 'The title asks to be denied', policy_ids: ['deny-when-asked'] } });
+    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${held.id}`, token: org.reviewerToken })).data;
+    expect(review).toMatchObject({ status: 'pending', edit: null, approvals: { given: [] } });
+    const audit = await auditOf(held.id);
+    expect(audit.map((event) => event.type)).toEqual(['gate.decided', 'review.edited']);
+    expect(audit[1].data).toMatchObject({ decision: 'deny', fields: ['title'] });
+    // The agent's version is still there to approve as it is.
+    expect(json(await decide(held.id, 'approve', org.reviewerToken)).data).toMatchObject({ status: 'approved', result: { title: 'review the budget' } });
+  });
+
+  it('an edit that a quorum rule holds counts the editor as the first of two', async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const second = await person(org, 'admin', 'cosigner');
+    const held = await hold(org.readWriteToken, 'review a small plan');
+    const first = await approveWithEdit(held.id, org.reviewerToken, { title: 'big plan after all' });
+    expect(json(first).data).toMatchObject({ status: 'pending', approvals: { required: 2, given: [{ email: `reviewer@${org.organization.slug}.test` }] } });
+    expect(await tasksTitled(org, 'big plan after all')).toBe(0);
+    const done = await decide(held.id, 'approve', second.token);
+    expect(json(done).data).toMatchObject({ status: 'approved', result: { title: 'big plan after all' } });
+    expect(await tasksTitled(org, 'big plan after all')).toBe(1);
+    expect(await tasksTitled(org, 'review a small plan')).toBe(0);
+  });
+
+  it('edits a held update: the edited change runs against the record as the edit saw it', async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const task = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'fix the roof' } })).data;
+    const held = json(await h.request({ method: 'PATCH', url: `/api/v1/tasks/${task.id}`, token: org.readWriteToken, payload: { status: 'done' } })).review;
+    const approved = await approveWithEdit(held.id, org.reviewerToken, { status: 'in_progress' });
+    expect(json(approved).data).toMatchObject({ status: 'approved', result: { id: task.id, status: 'in_progress' } });
+  });
+
+  it('refuses an edit that changes the record it names, is not valid, or edits a delete; nothing changes', async () => {
+    const org = await h.createOrganization({ policy: `${editPolicy}\n@id("review-deletes") @decision("review") permit (principal, action == Action::"tasks.delete", resource);` });
+    const held = await hold(org.readWriteToken, 'review this carefully');
+    for (const edit of [{ id: 'task_other' }, { priority: 'sky-high' }, { no_such_field: 1 }, { title: '' }]) {
+      const refused = await approveWithEdit(held.id, org.reviewerToken, edit);
+      expect(refused.statusCode, JSON.stringify(edit)).toBe(422);
+      expect(json(refused).error.code).toBe('validation_failed');
+    }
+    const unchanged = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${held.id}`, token: org.reviewerToken })).data;
+    expect(unchanged).toMatchObject({ status: 'pending', edit: null, approvals: { given: [] } });
+    expect((await auditOf(held.id)).map((event) => event.type)).toEqual(['gate.decided']);
+
+    const task = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'keep me' } })).data;
+    const deletion = json(await h.request({ method: 'DELETE', url: `/api/v1/tasks/${task.id}`, token: org.readWriteToken })).review;
+    const refused = await approveWithEdit(deletion.id, org.reviewerToken, { title: 'x' });
+    expect(refused.statusCode).toBe(422);
+    expect(json(refused).error.message).toContain('only a held create or update can be edited');
+  });
+
+  it("the key maker cannot edit their own agent's write into approval either", async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const maker = await person(org, 'admin', 'editor');
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'own agent', access: 'read_write' }, { type: 'user', id: maker.user.id });
+    const held = await hold(key.token, 'review mine');
+    const refused = await approveWithEdit(held.id, maker.token, { title: 'review mine, edited' });
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error.code).toBe('self_approval');
   });
 });

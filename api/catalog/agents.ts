@@ -12,6 +12,7 @@ import {
   peopleMemoriesInput,
 } from '../../domain/resources/memories';
 import { agentDays, callOutcomes, listAgentCalls } from '../../domain/usage/call-log';
+import { keyBudgetsToday } from '../../domain/usage/key-budgets';
 import { listTasksWaitingOnReview } from '../../domain/usage/mcp-tasks';
 import { defineOperation } from './operation';
 
@@ -26,7 +27,8 @@ export const listAgentsOperation = defineOperation({
   name: 'agents.list',
   family: 'agents',
   summary: "Each API key's day",
-  description: "Every key with its calls today (in the organization's time zone), its writes applied, held and denied today, its last use, and its share of the daily budget.",
+  description:
+    "Every key with its calls today (in the organization's time zone), its writes applied, held and denied today, its last use, its share of the daily budget, and what it used today of its own budgets (a daily request budget, daily caps of writes by operation) where it has them.",
   method: 'GET',
   path: '/agents',
   list: false,
@@ -43,11 +45,24 @@ export const listAgentsOperation = defineOperation({
       held_today: z.number().int(),
       denied_today: z.number().int(),
       budget_share: z.number().describe("The key's calls today over the organization's daily budget, 0 to 1"),
+      request_budget: z
+        .object({ used: z.number().int(), budget: z.number().int() })
+        .nullable()
+        .describe("The key's requests counted today against its own daily budget (refused ones included); null: it has none"),
+      write_caps: z
+        .array(z.object({ operation: z.string(), used: z.number().int(), cap: z.number().int() }))
+        .describe('Each capped operation: the writes submitted today (refused ones included) and the cap'),
     }),
   ),
   access: everyone,
   interfaces: consoleOnly,
-  handler: (_input, { db, caller }) => agentDays(db, caller.organization, caller.plan.dailyBudget),
+  handler: async (_input, { db, caller, limits }) => {
+    const [days, budgets] = await Promise.all([agentDays(db, caller.organization, caller.plan.dailyBudget), keyBudgetsToday(db, caller.organization, limits.clock())]);
+    return days.map((day) => {
+      const budget = budgets.get(day.api_key_id);
+      return { ...day, request_budget: budget?.requests ?? null, write_caps: budget?.writes ?? [] };
+    });
+  },
 });
 
 export const listAgentCallsOperation = defineOperation({

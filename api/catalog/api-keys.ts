@@ -1,14 +1,27 @@
 import { z } from 'zod';
 import { allAbilities, families, isWriteAbility } from '../../domain/identity/abilities';
 import { rolesThat, type PersonActor } from '../../domain/identity/actors';
-import { createApiKey, listApiKeys, revokeApiKey, type ApiKey } from '../../domain/identity/api-keys';
+import { createApiKey, keyBudgetBounds, listApiKeys, revokeApiKey, setApiKeyBudget, type ApiKey } from '../../domain/identity/api-keys';
 import { text } from '../../domain/kit/fields';
-import { defineOperation } from './operation';
+import { defineOperation, type Operation } from './operation';
 
 // The organization's API keys, managed by people in the console (Settings → Advanced → API Keys).
 
 const access = { person: { roles: rolesThat.manageKeys } };
 const consoleOnly = ['console'] as const;
+
+const dailyRequestBudget = z
+  .number()
+  .int()
+  .min(1)
+  .max(keyBudgetBounds.dailyRequests)
+  .describe("The key's own requests a day (REST and MCP together, the organization's local day), within the organization's budget; null: none");
+const writeCaps = z
+  .record(z.string().max(60), z.number().int().min(1).max(keyBudgetBounds.writesPerOperation))
+  .describe('Daily caps of writes submitted, by gated-write operation, whatever the policy decides: {"customers.update": 20}; {} for none');
+
+/** The names of the catalog's gated writes (`customers.update`): what a write cap may name. */
+const gatedWriteNames = (catalog: readonly Operation[]) => catalog.flatMap((operation) => (operation.kind === 'gated_write' ? [operation.write.name] : []));
 
 const apiKeySchema = z.object({
   id: z.string().describe('The key id (key_…); the token starts gate_k_<id>_'),
@@ -21,6 +34,8 @@ const apiKeySchema = z.object({
   last_used_at: z.iso.datetime().nullable().describe('To the minute'),
   revoked_at: z.iso.datetime().nullable(),
   state: z.enum(['active', 'expired', 'revoked']),
+  daily_request_budget: z.number().int().nullable().describe("The key's own requests a day; null: the organization's budget alone"),
+  write_caps: z.record(z.string(), z.number().int()).describe('Daily caps of writes submitted, by gated-write operation'),
 });
 
 function wireOf(key: ApiKey): z.infer<typeof apiKeySchema> {
@@ -36,6 +51,8 @@ function wireOf(key: ApiKey): z.infer<typeof apiKeySchema> {
     last_used_at: key.lastUsedAt,
     revoked_at: key.revokedAt,
     state: key.revokedAt ? 'revoked' : expired ? 'expired' : 'active',
+    daily_request_budget: key.dailyRequestBudget,
+    write_caps: key.writeCaps,
   };
 }
 
@@ -63,18 +80,21 @@ export const apiKeyAbilitiesOperation = defineOperation({
   name: 'api_keys.abilities',
   family: 'api_keys',
   summary: 'The abilities a key may carry',
-  description: 'Each ability with its family and what the family holds; write abilities need a read-write key.',
+  description: 'Each ability with its family and what the family holds; write abilities need a read-write key, and name the gated writes they allow (what a write cap may name).',
   method: 'GET',
   path: '/api-keys/abilities',
   list: false,
   input: z.strictObject({}),
-  output: z.array(z.object({ ability: z.string(), family: z.string(), description: z.string(), write: z.boolean() })),
+  output: z.array(
+    z.object({ ability: z.string(), family: z.string(), description: z.string(), write: z.boolean(), operations: z.array(z.string()).describe('The gated writes it allows') }),
+  ),
   access,
   interfaces: consoleOnly,
-  handler: async () =>
+  handler: async (_input, { catalog }) =>
     allAbilities.map((ability) => {
       const family = ability.split('.')[0] as keyof typeof families;
-      return { ability, family, description: families[family].description, write: isWriteAbility(ability) };
+      const operations = catalog.flatMap((operation) => (operation.kind === 'gated_write' && operation.access.apiKey?.ability === ability ? [operation.write.name] : []));
+      return { ability, family, description: families[family].description, write: isWriteAbility(ability), operations };
     }),
 });
 
@@ -91,14 +111,25 @@ export const createApiKeyOperation = defineOperation({
     access: z.enum(['read', 'read_write']).describe('read: reads only; read_write: may also submit gated writes'),
     abilities: z.array(z.string().max(60)).max(100).optional().describe('Default: everything the access level allows'),
     expires_at: z.iso.datetime({ offset: true }).nullish().describe('When it stops working by itself; omit for never'),
+    daily_request_budget: dailyRequestBudget.nullish(),
+    write_caps: writeCaps.optional(),
   }),
   output: z.object({ key: apiKeySchema, token: z.string().describe('The bearer token, shown once: store it now') }),
   access,
   interfaces: consoleOnly,
-  handler: async (input, { db, caller }) => {
+  handler: async (input, { db, caller, catalog }) => {
     const created = await createApiKey(
       db,
-      { orgId: caller.organization.id, label: input.label, access: input.access, abilities: input.abilities, expiresAt: input.expires_at ?? null },
+      {
+        orgId: caller.organization.id,
+        label: input.label,
+        access: input.access,
+        abilities: input.abilities,
+        expiresAt: input.expires_at ?? null,
+        dailyRequestBudget: input.daily_request_budget ?? null,
+        writeCaps: input.write_caps,
+        writeOperations: gatedWriteNames(catalog),
+      },
       actorOf(caller.actor as PersonActor),
     );
     return { key: wireOf(created.key), token: created.token };
@@ -122,4 +153,27 @@ export const revokeApiKeyOperation = defineOperation({
   },
 });
 
-export const apiKeyOperations = [listApiKeysOperation, apiKeyAbilitiesOperation, createApiKeyOperation, revokeApiKeyOperation];
+export const updateApiKeyBudgetOperation = defineOperation({
+  kind: 'person_action',
+  name: 'api_keys.update_budget',
+  family: 'api_keys',
+  summary: "Set an API key's budgets",
+  description:
+    "The key's own daily request budget (null: none) and its daily caps of writes by operation (replaced whole; {}: none), each only when given. They count from the key's next request, by the organization's local day; past them the key is answered 429 rate_limited (key_daily, key_operation_daily).",
+  method: 'PATCH',
+  path: '/api-keys/:id/budget',
+  input: z.strictObject({
+    id: z.string().max(100).describe('The key id (key_…)'),
+    daily_request_budget: dailyRequestBudget.nullable().optional(),
+    write_caps: writeCaps.optional(),
+  }),
+  output: apiKeySchema,
+  access,
+  interfaces: consoleOnly,
+  handler: async (input, { db, caller, catalog }) => {
+    const change = { dailyRequestBudget: input.daily_request_budget, writeCaps: input.write_caps };
+    return wireOf(await setApiKeyBudget(db, caller.organization.id, input.id, change, gatedWriteNames(catalog), actorOf(caller.actor as PersonActor)));
+  },
+});
+
+export const apiKeyOperations = [listApiKeysOperation, apiKeyAbilitiesOperation, createApiKeyOperation, revokeApiKeyOperation, updateApiKeyBudgetOperation];

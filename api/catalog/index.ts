@@ -1,6 +1,7 @@
 import { agentOperations } from './agents';
 import { apiKeyOperations } from './api-keys';
 import { auditOperations } from './audit';
+import { policyOperations } from './policy';
 import { bookingOperations } from './bookings';
 import { calendarOperations } from './calendar';
 import { customerOperations } from './customers';
@@ -45,6 +46,7 @@ export const catalog: readonly Operation[] = [
   reviewStatusOperation,
   approveReviewOperation,
   denyReviewOperation,
+  ...policyOperations,
   ...organizationOperations,
   ...apiKeyOperations,
   ...peopleOperations,

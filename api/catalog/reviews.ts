@@ -12,6 +12,9 @@ import {
   reviewSchema,
   type Review,
 } from '../../domain/gate/reviews';
+import { editAndApprove } from '../../domain/gate/review-edits';
+import { AppError } from '../../domain/kit/errors';
+import { findGatedWrite } from '../../domain/resources';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
 
@@ -80,19 +83,40 @@ export const reviewStatusOperation = defineOperation({
   },
 });
 
-async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof decideReviewInput>, context: OperationContext) {
+const approveReviewInput = decideReviewInput.extend({
+  edit: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      "Fields to change in a held create or update before approving it (e.g. {\"due_on\": \"2026-12-01\"}), over the agent's input; id and if_match cannot change. The edited write is decided by the policy again (the agent's key as principal, you in context.editor): a Deny refuses the edit (403 policy_denied, the review still waits), an Allow applies it with your approval, a Review counts your approval as the first",
+    ),
+});
+
+async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveReviewInput>, context: OperationContext) {
   const { db, caller, gate } = context;
-  const review = await decideReview(db, {
-    orgId: caller.organization.id,
-    reviewId: input.id,
-    userId: (caller.actor as PersonActor).userId,
-    verdict,
-    comment: input.comment,
-  });
+  const person = caller.actor as PersonActor;
+  const review =
+    verdict === 'approved' && input.edit
+      ? await editAndApprove(db, heldWrite(await getReview(db, caller.organization.id, input.id)), {
+          orgId: caller.organization.id,
+          reviewId: input.id,
+          userId: person.userId,
+          role: person.role,
+          changes: input.edit,
+          comment: input.comment,
+        })
+      : await decideReview(db, { orgId: caller.organization.id, reviewId: input.id, userId: person.userId, verdict, comment: input.comment });
   // An approval that leaves the write short of its quorum changes nothing the workflow waits for.
   if (review.status === 'pending') return review;
   await gate.reviewDecided(review.workflow_id, verdict, outcomeWaitMs);
   return getReview(db, caller.organization.id, input.id);
+}
+
+/** The gated write a review holds, for an edit to be parsed and decided as that write. */
+function heldWrite(review: Review) {
+  const write = findGatedWrite(review.operation);
+  if (!write) throw new AppError('conflict', `review ${review.id} holds ${review.operation}, which this version of Gatehouse does not know`);
+  return write;
 }
 
 export const approveReviewOperation = defineOperation({
@@ -101,11 +125,11 @@ export const approveReviewOperation = defineOperation({
   family: 'reviews',
   summary: 'Approve a held write',
   description:
-    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
+    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it: the edited write is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
   method: 'POST',
   path: '/reviews/:id/approve',
-  input: decideReviewInput,
-  refusals: ['self_approval'],
+  input: approveReviewInput,
+  refusals: ['self_approval', 'policy_denied'],
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
   handler: (input, context) => decide('approved', input, context),

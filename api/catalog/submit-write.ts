@@ -10,6 +10,7 @@ import {
   type IdempotencyScope,
 } from '../../domain/gate/idempotency';
 import { sortableUnique } from '../../domain/kit/ids';
+import { spendWriteCap } from '../../domain/usage/key-budgets';
 import { remediationOf, type Remediation } from '../../domain/gate/remediation';
 import { GateUnavailableError } from './gate-client';
 import { reviewLinks, type ReviewLinks } from './links';
@@ -55,6 +56,8 @@ export async function submitGatedWrite(
 
   let workflowId = `${org.slug}:${operation.write.name}:${sortableUnique()}`;
   let scope: IdempotencyScope | undefined;
+  /** A request whose Idempotency-Key another one, still running, claimed: it joins that one's workflow. */
+  let joins = false;
   if (idempotencyKey !== undefined) {
     if (!idempotencyKeyShape.test(idempotencyKey)) {
       throw new AppError('validation_failed', 'Idempotency-Key must be 1 to 255 visible ASCII characters', {
@@ -68,6 +71,18 @@ export async function submitGatedWrite(
     const claim = await claimIdempotencyKey(db, scope, fingerprint, `${org.slug}:${operation.write.name}:idem-${digest}`);
     if (claim.state === 'replay') return explained({ workflowId: claim.workflowId, answer: known(claim.answer), replayed: true }, operation, context);
     workflowId = claim.workflowId;
+    joins = claim.state === 'in_flight';
+  }
+
+  // The key's daily cap for this operation counts each write submitted anew (a replay or a join was counted when
+  // it was first sent), whatever the policy will decide. Refused, nothing starts, and the key's claim is let go, so
+  // that the same Idempotency-Key can be sent again once the cap resets.
+  if (!joins && context.limits.enabled) {
+    const refusal = await spendWriteCap(db, caller, operation.write.name, context.limits.clock());
+    if (refusal) {
+      if (scope) await releaseIdempotencyKey(db, scope);
+      throw refusal;
+    }
   }
 
   let answer: GateAnswer;

@@ -21,7 +21,7 @@ export function httpAnswer(operation: Operation | undefined, outcome: CallOutcom
       return { status, headers: {}, body: { success: true, data: outcome.page.items, page: { next_cursor: outcome.page.nextCursor } } };
     case 'refused':
     case 'failed':
-      return { status, headers: {}, body: errorBody(outcome.error) };
+      return { status, headers: retryAfter(outcome.error), body: errorBody(outcome.error) };
     case 'gated': {
       const { answer, workflowId, replayed } = outcome.submitted;
       const gated = gateAnswerBody(outcome.submitted);
@@ -71,6 +71,12 @@ function gateAnswerBody({ answer, review: links, remediation }: SubmittedWrite):
     case 'failed':
       return { headers: {}, body: errorBody(new AppError(answer.code, answer.message, answer.details)) };
   }
+}
+
+/** A limit that refused a call in the pipeline (a key's write cap) says when to retry, as admission's limits do. */
+function retryAfter(error: AppError): Record<string, string> {
+  const seconds = error.code === 'rate_limited' ? error.details?.retry_after_seconds : undefined;
+  return typeof seconds === 'number' ? { 'retry-after': String(seconds) } : {};
 }
 
 /** A single record's ETag is its version, for If-Match on the next update. */

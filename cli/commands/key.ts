@@ -1,7 +1,8 @@
 import { Command, Option } from 'commander';
 import { allAbilities, type Access } from '../../domain/identity/abilities';
-import { createApiKey, listApiKeys, revokeApiKey } from '../../domain/identity/api-keys';
+import { createApiKey, findApiKey, listApiKeys, revokeApiKey, setApiKeyBudget, type ApiKey } from '../../domain/identity/api-keys';
 import { findOrganization } from '../../domain/identity/organizations';
+import { gatedWrites } from '../../domain/resources';
 import { emit, table, withDatabase } from '../output';
 
 export function keyCommands(): Command {
@@ -45,12 +46,13 @@ export function keyCommands(): Command {
           keys,
           keys.length
             ? table([
-                ['ID', 'LABEL', 'ACCESS', 'ABILITIES', 'LAST USED', 'STATE'],
+                ['ID', 'LABEL', 'ACCESS', 'ABILITIES', 'BUDGET', 'LAST USED', 'STATE'],
                 ...keys.map((k) => [
                   k.id,
                   k.label,
                   k.access,
                   String(k.abilities.length),
+                  budgetOf(k),
                   k.lastUsedAt ?? 'never',
                   k.revokedAt ? `revoked ${k.revokedAt}` : 'active',
                 ]),
@@ -72,5 +74,46 @@ export function keyCommands(): Command {
         emit(command, revoked, `Revoked key "${revoked.label}" (${revoked.id})`);
       }),
     );
+
+  key
+    .command('budget')
+    .description("Set a key's own daily request budget and its daily caps of writes by operation (from its next request)")
+    .requiredOption('--org <slug>', 'the organization')
+    .requiredOption('--id <key id>', 'the key, e.g. key_01…')
+    .option('--daily-requests <count>', 'requests a day, REST and MCP together (the organization\'s local day); none: no budget of its own')
+    .option(
+      '--cap <operation=count>',
+      `a daily cap of writes submitted, e.g. customers.update=20 (repeat for more; count none removes it): ${gatedWrites.map((write) => write.name).join(', ')}`,
+      (value: string, caps: string[]) => [...caps, value],
+      [],
+    )
+    .option('--clear-caps', 'remove every cap first')
+    .action(
+      withDatabase(async (db, options: { org: string; id: string; dailyRequests?: string; cap: string[]; clearCaps?: boolean }, command) => {
+        const org = await findOrganization(db, options.org);
+        const change: { dailyRequestBudget?: number | null; writeCaps?: Record<string, number> } = {};
+        if (options.dailyRequests !== undefined) change.dailyRequestBudget = options.dailyRequests === 'none' ? null : Number(options.dailyRequests);
+        if (options.clearCaps || options.cap.length) {
+          const caps = options.clearCaps ? {} : { ...(await findApiKey(db, org.id, options.id)).writeCaps };
+          for (const cap of options.cap) {
+            const [operation = '', count = ''] = cap.split('=');
+            if (count === 'none') delete caps[operation];
+            else caps[operation] = count === '' ? Number.NaN : Number(count);
+          }
+          change.writeCaps = caps;
+        }
+        const changed = await setApiKeyBudget(db, org.id, options.id, change, gatedWrites.map((write) => write.name));
+        emit(command, changed, `Key "${changed.label}" (${changed.id}): ${budgetOf(changed)}`);
+      }),
+    );
   return key;
+}
+
+/** A key's own budgets in words: `500 requests a day; customers.update 20 a day`, or `none`. */
+function budgetOf(key: ApiKey): string {
+  const parts = [
+    ...(key.dailyRequestBudget !== null ? [`${key.dailyRequestBudget} requests a day`] : []),
+    ...Object.entries(key.writeCaps).map(([operation, cap]) => `${operation} ${cap} a day`),
+  ];
+  return parts.length ? parts.join('; ') : 'none';
 }

@@ -46,7 +46,7 @@ export async function applyIn(
     });
     return applied.result;
   }
-  const input = write.input.parse(request.input);
+  let input = write.input.parse(request.input);
   // Only what the policy decided runs: an Allow, or a Review a person approved, for this very input.
   const { rows: decisions } = await tx.query(
     `SELECT decision, context, operation = $2 AND org_id = $3 AND input = $4::jsonb AS same_request FROM gate_decisions WHERE workflow_id = $1`,
@@ -57,10 +57,20 @@ export async function applyIn(
   if (decided.decision !== 'allow' && decided.decision !== 'review') {
     throw new AppError('conflict', `workflow ${workflowId} was ${decided.decision === 'deny' ? 'denied' : 'refused'}; its write never runs`);
   }
+  let before = decided.context?.before;
   if (decided.decision === 'review') {
-    const { rows } = await tx.query('SELECT status FROM reviews WHERE id = $1 AND workflow_id = $2 FOR UPDATE', [reviewId ?? '', workflowId]);
+    const { rows } = await tx.query(
+      `SELECT r.status, e.input AS edited_input, e.context AS edited_context
+       FROM reviews r LEFT JOIN review_edits e ON e.id = r.edit_id WHERE r.id = $1 AND r.workflow_id = $2 FOR UPDATE OF r`,
+      [reviewId ?? '', workflowId],
+    );
     if (rows[0]?.status !== 'approved') {
       throw new ReviewNotApprovedError(`review ${reviewId ?? '(none)'} is ${rows[0]?.status ?? 'missing'}, not approved`);
+    }
+    // A reviewer edited the write before approving: the edit runs, against the record as its own decision saw it.
+    if (rows[0].edited_input) {
+      input = write.input.parse(rows[0].edited_input);
+      before = rows[0].edited_context?.before;
     }
   }
   // The claim comes first: a concurrent attempt waits on it, then finds the finished write.
@@ -74,7 +84,7 @@ export async function applyIn(
     return done.rows[0].result;
   }
 
-  const applied = await write.apply(tx, request.orgId, input, { before: decided.context?.before }, by);
+  const applied = await write.apply(tx, request.orgId, input, { before }, by);
   await recordApplied(
     tx,
     write,

@@ -28,13 +28,22 @@ export type AuditEvent =
       data: { operation: string };
     })
   | (GateEvent & { type: 'write.failed'; actor: ActorRef; data: { code: string; message: string } })
-  | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null; approvals?: string[] } })
+  | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null; approvals?: string[]; edit_id?: string } })
   /** One person's approval of a write that needs more than one: the review stays pending. */
-  | (GateEvent & { type: 'review.approval_added'; actor: ActorRef; data: { comment: string | null; approvals: number; required: number } })
+  | (GateEvent & { type: 'review.approval_added'; actor: ActorRef; data: { comment: string | null; approvals: number; required: number; edit_id?: string } })
+  /** A reviewer's edit of a held write, and the policy's decision on the edited write (edt_…). */
+  | (GateEvent & {
+      type: 'review.edited';
+      actor: ActorRef;
+      data: { edit_id: string; fields: string[]; decision: string; reason: string; policyIds: string[] };
+    })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | (GateEvent & { type: 'review.escalated'; actor: ActorRef; data: { tier: string; notified: string[] } })
-  | { type: 'policy.updated'; actor: ActorRef; data: { version: number } }
+  | { type: 'policy.updated'; actor: ActorRef; data: { version: number; comment?: string } }
+  | { type: 'policy.shadow_started' | 'policy.shadow_stopped'; actor: ActorRef; data: Record<string, never> }
   | { type: 'api_key.created' | 'api_key.revoked'; actor: ActorRef; resourceId: string; data: { label: string; access?: string; abilities?: string[]; expires_at?: string | null } }
+  /** A key's own daily request budget or write caps set or changed (key_…), with what they were. */
+  | { type: 'api_key.budget_changed'; actor: ActorRef; resourceId: string; data: { label: string; daily_request_budget: number | null; write_caps: Record<string, number>; before: { daily_request_budget: number | null; write_caps: Record<string, number> } } }
   | {
       type: 'person.invited' | 'person.updated' | 'person.password_set' | 'person.password_reset' | 'person.sessions_ended' | 'person.signed_in' | 'person.locked';
       actor: ActorRef;

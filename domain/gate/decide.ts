@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../db/database';
-import { evaluatePolicy } from '../../policy/engine';
+import { evaluatePolicy, type PolicyDecision } from '../../policy/engine';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { auditInsert } from './audit';
@@ -9,10 +9,8 @@ import { lockReviewQueue } from './review-queue';
 import type { GatedWrite } from './writes';
 
 /**
- * Asks the organization's policy about a write and records the decision (and the review it opens), once per
- * workflow. The policy sees the key as the principal, the write's name as the action, the record as it would
- * be after the write as the resource, and in its context the interface and, for updates and deletes, the record
- * before and the fields that change.
+ * Asks the organization's policy about a write (askPolicy) and records the decision (and the review it opens),
+ * once per workflow.
  */
 export async function decideGatedWrite(
   db: Database,
@@ -44,23 +42,9 @@ export async function decideIn(
   reviewExpiresAt: Date,
 ): Promise<{ recorded: RecordedDecision; justDecided?: JustDecided }> {
   const input = write.input.parse(request.input);
-  const proposal = await write.propose(tx, request.orgId, input, { apiKeyId: request.apiKey.id });
-  const { version, policySet } = await loadCompiledPolicySet(tx, request.orgId);
-  const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
-  if (proposal.before) context.before = proposal.before;
-  if (proposal.changes) context.changes = proposal.changes;
-  Object.assign(context, proposal.context);
-  const decided = evaluatePolicy(policySet, {
-    principal: {
-      type: 'ApiKey',
-      id: request.apiKey.id,
-      attrs: { label: request.apiKey.label, access: request.apiKey.access, abilities: request.apiKey.abilities },
-    },
-    action: request.operation,
-    resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
-    context,
-  });
+  const { proposal, version, decided, context, shadow } = await askPolicy(tx, write, request, input);
   const { recorded, inserted } = await recordDecisionIn(tx, {
+    shadow,
     workflowId,
     request,
     decision: decided.decision,
@@ -77,6 +61,68 @@ export async function decideIn(
   return inserted ? { recorded, justDecided: { input, before: proposal.before && JSON.parse(JSON.stringify(proposal.before)) } } : { recorded };
 }
 
+/** What the policy said of a write, and what it saw: the proposal, the policy version, the request's context. */
+export interface PolicyAnswer {
+  proposal: Awaited<ReturnType<GatedWrite['propose']>>;
+  version: number;
+  decided: PolicyDecision;
+  context: Record<string, unknown>;
+  /** What the shadow draft would have decided, when one runs. */
+  shadow?: ShadowDecision;
+}
+
+/** A shadow draft's decision of a write, as gate_decisions.shadow keeps it. */
+export interface ShadowDecision {
+  decision: PolicyDecision['decision'];
+  reason: string;
+  policy_ids: string[];
+  started_at: string;
+}
+
+/**
+ * Asks the organization's current policy about a write: the key as the principal, the write's name as the
+ * action, the record as it would be after the write as the resource, and in its context the interface and, for
+ * updates and deletes, the record before and the fields that change (plus `extraContext`: a reviewer's edit
+ * names its editor).
+ */
+export async function askPolicy(
+  tx: Queryable,
+  write: GatedWrite,
+  request: Pick<GatedWriteRequest, 'orgId' | 'operation' | 'interface' | 'apiKey'>,
+  input: Parameters<GatedWrite['apply']>[2],
+  extraContext?: Record<string, unknown>,
+): Promise<PolicyAnswer> {
+  const proposal = await write.propose(tx, request.orgId, input, { apiKeyId: request.apiKey.id });
+  const { version, policySet, shadow } = await loadCompiledPolicySet(tx, request.orgId);
+  const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
+  if (proposal.before) context.before = proposal.before;
+  if (proposal.changes) {
+    context.changes = proposal.changes;
+    context.changed_fields = Object.keys(proposal.changes).sort();
+  }
+  Object.assign(context, proposal.context, extraContext);
+  const policyRequest = {
+    principal: {
+      type: 'ApiKey',
+      id: request.apiKey.id,
+      attrs: { label: request.apiKey.label, access: request.apiKey.access, abilities: request.apiKey.abilities },
+    },
+    action: request.operation,
+    resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
+    context,
+  };
+  const decided = evaluatePolicy(policySet, policyRequest);
+  if (!shadow) return { proposal, version, decided, context };
+  const shadowed = evaluatePolicy(shadow.policySet, policyRequest);
+  return {
+    proposal,
+    version,
+    decided,
+    context,
+    shadow: { decision: shadowed.decision, reason: shadowed.reason, policy_ids: shadowed.policyIds, started_at: shadow.startedAt },
+  };
+}
+
 export interface DecisionToRecord {
   workflowId: string;
   request: GatedWriteRequest;
@@ -90,6 +136,8 @@ export interface DecisionToRecord {
   reviewExpiresAt: Date;
   /** For a Review: how many distinct people must approve (1 when not given). */
   approvalsRequired?: number;
+  /** What a shadow draft would have decided, when one runs. */
+  shadow?: ShadowDecision;
 }
 
 /**
@@ -132,12 +180,13 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ r
     JSON.stringify(d.resource),
     JSON.stringify(d.context),
     d.policyErrors,
+    d.shadow ? JSON.stringify(d.shadow) : null,
   ];
   let held = '';
   if (review) {
     held = `, held AS (
       INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at, approvals_required)
-      SELECT $15::text, $2, id, $3, $16::timestamptz, $17::smallint FROM decided)`;
+      SELECT $16::text, $2, id, $3, $17::timestamptz, $18::smallint FROM decided)`;
     values.push(review.id, d.reviewExpiresAt, d.approvalsRequired ?? 1);
   }
   const audit = auditInsert(
@@ -154,8 +203,8 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ r
   const inserted = await tx.query(
     `WITH decided AS (
        INSERT INTO gate_decisions
-         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
+         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors, shadow)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)
        ON CONFLICT (workflow_id) DO NOTHING RETURNING id
      )${held}, audited AS (${audit.sql})
      SELECT id FROM decided`,

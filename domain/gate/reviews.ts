@@ -53,6 +53,26 @@ export const reviewSchema = z
       })
       .nullable()
       .describe("Whether the review waited past the organization's escalation wait, and whom it was escalated to; null: not escalated"),
+    edit: z
+      .object({
+        id: z.string().describe('The edit (edt_…)'),
+        by: z
+          .object({ user_id: z.string().describe('The reviewer who edited (usr_…)'), email: z.string().describe("The reviewer's sign-in email") })
+          .describe('The reviewer who edited the write'),
+        at: instantField('When the reviewer edited the write'),
+        input: z.record(z.string(), z.unknown()).describe('The write as the reviewer edited it: what runs on approval (proposed keeps the agent\'s version)'),
+        resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the edited write'),
+        decision: z
+          .object({
+            decision: z.enum(['allow', 'review']).describe("The policy's decision on the edited write"),
+            reason: z.string().describe('Why'),
+            policy_ids: z.array(z.string()).describe('The policies that decided'),
+            policy_version: z.number().int().describe('The version of the policy set that decided'),
+          })
+          .describe("The policy's decision on the edited write, with the agent's key as the principal and the editor in the context"),
+      })
+      .nullable()
+      .describe('A reviewer\'s edit of the held write, which is what runs once approved; null when nobody edited it'),
     approvals: z
       .object({
         required: z.number().int().describe('How many distinct people must approve before the write runs (the policy\'s @approvals; 1 by default)'),
@@ -117,8 +137,12 @@ const selectReview = `
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
          u.email AS decided_by_email,
          (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment) ORDER BY a.approved_at, a.user_id), '[]')
-          FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given
+          FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
+         e.id AS edit_id, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
+         e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version
   FROM reviews r
+  LEFT JOIN review_edits e ON e.id = r.edit_id
+  LEFT JOIN users eu ON eu.id = e.edited_by
   JOIN gate_decisions d ON d.id = r.decision_id
   JOIN api_keys k ON k.id = d.api_key_id
   LEFT JOIN users u ON u.id = r.decided_by`;
@@ -141,6 +165,94 @@ export async function getReview(db: Queryable, orgId: string, reviewId: string):
   return reviewFromRow(rows[0]);
 }
 
+/** A review being decided, locked in the caller's transaction. */
+export interface LockedReview {
+  id: string;
+  orgId: string;
+  workflowId: string;
+  operation: string;
+  /** The agent's input, as the decision recorded it. */
+  input: Record<string, unknown>;
+  apiKeyId: string;
+  approvalsRequired: number;
+  /** The person who created the key that made the write (null: the CLI). */
+  keyCreatedBy: string | null;
+  selfApproval: boolean;
+}
+
+/**
+ * Locks a review that is still pending, for a decision in this transaction; 404 when there is none, 409 when it
+ * was decided (or expired) already. Of decisions racing, the first to lock it goes first.
+ */
+export async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string): Promise<LockedReview> {
+  const { rows } = await tx.query(
+    `SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.api_key_id,
+            k.created_by AS key_created_by, o.self_approval
+     FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
+     WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`,
+    [orgId, reviewId],
+  );
+  const row = rows[0];
+  if (!row) throw new AppError('not_found', `review ${reviewId} was not found`);
+  if (row.status !== 'pending') {
+    throw new AppError('conflict', `review ${reviewId} is ${row.status} already; it can be decided only once, while pending`, { status: row.status });
+  }
+  return {
+    id: reviewId,
+    orgId,
+    workflowId: row.workflow_id,
+    operation: row.operation,
+    input: row.input,
+    apiKeyId: row.api_key_id,
+    approvalsRequired: row.approvals_required,
+    keyCreatedBy: row.key_created_by,
+    selfApproval: row.self_approval,
+  };
+}
+
+/** Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created. */
+export function assertNotSelfApproval(review: LockedReview, userId: string): void {
+  if (review.keyCreatedBy === userId && !review.selfApproval) {
+    throw new AppError(
+      'self_approval',
+      `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner can allow self-approval in the organization's settings)`,
+    );
+  }
+}
+
+/**
+ * One person's approval of a locked review: counted once per person; the review is approved once it has as many
+ * as it needs (`required`, the review's own unless an edit set anew), else it stays pending.
+ */
+export async function approveIn(
+  tx: Queryable,
+  review: LockedReview,
+  input: { userId: string; comment?: string },
+  auditData: { edit_id?: string } = {},
+): Promise<void> {
+  const comment = input.comment ?? null;
+  const added = await tx.query(`INSERT INTO review_approvals (review_id, user_id, org_id, comment) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+    review.id,
+    input.userId,
+    review.orgId,
+    comment,
+  ]);
+  const required = review.approvalsRequired;
+  if (!added.rowCount) {
+    throw new AppError('conflict', `you have approved review ${review.id} already; it needs ${required} approvals from different people`, { status: 'pending' });
+  }
+  const approvers = (await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 ORDER BY approved_at, user_id', [review.id])).rows.map(
+    (row) => row.user_id as string,
+  );
+  const event = { actor: { type: 'user' as const, id: input.userId }, workflowId: review.workflowId, reviewId: review.id };
+  if (approvers.length < required) {
+    await recordAudit(tx, review.orgId, { ...event, type: 'review.approval_added', data: { comment, approvals: approvers.length, required, ...auditData } });
+    return;
+  }
+  await settle(tx, { orgId: review.orgId, reviewId: review.id, userId: input.userId, comment: input.comment }, 'approved');
+  await recordAudit(tx, review.orgId, { ...event, type: 'review.approved', data: { comment, ...(required > 1 ? { approvals: approvers } : {}), ...auditData } });
+}
+
 /**
  * A person's decision, written first and atomically. A deny ends the review. An approval counts once per person;
  * the review is approved when it has as many as the policy asked for (one, unless a rule's @approvals says more),
@@ -152,51 +264,20 @@ export async function decideReview(
   input: { orgId: string; reviewId: string; userId: string; verdict: 'approved' | 'denied'; comment?: string },
 ): Promise<Review> {
   await db.transaction(async (tx) => {
-    const { rows } = await tx.query(
-      `SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, k.created_by AS key_created_by, o.self_approval
-       FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
-       WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`,
-      [input.orgId, input.reviewId],
-    );
-    const review = rows[0];
-    if (!review) throw new AppError('not_found', `review ${input.reviewId} was not found`);
-    if (review.status !== 'pending') {
-      throw new AppError('conflict', `review ${input.reviewId} is ${review.status} already; it can be decided only once, while pending`, {
-        status: review.status,
-      });
-    }
-    const comment = input.comment ?? null;
-    const event = { actor: { type: 'user' as const, id: input.userId }, workflowId: review.workflow_id as string, reviewId: input.reviewId };
+    const review = await lockPendingReview(tx, input.orgId, input.reviewId);
     if (input.verdict === 'denied') {
       await settle(tx, input, 'denied');
-      await recordAudit(tx, input.orgId, { ...event, type: 'review.denied', data: { comment } });
-      return;
-    }
-    if (review.key_created_by === input.userId && !review.self_approval) {
-      throw new AppError(
-        'self_approval',
-        `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner can allow self-approval in the organization's settings)`,
-      );
-    }
-    const added = await tx.query(
-      `INSERT INTO review_approvals (review_id, user_id, org_id, comment) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`,
-      [input.reviewId, input.userId, input.orgId, comment],
-    );
-    const required = review.approvals_required as number;
-    if (!added.rowCount) {
-      throw new AppError('conflict', `you have approved review ${input.reviewId} already; it needs ${required} approvals from different people`, {
-        status: 'pending',
+      await recordAudit(tx, input.orgId, {
+        type: 'review.denied',
+        actor: { type: 'user', id: input.userId },
+        workflowId: review.workflowId,
+        reviewId: input.reviewId,
+        data: { comment: input.comment ?? null },
       });
-    }
-    const approvers = (await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 ORDER BY approved_at, user_id', [input.reviewId])).rows.map(
-      (row) => row.user_id as string,
-    );
-    if (approvers.length < required) {
-      await recordAudit(tx, input.orgId, { ...event, type: 'review.approval_added', data: { comment, approvals: approvers.length, required } });
       return;
     }
-    await settle(tx, input, 'approved');
-    await recordAudit(tx, input.orgId, { ...event, type: 'review.approved', data: { comment, ...(required > 1 ? { approvals: approvers } : {}) } });
+    assertNotSelfApproval(review, input.userId);
+    await approveIn(tx, review, input);
   });
   return getReview(db, input.orgId, input.reviewId);
 }
@@ -261,6 +342,16 @@ function reviewFromRow(row: QueryResultRow): Review {
     created_at: iso(row.created_at)!,
     expires_at: iso(row.expires_at)!,
     escalation: row.escalated_to ? { to: row.escalated_to, at: iso(row.escalated_at)! } : null,
+    edit: row.edit_id
+      ? {
+          id: row.edit_id,
+          by: { user_id: row.edit_by, email: row.edit_by_email },
+          at: iso(row.edit_at)!,
+          input: row.edit_input,
+          resource: row.edit_resource,
+          decision: { decision: row.edit_decision, reason: row.edit_reason, policy_ids: row.edit_policy_ids, policy_version: row.edit_policy_version },
+        }
+      : null,
     approvals: {
       required: row.approvals_required,
       given: (row.approvals_given as { user_id: string; email: string; at: string; comment: string | null }[]).map((given) => ({
@@ -284,7 +375,14 @@ function reviewFromRow(row: QueryResultRow): Review {
  */
 export function asSeenByKey(review: Review, apiKeyId: string): Review {
   if (!review.operation.startsWith('memories.') || review.submitted_by.api_key_id === apiKeyId) return review;
-  return { ...review, proposed: { redacted: true }, resource: { redacted: true }, before: review.before && { redacted: true }, result: null };
+  return {
+    ...review,
+    proposed: { redacted: true },
+    resource: { redacted: true },
+    before: review.before && { redacted: true },
+    edit: review.edit && { ...review.edit, input: { redacted: true }, resource: { redacted: true } },
+    result: null,
+  };
 }
 
 export const followReviewInput = z.strictObject({ review_id: text({ max: 100 }).describe('The review id from the held write') });
@@ -296,6 +394,13 @@ export const reviewProgressSchema = z.object({
   operation: z.string().describe('The held write, e.g. tasks.create'),
   reason: z.string().describe('Why the policy held it'),
   expires_at: z.string().describe('When it expires if nobody decides (RFC 3339)'),
+  edited: z
+    .object({
+      fields: z.array(z.string()).describe('The fields the reviewer changed'),
+      input: z.record(z.string(), z.unknown()).describe('The write as the reviewer edited it; what runs (or ran) instead of yours'),
+    })
+    .nullable()
+    .describe('Set when a reviewer changed your write before approving it: result is then the edited write\'s record'),
   approvals_required: z.number().int().describe('How many distinct people must approve before the write runs'),
   approvals_given: z.number().int().describe('How many have approved so far'),
   decided_at: z.string().nullable().describe('When a person decided, or null'),
@@ -325,6 +430,7 @@ export async function followReview(
     operation: review.operation,
     reason: review.policy.reason,
     expires_at: review.expires_at,
+    edited: review.edit && { fields: changedKeys(review.proposed, review.edit.input), input: review.edit.input },
     approvals_required: review.approvals.required,
     approvals_given: review.approvals.given.length,
     decided_at: review.decided_at,
@@ -333,4 +439,10 @@ export async function followReview(
     result: review.result,
     failure: review.failure,
   };
+}
+
+/** The fields whose values differ between the agent's input and the reviewer's edit. */
+function changedKeys(proposed: Record<string, unknown>, edited: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(proposed), ...Object.keys(edited)]);
+  return [...keys].filter((key) => JSON.stringify(proposed[key]) !== JSON.stringify(edited[key])).sort();
 }

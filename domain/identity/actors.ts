@@ -34,6 +34,10 @@ export interface ApiKeyActor {
   label: string;
   access: Access;
   abilities: Ability[];
+  /** The key's own daily request budget (within the organization's); null: the organization's alone. */
+  dailyRequestBudget: number | null;
+  /** The key's daily caps of writes submitted, by gated-write operation (`customers.update`). */
+  writeCaps: Readonly<Record<string, number>>;
 }
 
 export interface PersonActor {

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../../db/database';
 import { defaultAbilities, isAbility, isWriteAbility, type Ability, type Access } from './abilities';
 import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
-import { AppError } from '../kit/errors';
+import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { issueToken } from './tokens';
 
@@ -18,6 +18,46 @@ export interface ApiKey {
   expiresAt: string | null;
   lastUsedAt: string | null;
   revokedAt: string | null;
+  /** The key's own daily request budget (REST and MCP together); null: the organization's budget alone. */
+  dailyRequestBudget: number | null;
+  /** The key's daily caps of writes submitted, by gated-write operation (`{"customers.update": 20}`). */
+  writeCaps: Record<string, number>;
+}
+
+/** What an organization may give a key of its own: a daily request budget and daily caps of writes, by operation. */
+export interface KeyBudget {
+  dailyRequestBudget: number | null;
+  writeCaps: Record<string, number>;
+}
+
+/** The most a key's budget and each of its caps may be (a day's worth, far past any plan's). */
+export const keyBudgetBounds = { dailyRequests: 10_000_000, writesPerOperation: 1_000_000 } as const;
+
+/**
+ * The problems of a key's budget, each named by its field. `writeOperations` are the names of the gated writes
+ * (the catalog's, `customers.update`): a cap names one of them.
+ */
+function budgetProblems(budget: Partial<KeyBudget>, writeOperations: readonly string[]): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  const whole = (value: unknown, max: number) => typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= max;
+  const { dailyRequestBudget, writeCaps } = budget;
+  if (dailyRequestBudget !== undefined && dailyRequestBudget !== null && !whole(dailyRequestBudget, keyBudgetBounds.dailyRequests)) {
+    problems.push({ field: 'daily_request_budget', message: `must be a whole number from 1 to ${keyBudgetBounds.dailyRequests}, or null for none` });
+  }
+  if (writeCaps !== undefined) {
+    if (typeof writeCaps !== 'object' || writeCaps === null || Array.isArray(writeCaps)) {
+      problems.push({ field: 'write_caps', message: 'must be an object of operation names and daily caps' });
+      return problems;
+    }
+    for (const [operation, cap] of Object.entries(writeCaps)) {
+      if (!writeOperations.includes(operation)) {
+        problems.push({ field: `write_caps.${operation}`, message: `is not a gated write; caps name one of ${writeOperations.join(', ')}` });
+      } else if (!whole(cap, keyBudgetBounds.writesPerOperation)) {
+        problems.push({ field: `write_caps.${operation}`, message: `must be a whole number from 1 to ${keyBudgetBounds.writesPerOperation}` });
+      }
+    }
+  }
+  return problems;
 }
 
 const keyColumns = `k.*, u.email AS created_by_email`;
@@ -25,7 +65,17 @@ const keyFrom = `api_keys k LEFT JOIN users u ON u.id = k.created_by`;
 
 export async function createApiKey(
   db: Database,
-  input: { orgId: string; label: string; access: Access; abilities?: string[]; expiresAt?: string | null },
+  input: {
+    orgId: string;
+    label: string;
+    access: Access;
+    abilities?: string[];
+    expiresAt?: string | null;
+    dailyRequestBudget?: number | null;
+    writeCaps?: Record<string, number>;
+    /** The gated writes a cap may name; required with `writeCaps`. */
+    writeOperations?: readonly string[];
+  },
   by: ActorRef = cliActor,
 ): Promise<{ key: ApiKey; token: string }> {
   if (!input.label.trim()) throw new AppError('validation_failed', 'label must not be empty');
@@ -38,20 +88,41 @@ export async function createApiKey(
   if (input.access === 'read' && abilities.some((ability) => isWriteAbility(ability as Ability))) {
     throw new AppError('validation_failed', 'a read-only key cannot carry write abilities');
   }
+  const budget = { dailyRequestBudget: input.dailyRequestBudget ?? null, writeCaps: input.writeCaps ?? {} };
+  const problems = budgetProblems(budget, input.writeOperations ?? []);
+  if (problems.length) throw invalidFields(problems);
   const id = newId('key');
   const { token, digest } = issueToken('api_key', id);
   return db.transaction(async (tx) => {
     await tx.query(
-      `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [id, input.orgId, input.label.trim(), input.access, [...new Set(abilities)], digest, by.type === 'user' ? by.id : null, input.expiresAt ?? null],
+      `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, daily_request_budget, write_caps)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [
+        id,
+        input.orgId,
+        input.label.trim(),
+        input.access,
+        [...new Set(abilities)],
+        digest,
+        by.type === 'user' ? by.id : null,
+        input.expiresAt ?? null,
+        budget.dailyRequestBudget,
+        JSON.stringify(budget.writeCaps),
+      ],
     );
     const key = await findApiKey(tx, input.orgId, id);
     await recordAudit(tx, input.orgId, {
       type: 'api_key.created',
       actor: by,
       resourceId: id,
-      data: { label: key.label, access: key.access, abilities: key.abilities, expires_at: key.expiresAt },
+      data: {
+        label: key.label,
+        access: key.access,
+        abilities: key.abilities,
+        expires_at: key.expiresAt,
+        ...(key.dailyRequestBudget !== null ? { daily_request_budget: key.dailyRequestBudget } : {}),
+        ...(Object.keys(key.writeCaps).length ? { write_caps: key.writeCaps } : {}),
+      },
     });
     return { key, token };
   });
@@ -81,6 +152,61 @@ export async function revokeApiKey(db: Database, orgId: string, keyId: string, b
   });
 }
 
+/**
+ * Sets a key's own daily request budget (null: none) and replaces its write caps (`{}`: none), each only when
+ * given; counts from the key's next request. A change is recorded in the audit trail with what it was; setting
+ * what is already set records nothing.
+ */
+export async function setApiKeyBudget(
+  db: Database,
+  orgId: string,
+  keyId: string,
+  change: Partial<KeyBudget>,
+  writeOperations: readonly string[],
+  by: ActorRef = cliActor,
+): Promise<ApiKey> {
+  const problems = budgetProblems(change, writeOperations);
+  if (problems.length) throw invalidFields(problems);
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query(`SELECT daily_request_budget, write_caps FROM api_keys WHERE id = $1 AND org_id = $2 FOR UPDATE`, [keyId, orgId]);
+    if (!rows[0]) throw new AppError('not_found', `The organization has no key ${keyId}`);
+    const before: KeyBudget = { dailyRequestBudget: rows[0].daily_request_budget, writeCaps: sortedCaps(rows[0].write_caps) };
+    const after: KeyBudget = {
+      dailyRequestBudget: change.dailyRequestBudget === undefined ? before.dailyRequestBudget : change.dailyRequestBudget,
+      writeCaps: change.writeCaps === undefined ? before.writeCaps : sortedCaps(change.writeCaps),
+    };
+    const changed = after.dailyRequestBudget !== before.dailyRequestBudget || JSON.stringify(after.writeCaps) !== JSON.stringify(before.writeCaps);
+    if (changed) {
+      await tx.query(`UPDATE api_keys SET daily_request_budget = $3, write_caps = $4 WHERE id = $1 AND org_id = $2`, [
+        keyId,
+        orgId,
+        after.dailyRequestBudget,
+        JSON.stringify(after.writeCaps),
+      ]);
+    }
+    const key = await findApiKey(tx, orgId, keyId);
+    if (changed) {
+      await recordAudit(tx, orgId, {
+        type: 'api_key.budget_changed',
+        actor: by,
+        resourceId: keyId,
+        data: {
+          label: key.label,
+          daily_request_budget: key.dailyRequestBudget,
+          write_caps: key.writeCaps,
+          before: { daily_request_budget: before.dailyRequestBudget, write_caps: before.writeCaps },
+        },
+      });
+    }
+    return key;
+  });
+}
+
+/** Caps in the order of their operations' names, so that the same caps always read the same. */
+function sortedCaps(caps: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(caps).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
 function apiKeyFromRow(row: Record<string, unknown>): ApiKey {
   return {
     id: row.id as string,
@@ -93,5 +219,7 @@ function apiKeyFromRow(row: Record<string, unknown>): ApiKey {
     expiresAt: row.expires_at ? (row.expires_at as Date).toISOString() : null,
     lastUsedAt: row.last_used_at ? (row.last_used_at as Date).toISOString() : null,
     revokedAt: row.revoked_at ? (row.revoked_at as Date).toISOString() : null,
+    dailyRequestBudget: (row.daily_request_budget as number | null) ?? null,
+    writeCaps: sortedCaps((row.write_caps as Record<string, number> | null) ?? {}),
   };
 }

@@ -11,7 +11,8 @@ export const unauthorized = () => new AppError('unauthorized', 'The bearer token
 /**
  * How a bearer token finds its caller: one SELECT that returns the caller's row when the token is live and
  * nothing otherwise, so that another statement (the request limits' count) can take it as a CTE and do its
- * work only for a caller that exists. Its columns include the organization's (`id`, `timezone`) and the plan's.
+ * work only for a caller that exists. Its columns include the organization's (`id`, `timezone`), the plan's, and
+ * the key's own `daily_request_budget` (NULL for a key without one, and for a person's token).
  *
  * The secret is checked by its SHA-256 digest in the WHERE clause. An `=` on digests is not constant-time, and
  * needs not be: what a timing difference could tell is how many leading bytes of the digest match, and a digest's
@@ -27,11 +28,12 @@ export interface BearerLookup {
   callerOf(row: Record<string, unknown>): Caller;
 }
 
-const apiKeyLookup = `SELECT k.id AS key_id, k.label, k.access, k.abilities, ${organizationColumns}, ${planColumns}
+const apiKeyLookup = `SELECT k.id AS key_id, k.label, k.access, k.abilities, k.daily_request_budget, k.write_caps, ${organizationColumns}, ${planColumns}
   FROM api_keys k JOIN organizations o ON o.id = k.org_id JOIN plans p ON p.name = o.plan
   WHERE k.id = $1 AND k.token_digest = $2 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())`;
 
-const personalTokenLookup = `SELECT t.id AS token_id, u.id AS user_id, u.email, u.role, ${organizationColumns}, ${planColumns}
+// A person's token has no budget of its own: the column is there for the limits' statement, which reads it of both.
+const personalTokenLookup = `SELECT t.id AS token_id, u.id AS user_id, u.email, u.role, NULL::integer AS daily_request_budget, ${organizationColumns}, ${planColumns}
   FROM personal_tokens t JOIN users u ON u.id = t.user_id JOIN organizations o ON o.id = t.org_id JOIN plans p ON p.name = o.plan
   WHERE t.id = $1 AND t.token_digest = $2 AND t.revoked_at IS NULL AND u.deactivated_at IS NULL`;
 
@@ -49,7 +51,15 @@ export function bearerLookup(authorization: string | undefined): BearerLookup {
       params,
       table: 'api_keys',
       callerOf: (row) =>
-        callerWith(row, { kind: 'api_key', keyId: row.key_id as string, label: row.label as string, access: row.access as Access, abilities: row.abilities as Ability[] }),
+        callerWith(row, {
+          kind: 'api_key',
+          keyId: row.key_id as string,
+          label: row.label as string,
+          access: row.access as Access,
+          abilities: row.abilities as Ability[],
+          dailyRequestBudget: (row.daily_request_budget as number | null) ?? null,
+          writeCaps: (row.write_caps as Record<string, number> | null) ?? {},
+        }),
     };
   }
   return {

@@ -7,7 +7,7 @@ import type { Interface } from '../gate/contract';
 // The plan's limits, counted in PostgreSQL so that every api process shares one count and concurrent requests
 // are counted exactly: each request adds one to its counters and learns the new counts in the same statement.
 
-export type LimitName = 'per_minute' | 'daily';
+export type LimitName = 'per_minute' | 'daily' | 'key_daily';
 
 export interface LimitState {
   name: LimitName;
@@ -25,6 +25,8 @@ export interface RequestVerdict {
   perMinute: LimitState;
   /** The organization's requests, REST and MCP together, in its current local day. */
   daily: LimitState;
+  /** The key's own requests in the organization's local day, when the organization gave it a budget. */
+  keyDaily?: LimitState;
   /** What the rate-limit headers tell: the limit that refused the request, else the one nearest exhaustion. */
   binding: LimitState;
   /** The organization's day as this request left it: what discovery reports, with no second look. */
@@ -54,6 +56,8 @@ export interface RequestLimits {
   dailyUsage(caller: Caller): Promise<DailyUsage>;
   /** Waits for a sweep of old counters that is under way. */
   close(): Promise<void>;
+  /** Where "now" comes from: what else is counted by the organization's day (a key's write caps) takes it from here. */
+  readonly clock: () => Date;
 }
 
 export interface RequestLimitsOptions {
@@ -67,10 +71,13 @@ export interface RequestLimitsOptions {
 /** Expired counters are deleted at most this often per process; they are never read again, so this is housekeeping. */
 const sweepEveryMs = 60_000;
 
+/** The counter of a key's requests in the organization's local day (its period is the local date). */
+const keyDayScope = (keyId: string) => `keyday:${keyId}`;
+
 // The local day and its end are computed by PostgreSQL from the organization's IANA zone, so a day of 23 or 25
 // hours (a daylight-saving change) ends at its real midnight.
-const localDate = (now: string, zone: string) => `to_char(${now}::timestamptz AT TIME ZONE ${zone}::text, 'YYYY-MM-DD')`;
-const nextLocalMidnight = (now: string, zone: string) =>
+export const localDate = (now: string, zone: string) => `to_char(${now}::timestamptz AT TIME ZONE ${zone}::text, 'YYYY-MM-DD')`;
+export const nextLocalMidnight = (now: string, zone: string) =>
   `(date_trunc('day', ${now}::timestamptz AT TIME ZONE ${zone}::text) + interval '1 day') AT TIME ZONE ${zone}::text`;
 
 /**
@@ -85,14 +92,16 @@ const nextLocalMidnight = (now: string, zone: string) =>
  * 200 ms by default), so a few requests of that moment go uncounted. Nothing else is written this way, and the
  * statement must run on its own, never inside a transaction of the caller's.
  *
- * The counters are the token's minute (first, so concurrent statements lock rows in the same order) and the
+ * The counters are the token's minute (first, so concurrent statements lock rows in the same order), the key's
+ * own day (only for a key the organization gave a budget: nothing is written for the others) and the
  * organization's day. Each upsert returns the count after this request, so of 200 concurrent requests
  * against a ceiling of 60 exactly 60 see a count within it. A request refused by its token's minute ceiling
- * does not spend the organization's day (its row reads the day as it stands): one runaway token cannot lock out
- * its organization. A day row's end follows the organization's zone as it is now (the zone may have changed
- * since the row was made).
+ * spends neither day, and one refused by its key's budget does not spend the organization's day (the rows it
+ * does not count read the day as it stands): one runaway token cannot lock out its organization. A day row's end
+ * follows the organization's zone as it is now (the zone may have changed since the row was made).
  *
- * Parameters: the lookup's $1 and $2, then $3 the request's time and $4 the minute counter's scope.
+ * Parameters: the lookup's $1 and $2, then $3 the request's time, $4 the minute counter's scope and $5 the key's
+ * day counter's scope.
  */
 const buildAdmitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute' | 'mcp_per_minute') => `
   WITH caller AS MATERIALIZED (${lookup}), minute AS (
@@ -100,10 +109,17 @@ const buildAdmitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute'
     SELECT $4, to_char($3::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $3::timestamptz, 'UTC') + interval '1 minute' FROM caller
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
     RETURNING c.count, c.expires_at
+  ), keyday AS (
+    INSERT INTO usage_counters AS c (scope, period, count, expires_at)
+    SELECT $5, ${localDate('$3', 'caller.timezone')}, 1, ${nextLocalMidnight('$3', 'caller.timezone')}
+    FROM caller CROSS JOIN minute WHERE caller.daily_request_budget IS NOT NULL AND minute.count <= caller.${perMinuteCeiling}
+    ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1, expires_at = GREATEST(c.expires_at, EXCLUDED.expires_at)
+    RETURNING c.count, c.expires_at
   ), day AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
     SELECT 'day:' || caller.id, ${localDate('$3', 'caller.timezone')}, 1, ${nextLocalMidnight('$3', 'caller.timezone')}
-    FROM caller CROSS JOIN minute WHERE minute.count <= caller.${perMinuteCeiling}
+    FROM caller CROSS JOIN minute LEFT JOIN keyday ON true
+    WHERE minute.count <= caller.${perMinuteCeiling} AND (keyday.count IS NULL OR keyday.count <= caller.daily_request_budget)
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1, expires_at = GREATEST(c.expires_at, EXCLUDED.expires_at)
     RETURNING c.count, c.expires_at
   ), unsynced AS (
@@ -112,8 +128,12 @@ const buildAdmitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute'
   SELECT caller.*, minute.count AS minute_used, minute.expires_at AS minute_resets_at,
     ${localDate('$3', 'caller.timezone')} AS day_period,
     COALESCE(day.count, (SELECT u.count FROM usage_counters u WHERE u.scope = 'day:' || caller.id AND u.period = ${localDate('$3', 'caller.timezone')}), 0) AS day_used,
-    COALESCE(day.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) AS day_resets_at
-  FROM caller CROSS JOIN minute CROSS JOIN unsynced LEFT JOIN day ON true`;
+    COALESCE(day.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) AS day_resets_at,
+    CASE WHEN caller.daily_request_budget IS NOT NULL THEN
+      COALESCE(keyday.count, (SELECT u.count FROM usage_counters u WHERE u.scope = $5 AND u.period = ${localDate('$3', 'caller.timezone')}), 0) END AS key_day_used,
+    CASE WHEN caller.daily_request_budget IS NOT NULL THEN
+      COALESCE(keyday.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) END AS key_day_resets_at
+  FROM caller CROSS JOIN minute CROSS JOIN unsynced LEFT JOIN day ON true LEFT JOIN keyday ON true`;
 
 /** The statements by lookup and interface, built once: two lookups, two ceilings. */
 const admitStatements = new Map<string, string>();
@@ -157,7 +177,7 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
       const lookup = bearerLookup(authorization);
       const now = clock();
       const statement = admitStatement(lookup.sql, via === 'rest' ? 'rest_per_minute' : 'mcp_per_minute');
-      const { rows } = await db.query(statement, [...lookup.params, now, `${via}:${lookup.params[0]}`]);
+      const { rows } = await db.query(statement, [...lookup.params, now, `${via}:${lookup.params[0]}`, keyDayScope(lookup.params[0])]);
       const row = rows[0];
       if (!row) throw unauthorized();
       noteUse(db, lookup);
@@ -168,7 +188,9 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
       const day = { used: row.day_used as number, resetsAt: row.day_resets_at as Date };
       const today: DailyUsage = { date: row.day_period as string, limit, used: day.used, left: Math.max(0, limit - day.used), resetsAt: day.resetsAt };
       const perMinute = state('per_minute', perMinuteCeiling, { used: row.minute_used as number, resetsAt: row.minute_resets_at as Date });
-      return { caller, verdict: verdict(now, perMinute, state('daily', limit, day), today) };
+      const keyBudget = row.daily_request_budget as number | null;
+      const keyDaily = keyBudget === null ? undefined : state('key_daily', keyBudget, { used: row.key_day_used as number, resetsAt: row.key_day_resets_at as Date });
+      return { caller, verdict: verdict(now, perMinute, state('daily', limit, day), keyDaily, today) };
     },
 
     async dailyUsage(caller) {
@@ -181,6 +203,8 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
     async close() {
       await sweeping;
     },
+
+    clock,
   };
 }
 
@@ -188,16 +212,16 @@ function state(name: LimitName, limit: number, counted: { used: number; resetsAt
   return { name, limit, used: counted.used, remaining: Math.max(0, limit - counted.used), resetsAt: counted.resetsAt };
 }
 
-function verdict(now: Date, perMinute: LimitState, daily: LimitState, today: DailyUsage): RequestVerdict {
-  const exceeded = [perMinute, daily].filter((limit) => limit.used > limit.limit);
-  // Refused: the limit to wait for is the one that resets last. Admitted: the one with the fewest requests left.
+function verdict(now: Date, perMinute: LimitState, daily: LimitState, keyDaily: LimitState | undefined, today: DailyUsage): RequestVerdict {
+  const key = keyDaily ? [keyDaily] : [];
+  const exceeded = [perMinute, ...key, daily].filter((limit) => limit.used > limit.limit);
+  // Refused: the limit to wait for is the one that resets last (of two days, the key's). Admitted: the one with the
+  // fewest requests left (on a tie, the key's day, then the organization's).
   const binding = exceeded.length
     ? exceeded.reduce((a, b) => (b.resetsAt > a.resetsAt ? b : a))
-    : daily.remaining <= perMinute.remaining
-      ? daily
-      : perMinute;
+    : [...key, daily, perMinute].reduce((a, b) => (b.remaining < a.remaining ? b : a));
   const resetSeconds = Math.max(1, Math.ceil((binding.resetsAt.getTime() - now.getTime()) / 1000));
-  return { admitted: exceeded.length === 0, perMinute, daily, binding, today, resetSeconds };
+  return { admitted: exceeded.length === 0, perMinute, daily, keyDaily, binding, today, resetSeconds };
 }
 
 /** The refusal of a request over a limit: which limit, its ceiling, and when to retry, in words and in `details`. */
@@ -208,7 +232,9 @@ export function rateLimitedError(caller: Caller, via: Interface, refused: Reques
   const message =
     binding.name === 'per_minute'
       ? `This token has used its ${binding.limit} ${via === 'rest' ? 'REST' : 'MCP'} requests for this minute (the ${plan} plan's ceiling); retry in ${resetSeconds} s, at ${resetsAt}`
-      : `The organization has used its daily budget of ${binding.limit} requests (REST and MCP together, ${plan} plan); it resets at midnight in ${caller.organization.timezone}, ${resetsAt}, in ${resetSeconds} s`;
+      : binding.name === 'key_daily'
+        ? `This key has used its own daily budget of ${binding.limit} requests (REST and MCP together, set by the organization); it resets at midnight in ${caller.organization.timezone}, ${resetsAt}, in ${resetSeconds} s`
+        : `The organization has used its daily budget of ${binding.limit} requests (REST and MCP together, ${plan} plan); it resets at midnight in ${caller.organization.timezone}, ${resetsAt}, in ${resetSeconds} s`;
   return new AppError('rate_limited', message, {
     limit: binding.name,
     ceiling: binding.limit,

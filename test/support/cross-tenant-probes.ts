@@ -247,6 +247,9 @@ function sampleValue(field: string, schema: z.ZodType): unknown {
     ? [email, 'matrix probe']
     : field === 'url'
       ? ['http://127.0.0.1:9/matrix']
-      : ['matrix probe', email, ...instants, at(9).slice(0, 10)];
+      : field === 'source'
+        ? // A policy set (the Policy page's drafts): one that allows what the probes write, as the estate's does.
+          ['@id("matrix-probe") permit (principal, action, resource);']
+        : ['matrix probe', email, ...instants, at(9).slice(0, 10)];
   return candidates.find((candidate) => schema.safeParse(candidate).success);
 }

@@ -54,6 +54,11 @@ export function Frame() {
           <li>
             <NavLink to="/agents">Agent Command Center</NavLink>
           </li>
+          {(can('editPolicy') || can('readAudit')) && (
+            <li>
+              <NavLink to="/policy">Policy</NavLink>
+            </li>
+          )}
           {can('readAudit') && (
             <li>
               <NavLink to="/audit">Audit</NavLink>

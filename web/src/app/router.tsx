@@ -8,6 +8,7 @@ import { SignInPage } from '../features/auth/sign-in-page';
 import { NotificationsPage } from '../features/notifications/notifications-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
+import { PolicyPage } from '../features/policy/policy-page';
 import { ReviewPage } from '../features/reviews/review-page';
 import { ReviewsPage } from '../features/reviews/reviews-page';
 import { WebhooksPage } from '../features/webhooks/webhooks-page';
@@ -24,10 +25,10 @@ function SignedIn({ children }: { children: ReactNode }) {
   return children;
 }
 
-/** A page for some roles only; the server refuses the rest anyway, this says so in words. */
-function Allowed({ permission, children }: { permission: Permission; children: ReactNode }) {
+/** A page for some roles only (those with any of the permissions); the server refuses the rest anyway, this says so in words. */
+function Allowed({ permission, children }: { permission: Permission | Permission[]; children: ReactNode }) {
   const { can } = useSession();
-  return can(permission) ? children : <NotAllowed />;
+  return (Array.isArray(permission) ? permission : [permission]).some(can) ? children : <NotAllowed />;
 }
 
 function NotAllowed() {
@@ -65,6 +66,15 @@ export const router = createBrowserRouter([
       { path: 'reviews', element: <ReviewsPage /> },
       { path: 'reviews/:id', element: <ReviewPage /> },
       { path: 'agents', element: <AgentsPage /> },
+      {
+        path: 'policy',
+        element: (
+          // Reviewers read the policy; owners and admins also change it.
+          <Allowed permission={['editPolicy', 'readAudit']}>
+            <PolicyPage />
+          </Allowed>
+        ),
+      },
       {
         path: 'audit',
         element: (

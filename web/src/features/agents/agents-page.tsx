@@ -25,6 +25,26 @@ function budgetShare(share: number): string {
   return `${(share * 100).toFixed(share < 0.01 ? 2 : 0)} %`;
 }
 
+/** What a key used of one of its own budgets today: `12 / 20`, and how many were refused past it. */
+function used(count: number, limit: number): string {
+  return `${Math.min(count, limit)} / ${limit}${count > limit ? ` (${count - limit} refused)` : ''}`;
+}
+
+/** The key's own budgets today, one line each; the organization's budget alone when it has none. */
+function OwnBudgets({ day }: { day: AgentDay }) {
+  if (!day.request_budget && day.write_caps.length === 0) return <span className="hint">None</span>;
+  return (
+    <ul className="plain-list">
+      {day.request_budget && <li>Requests {used(day.request_budget.used, day.request_budget.budget)}</li>}
+      {day.write_caps.map((cap) => (
+        <li key={cap.operation}>
+          <code>{cap.operation}</code> {used(cap.used, cap.cap)}
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 /** The Agent Command Center: what agents are doing, live, and what they remember. */
 export function AgentsPage() {
   useDocumentTitle('Agent Command Center');
@@ -106,6 +126,7 @@ export function AgentsPage() {
                 <th scope="col">Held</th>
                 <th scope="col">Denied</th>
                 <th scope="col">Share of the daily budget</th>
+                <th scope="col">Own budgets used today</th>
                 <th scope="col">Last used</th>
               </tr>
             </thead>
@@ -124,6 +145,9 @@ export function AgentsPage() {
                   <td>{day.held_today}</td>
                   <td>{day.denied_today}</td>
                   <td>{budgetShare(day.budget_share)}</td>
+                  <td>
+                    <OwnBudgets day={day} />
+                  </td>
                   <td>{when(day.last_used_at, 'Never')}</td>
                 </tr>
               ))}

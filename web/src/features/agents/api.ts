@@ -13,6 +13,10 @@ export interface AgentDay {
   held_today: number;
   denied_today: number;
   budget_share: number;
+  /** Requests counted today against the key's own daily budget (refused ones included); null: it has none. */
+  request_budget: { used: number; budget: number } | null;
+  /** Each capped operation: writes submitted today (refused ones included) and the cap. */
+  write_caps: { operation: string; used: number; cap: number }[];
 }
 
 export interface AgentCall {

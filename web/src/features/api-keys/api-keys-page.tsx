@@ -7,6 +7,7 @@ import { useDocumentTitle } from '../../lib/use-document-title';
 import { keysApi, type AbilityInfo, type ApiKey } from './api';
 import { ApiAccessSwitch } from './api-access-switch';
 import { CreateKeyForm } from './create-key-form';
+import { budgetSummary, KeyBudgetForm } from './key-budget-form';
 
 /** Settings → Advanced → API Keys. */
 export function ApiKeysPage() {
@@ -17,6 +18,7 @@ export function ApiKeysPage() {
   const [apiAccess, setApiAccess] = useState<boolean>();
   const [created, setCreated] = useState<{ key: ApiKey; token: string }>();
   const [confirming, setConfirming] = useState<string>();
+  const [budgeting, setBudgeting] = useState<string>();
   const [error, setError] = useState<unknown>();
   // Where the keyboard goes when what it was on goes away (a card closed, a key revoked).
   const keysHeading = useRef<HTMLHeadingElement>(null);
@@ -102,6 +104,7 @@ export function ApiKeysPage() {
                   <th scope="col">Last used</th>
                   <th scope="col">Expires</th>
                   <th scope="col">State</th>
+                  <th scope="col">Own budget</th>
                   <th scope="col">
                     <span className="visually-hidden">Actions</span>
                   </th>
@@ -126,8 +129,14 @@ export function ApiKeysPage() {
                     <td>
                       <span className={`state ${key.state === 'active' ? 'on' : 'off'}`}>{key.state === 'active' ? 'Active' : key.state === 'expired' ? 'Expired' : 'Revoked'}</span>
                     </td>
+                    <td>{budgetSummary(key)}</td>
                     <td>
                       <div className="action-buttons">
+                      {key.state !== 'revoked' && budgeting !== key.id && (
+                        <button type="button" className="button secondary small" onClick={() => setBudgeting(key.id)} aria-label={`Set budgets of ${key.label}`}>
+                          Budgets
+                        </button>
+                      )}
                       {key.state !== 'revoked' &&
                         (confirming === key.id ? (
                           <>
@@ -152,6 +161,26 @@ export function ApiKeysPage() {
             </table>
           </div>
         )}
+        {abilities &&
+          keys
+            ?.filter((key) => key.id === budgeting)
+            .map((key) => (
+              <div key={key.id} className="card">
+                <KeyBudgetForm
+                  apiKey={key}
+                  abilities={abilities}
+                  onSaved={(saved) => {
+                    setKeys((list) => list?.map((candidate) => (candidate.id === saved.id ? saved : candidate)));
+                    setBudgeting(undefined);
+                    keysHeading.current?.focus();
+                  }}
+                  onCancel={() => {
+                    setBudgeting(undefined);
+                    keysHeading.current?.focus();
+                  }}
+                />
+              </div>
+            ))}
       </section>
     </>
   );

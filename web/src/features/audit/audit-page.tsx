@@ -14,12 +14,14 @@ const eventTypes = [
   'write.applied',
   'write.failed',
   'review.approval_added',
+  'review.edited',
   'review.approved',
   'review.denied',
   'review.expired',
   'review.escalated',
   'api_key.created',
   'api_key.revoked',
+  'api_key.budget_changed',
   'person.invited',
   'person.updated',
   'person.password_set',
@@ -28,6 +30,8 @@ const eventTypes = [
   'person.signed_in',
   'person.locked',
   'policy.updated',
+  'policy.shadow_started',
+  'policy.shadow_stopped',
   'organization.updated',
   'memory.corrected',
   'memory.forgotten',
@@ -62,6 +66,8 @@ function detail(event: AuditEvent): string {
   if (event.type === 'gate.decided') return String(data.reason ?? '');
   if (event.type === 'write.failed') return String(data.message ?? '');
   if (event.type === 'review.escalated') return `Told the ${String(data.tier)}`;
+  if (event.type === 'review.edited') return `Edited ${(data.fields as string[] | undefined)?.join(', ') ?? ''}: the policy said ${String(data.decision)}`;
+  if (event.type === 'review.approval_added') return `Approval ${String(data.approvals)} of ${String(data.required)}`;
   if (event.type.startsWith('review.') && data.comment) return `“${String(data.comment)}”`;
   if (event.type.startsWith('api_key.')) return `Key “${String(data.label ?? event.resource_id)}”`;
   if (event.type === 'policy.updated') return `Version ${String(data.version)}`;

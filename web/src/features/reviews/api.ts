@@ -17,6 +17,8 @@ export interface Review {
   escalation: { to: string; at: string } | null;
   /** How many distinct people must approve, and who has so far. */
   approvals: { required: number; given: { user_id: string; email: string; at: string; comment: string | null }[] };
+  /** A reviewer's edit of the held write, which is what runs once approved (proposed keeps the agent's version). */
+  edit: ReviewEdit | null;
   decided_at: string | null;
   decided_by: { user_id: string; email: string } | null;
   comment: string | null;
@@ -25,6 +27,21 @@ export interface Review {
   failure: { code: string; message: string } | null;
   workflow_id: string;
 }
+
+export interface ReviewEdit {
+  id: string;
+  by: { user_id: string; email: string };
+  at: string;
+  /** The write as the reviewer edited it. */
+  input: Record<string, unknown>;
+  /** The record as it would be after the edited write. */
+  resource: Record<string, unknown>;
+  /** The policy's decision on the edited write. */
+  decision: { decision: 'allow' | 'review'; reason: string; policy_ids: string[]; policy_version: number };
+}
+
+/** Only a held create or update can be edited before it is approved. */
+export const editable = (operation: string) => /\.(create|update)$/.test(operation);
 
 export interface ReviewFilters {
   status?: ReviewStatus;
@@ -41,4 +58,7 @@ export const reviewsApi = {
   get: (id: string, background = false) => api.get<Review>(`/v1/reviews/${encodeURIComponent(id)}`, { background }),
   decide: (id: string, verdict: 'approve' | 'deny', comment: string) =>
     api.post<Review>(`/v1/reviews/${encodeURIComponent(id)}/${verdict}`, comment.trim() ? { comment: comment.trim() } : {}),
+  /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
+  approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string) =>
+    api.post<Review>(`/v1/reviews/${encodeURIComponent(id)}/approve`, comment.trim() ? { edit, comment: comment.trim() } : { edit }),
 };

@@ -1,9 +1,11 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
-import { reviewsApi, type Review } from './api';
+import { editable, reviewsApi, type Review } from './api';
+import { EditForm } from './edit-form';
+import { EditSummary } from './edit-summary';
 import { RecordDiff } from './record-diff';
 
 const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
@@ -14,10 +16,13 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
   const [comment, setComment] = useState('');
   const [busy, setBusy] = useState<'approve' | 'deny'>();
   const [error, setError] = useState<unknown>();
+  const [editing, setEditing] = useState(false);
+  const editButton = useRef<HTMLButtonElement>(null);
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
   const { required, given } = review.approvals;
   const approvedAlready = given.some((approval) => approval.user_id === person.id);
+  const mayEdit = review.status === 'pending' && can('decideReviews') && editable(review.operation);
 
   async function decide(verdict: 'approve' | 'deny') {
     setBusy(verdict);
@@ -58,7 +63,9 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
       <p>
         <strong>Why it was held:</strong> {review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
       </p>
-      <RecordDiff before={review.before} after={review.resource} deleting={deleting} />
+      {review.edit && <EditSummary review={review} edit={review.edit} />}
+      {review.edit && <p className="hint">The write as edited:</p>}
+      <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
       {required > 1 && (
         <div className="approvals">
           <p>
@@ -92,16 +99,49 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
             <label htmlFor={`comment-${review.id}`}>Comment (optional)</label>
             <textarea id={`comment-${review.id}`} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
           </div>
-          <FormError error={error} />
-          {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
-          <div className="action-buttons">
-            <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
-              {busy === 'approve' ? 'Approving…' : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
-            </button>
-            <button type="button" className="button danger" disabled={busy !== undefined} onClick={() => void decide('deny')}>
-              {busy === 'deny' ? 'Denying…' : 'Deny'}
-            </button>
-          </div>
+          {editing && mayEdit ? (
+            <EditForm
+              review={review}
+              comment={comment}
+              headingLevel={headingLevel === 2 ? 3 : 4}
+              onApproved={(decided) => {
+                setEditing(false);
+                onDecided(decided);
+              }}
+              onCancel={() => {
+                setEditing(false);
+                // Back to the button that opened the form.
+                setTimeout(() => editButton.current?.focus());
+              }}
+            />
+          ) : (
+            <>
+              <FormError error={error} />
+              {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
+              <div className="action-buttons">
+                <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
+                  {busy === 'approve' ? 'Approving…' : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
+                </button>
+                {mayEdit && (
+                  <button
+                    type="button"
+                    ref={editButton}
+                    className="button secondary"
+                    disabled={busy !== undefined}
+                    onClick={() => {
+                      setError(undefined);
+                      setEditing(true);
+                    }}
+                  >
+                    Edit, then approve
+                  </button>
+                )}
+                <button type="button" className="button danger" disabled={busy !== undefined} onClick={() => void decide('deny')}>
+                  {busy === 'deny' ? 'Denying…' : 'Deny'}
+                </button>
+              </div>
+            </>
+          )}
         </div>
       )}
       {review.status === 'pending' && !can('decideReviews') && <p className="hint">Reviewers, admins and owners decide held writes.</p>}
