@@ -284,7 +284,7 @@ permit (principal, action == Action::"tasks.update", resource);
 
     await card.getByRole('button', { name: 'Add to draft' }).click();
     await expect.poll(() => editor(labPage).inputValue()).toBe(`${statusReview.trimEnd()}\n\n${suggestion.rule}\n`);
-    await editorStatus(labPage).getByText(/^Added suggested-tasks-update-status-\w+ to the end of the draft: dry-run it, then save it to adopt it\.$/).waitFor();
+    await editorStatus(labPage).getByText(/^Added suggested-tasks-update-status-[\w-]+ to the end of the draft: dry-run it, then save it to adopt it\.$/).waitFor();
     expect(await focusedId(labPage)).toBe('policy-draft');
     await card.getByText('In the draft: dry-run it, then save it to adopt it.').waitFor();
     expect(await card.getByRole('button', { name: 'Add to draft' }).count()).toBe(0);

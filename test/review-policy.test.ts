@@ -317,7 +317,13 @@ permit (principal, action == Action::"tasks.update", resource) when { context ha
     const first = await approveWithEdit(held.id, org.reviewerToken, { title: 'big plan after all' });
     expect(json(first).data).toMatchObject({ status: 'pending', approvals: { required: 2, given: [{ email: `reviewer@${org.organization.slug}.test` }] } });
     expect(await tasksTitled(org, 'big plan after all')).toBe(0);
-    const done = await decide(held.id, 'approve', second.token);
+    // An approval counts for the version its person saw: one that does not name the edit approved the agent's.
+    const unseen = await decide(held.id, 'approve', second.token);
+    expect(unseen.statusCode).toBe(409);
+    expect(json(unseen).error).toMatchObject({ code: 'conflict', details: { edit_id: json(first).data.edit.id } });
+    const stale = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.id}/approve`, token: second.token, payload: { edit_id: 'edt_other' } });
+    expect(stale.statusCode).toBe(409);
+    const done = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.id}/approve`, token: second.token, payload: { edit_id: json(first).data.edit.id } });
     expect(json(done).data).toMatchObject({ status: 'approved', result: { title: 'big plan after all' } });
     expect(await tasksTitled(org, 'big plan after all')).toBe(1);
     expect(await tasksTitled(org, 'review a small plan')).toBe(0);
@@ -329,6 +335,24 @@ permit (principal, action == Action::"tasks.update", resource) when { context ha
     const held = json(await h.request({ method: 'PATCH', url: `/api/v1/tasks/${task.id}`, token: org.readWriteToken, payload: { status: 'done' } })).review;
     const approved = await approveWithEdit(held.id, org.reviewerToken, { status: 'in_progress' });
     expect(json(approved).data).toMatchObject({ status: 'approved', result: { id: task.id, status: 'in_progress' } });
+  });
+
+  it('refuses an edit that changes nothing (values the same as the agent\'s, or none at all): approvals stand', async () => {
+    const org = await h.createOrganization({ policy: editPolicy });
+    const first = await person(org, 'reviewer', 'first');
+    const review = await hold(org.readWriteToken, 'big and unchanged');
+    expect(json(await decide(review.id, 'approve', first.token)).data.approvals.given).toHaveLength(1);
+    // status todo and priority normal are the defaults the agent's write got: the same values, so no change.
+    for (const edit of [{}, { title: 'big and unchanged' }, { status: 'todo', priority: 'normal' }]) {
+      const refused = await approveWithEdit(review.id, org.reviewerToken, edit);
+      expect(refused.statusCode, JSON.stringify(edit)).toBe(422);
+      expect(json(refused).error.message).toContain('changes nothing');
+    }
+    expect(json(await h.request({ method: 'GET', url: `/api/v1/reviews/${review.id}`, token: org.reviewerToken })).data).toMatchObject({
+      status: 'pending',
+      edit: null,
+      approvals: { given: [{ email: first.user.email }] },
+    });
   });
 
   it('refuses an edit that changes the record it names, is not valid, or edits a delete; nothing changes', async () => {

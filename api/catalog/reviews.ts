@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   asSeenByKey,
   decideReview,
+  approveReviewInput,
   decideReviewInput,
   followReview,
   followReviewInput,
@@ -83,7 +84,7 @@ export const reviewStatusOperation = defineOperation({
   },
 });
 
-const approveReviewInput = decideReviewInput.extend({
+const approveWithEditInput = approveReviewInput.extend({
   edit: z
     .record(z.string(), z.unknown())
     .optional()
@@ -92,7 +93,7 @@ const approveReviewInput = decideReviewInput.extend({
     ),
 });
 
-async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveReviewInput>, context: OperationContext) {
+async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, context: OperationContext) {
   const { db, caller, gate } = context;
   const person = caller.actor as PersonActor;
   const review =
@@ -105,7 +106,7 @@ async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof appr
           changes: input.edit,
           comment: input.comment,
         })
-      : await decideReview(db, { orgId: caller.organization.id, reviewId: input.id, userId: person.userId, verdict, comment: input.comment });
+      : await decideReview(db, { orgId: caller.organization.id, reviewId: input.id, userId: person.userId, verdict, comment: input.comment, seenEditId: input.edit_id });
   // An approval that leaves the write short of its quorum changes nothing the workflow waits for.
   if (review.status === 'pending') return review;
   await gate.reviewDecided(review.workflow_id, verdict, outcomeWaitMs);
@@ -128,7 +129,7 @@ export const approveReviewOperation = defineOperation({
     "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it: the edited write is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
   method: 'POST',
   path: '/reviews/:id/approve',
-  input: approveReviewInput,
+  input: approveWithEditInput,
   refusals: ['self_approval', 'policy_denied'],
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },

@@ -74,13 +74,15 @@ export async function submitGatedWrite(
     joins = claim.state === 'in_flight';
   }
 
-  // The key's daily cap for this operation counts each write submitted anew (a replay or a join was counted when
-  // it was first sent), whatever the policy will decide. Refused, nothing starts, and the key's claim is let go, so
-  // that the same Idempotency-Key can be sent again once the cap resets.
-  if (!joins && context.limits.enabled) {
+  // The key's daily cap for this operation counts each write submitted, whatever the policy will decide; a replay
+  // of a stored answer is not counted again. A join is: it may start the workflow itself (its claimant may have died
+  // before it did), so one let past the cap could write uncounted; a retry that joins near the cap may be refused,
+  // never a write let through. Refused, nothing starts; the claimant's key is let go, so that the same
+  // Idempotency-Key can be sent again once the cap resets.
+  if (context.limits.enabled) {
     const refusal = await spendWriteCap(db, caller, operation.write.name, context.limits.clock());
     if (refusal) {
-      if (scope) await releaseIdempotencyKey(db, scope);
+      if (scope && !joins) await releaseIdempotencyKey(db, scope);
       throw refusal;
     }
   }

@@ -28,6 +28,8 @@ CREATE TABLE review_edits (
   review_id       text NOT NULL REFERENCES reviews(id) ON DELETE CASCADE,
   org_id          text NOT NULL REFERENCES organizations(id),
   edited_by       text NOT NULL REFERENCES users(id),
+  -- The fields whose values differ from the agent's version (as its schema reads it, defaults filled in).
+  fields          text[] NOT NULL,
   input           jsonb NOT NULL,
   resource        jsonb NOT NULL,
   context         jsonb NOT NULL,

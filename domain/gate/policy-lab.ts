@@ -82,7 +82,9 @@ export async function simulatePolicy(
   const truncated = rows.length > simulationCap;
   const changed: Record<string, number> = {};
   const changes: ChangedDecision[] = [];
-  for (const row of rows.slice(0, simulationCap)) {
+  for (const [index, row] of rows.slice(0, simulationCap).entries()) {
+    // Cedar evaluates synchronously: let the api's other requests through every few hundred decisions.
+    if (index % 200 === 199) await new Promise((resolve) => setImmediate(resolve));
     const was: GateDecisionKind = row.decision === 'refused' ? 'review' : row.decision;
     const decided = evaluatePolicy(draft, {
       principal: { type: 'ApiKey', id: row.api_key_id, attrs: { label: row.label, access: row.access, abilities: row.abilities } },
@@ -150,35 +152,34 @@ export async function shadowReport(db: Queryable, orgId: string, limit: number):
   const shadow = shadows[0];
   if (!shadow) return null;
   const startedAt = (shadow.started_at as Date).toISOString();
-  const { rows } = await db.query(
-    `SELECT d.id, d.created_at, d.operation, d.api_key_id, k.label,
-            CASE d.decision WHEN 'refused' THEN 'review' ELSE d.decision END AS was, d.shadow
-     FROM gate_decisions d JOIN api_keys k ON k.id = d.api_key_id
-     WHERE d.org_id = $1 AND d.shadow->>'started_at' = $2
-     ORDER BY d.id DESC`,
+  // Counted in SQL; only the newest `limit` disagreements are read.
+  const was = `CASE d.decision WHEN 'refused' THEN 'review' ELSE d.decision END`;
+  const scoped = `FROM gate_decisions d WHERE d.org_id = $1 AND d.shadow->>'started_at' = $2`;
+  const { rows: counts } = await db.query(
+    `SELECT ${was} || '→' || (d.shadow->>'decision') AS change, ${was} = d.shadow->>'decision' AS agreed, count(*)::int AS n ${scoped} GROUP BY 1, 2`,
     [orgId, startedAt],
   );
-  const disagreed: Record<string, number> = {};
-  const disagreements: ChangedDecision[] = [];
-  for (const row of rows) {
-    if (row.shadow.decision === row.was) continue;
-    const key = `${row.was}→${row.shadow.decision}`;
-    disagreed[key] = (disagreed[key] ?? 0) + 1;
-    if (disagreements.length < limit) {
-      disagreements.push({
-        decision_id: row.id,
-        at: (row.created_at as Date).toISOString(),
-        operation: row.operation,
-        api_key_id: row.api_key_id,
-        api_key_label: row.label,
-        was: row.was,
-        would_be: row.shadow.decision,
-        reason: row.shadow.reason,
-        policy_ids: row.shadow.policy_ids,
-      });
-    }
-  }
-  return { source: shadow.source, started_at: startedAt, started_by: shadow.created_by, decided: rows.length, disagreed, disagreements };
+  const { rows } = await db.query(
+    `SELECT d.id, d.created_at, d.operation, d.api_key_id, k.label, ${was} AS was, d.shadow
+     FROM gate_decisions d JOIN api_keys k ON k.id = d.api_key_id
+     WHERE d.org_id = $1 AND d.shadow->>'started_at' = $2 AND ${was} <> d.shadow->>'decision'
+     ORDER BY d.id DESC LIMIT $3`,
+    [orgId, startedAt, limit],
+  );
+  const disagreed = Object.fromEntries(counts.filter((row) => !row.agreed).map((row) => [row.change as string, row.n as number]));
+  const disagreements: ChangedDecision[] = rows.map((row) => ({
+    decision_id: row.id,
+    at: (row.created_at as Date).toISOString(),
+    operation: row.operation,
+    api_key_id: row.api_key_id,
+    api_key_label: row.label,
+    was: row.was,
+    would_be: row.shadow.decision,
+    reason: row.shadow.reason,
+    policy_ids: row.shadow.policy_ids,
+  }));
+  const decided = counts.reduce((sum, row) => sum + (row.n as number), 0);
+  return { source: shadow.source, started_at: startedAt, started_by: shadow.created_by, decided, disagreed, disagreements };
 }
 
 export interface SuggestedRule {
@@ -201,9 +202,12 @@ export interface SuggestedRule {
  * which lets such writes through where the review rule would hold them; a person adopts it by adding it to the
  * policy and saving.
  */
+/** The fields a recorded update changed: its changed_fields, or for decisions recorded before it existed the keys of changes. */
+const changedFieldsSql = `COALESCE(d.context -> 'changed_fields', (SELECT jsonb_agg(field ORDER BY field) FROM jsonb_object_keys(d.context -> 'changes') AS field))`;
+
 export async function suggestRules(db: Queryable, orgId: string, options: { minApproved: number; days: number }): Promise<SuggestedRule[]> {
   const { rows } = await db.query(
-    `SELECT d.operation, d.policy_ids, d.context -> 'changed_fields' AS changed_fields,
+    `SELECT d.operation, d.policy_ids, ${changedFieldsSql} AS changed_fields,
             count(*) FILTER (WHERE r.status = 'approved')::int AS approved,
             count(*) FILTER (WHERE r.status = 'denied')::int AS denied,
             array_agg(DISTINCT d.api_key_id) AS keys,
@@ -211,7 +215,7 @@ export async function suggestRules(db: Queryable, orgId: string, options: { minA
             (array_agg(r.id ORDER BY r.id DESC))[1:5] AS review_ids
      FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id
      WHERE r.org_id = $1 AND r.created_at >= now() - make_interval(days => $2) AND r.status IN ('approved', 'denied') AND r.edit_id IS NULL
-     GROUP BY d.operation, d.policy_ids, d.context -> 'changed_fields'
+     GROUP BY d.operation, d.policy_ids, ${changedFieldsSql}
      HAVING count(*) FILTER (WHERE r.status = 'denied') = 0 AND count(*) FILTER (WHERE r.status = 'approved') >= $3
      ORDER BY approved DESC, d.operation`,
     [orgId, options.days, options.minApproved],
@@ -227,7 +231,7 @@ export async function suggestRules(db: Queryable, orgId: string, options: { minA
       review_ids: row.review_ids as string[],
     };
     return {
-      rule: suggestedRule(row.operation, changedFields, apiKeyId, evidence),
+      rule: suggestedRule(row.operation, changedFields, apiKeyId, row.policy_ids, evidence),
       operation: row.operation,
       changed_fields: changedFields,
       api_key_id: apiKeyId,
@@ -237,15 +241,18 @@ export async function suggestRules(db: Queryable, orgId: string, options: { minA
   });
 }
 
-function suggestedRule(operation: string, changedFields: string[] | null, apiKeyId: string | null, evidence: SuggestedRule['evidence']): string {
+function suggestedRule(operation: string, changedFields: string[] | null, apiKeyId: string | null, heldBy: string[], evidence: SuggestedRule['evidence']): string {
   const what = changedFields ? `${operation} changing only ${changedFields.join(', ')}` : operation;
-  const id = `suggested-${operation.replace('.', '-')}${changedFields ? `-${changedFields.join('-')}` : ''}${apiKeyId ? `-${apiKeyId.slice(-6)}` : ''}`;
+  const id = `suggested-${operation.replace('.', '-')}${changedFields ? `-${changedFields.join('-')}` : ''}${apiKeyId ? `-${apiKeyId.slice(-6)}` : ''}-over-${heldBy.join('-')}`;
   const conditions = changedFields ? ` when { context has changed_fields && context.changed_fields == [${changedFields.map((field) => JSON.stringify(field)).join(', ')}] }` : '';
   const principal = apiKeyId ? `principal == ApiKey::${JSON.stringify(apiKeyId)}` : 'principal';
   return [
+    // A @decision("allow") rule lets matching writes through whatever review rule would hold them, not only the one
+    // that held these: said in the rule, and the dry run shows what it changes before it is saved.
+    `// Lets these writes through whatever review rule would hold them, not only ${heldBy.join(', ')}: dry-run it before saving.`,
     `@id(${JSON.stringify(id)})`,
     `@decision("allow")`,
-    `@reason(${JSON.stringify(`People approved all ${evidence.approved} ${what} held for review between ${evidence.first_at.slice(0, 10)} and ${evidence.last_at.slice(0, 10)}`)})`,
+    `@reason(${JSON.stringify(`People approved all ${evidence.approved} ${what} held by ${heldBy.join(', ')} between ${evidence.first_at.slice(0, 10)} and ${evidence.last_at.slice(0, 10)}`)})`,
     `permit (${principal}, action == Action::${JSON.stringify(operation)}, resource)${conditions};`,
   ].join('\n');
 }

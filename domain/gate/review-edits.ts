@@ -68,6 +68,18 @@ export async function editAndApprove(db: Database, write: GatedWrite, edit: Revi
         fields: parsed.error.issues.map((issue) => ({ field: `edit.${issue.path.join('.')}`, message: issue.message })),
       });
     }
+    // What changes is read through the write's schema on both sides, defaults filled in: the agent's version, and
+    // the version the review holds now (an earlier edit's). An edit that changes nothing of it is refused.
+    const agents = write.input.parse(review.input) as Record<string, unknown>;
+    const edited = parsed.data as Record<string, unknown>;
+    const differs = (from: Record<string, unknown>) =>
+      [...new Set([...Object.keys(from), ...Object.keys(edited)])].filter((field) => JSON.stringify(from[field]) !== JSON.stringify(edited[field])).sort();
+    const fields = differs(agents);
+    if (differs(review.edit ? (write.input.parse(review.edit.input) as Record<string, unknown>) : agents).length === 0) {
+      throw new AppError('validation_failed', 'the edit changes nothing of the write the review holds; approve it as it is, or change a field', {
+        fields: [{ field: 'edit', message: 'changes nothing' }],
+      });
+    }
     const key = (await tx.query('SELECT label, access, abilities FROM api_keys WHERE id = $1', [review.apiKeyId])).rows[0];
     const { rows: decisions } = await tx.query('SELECT interface FROM gate_decisions WHERE workflow_id = $1', [review.workflowId]);
     const { proposal, version, decided, context } = await askPolicy(
@@ -84,13 +96,14 @@ export async function editAndApprove(db: Database, write: GatedWrite, edit: Revi
     );
     const editId = newId('edt');
     await tx.query(
-      `INSERT INTO review_edits (id, review_id, org_id, edited_by, input, resource, context, decision, reason, policy_ids, policy_version)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      `INSERT INTO review_edits (id, review_id, org_id, edited_by, fields, input, resource, context, decision, reason, policy_ids, policy_version)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
       [
         editId,
         edit.reviewId,
         edit.orgId,
         edit.userId,
+        fields,
         JSON.stringify(parsed.data),
         JSON.stringify(proposal.resource),
         JSON.stringify(context),
@@ -105,7 +118,7 @@ export async function editAndApprove(db: Database, write: GatedWrite, edit: Revi
       actor: { type: 'user', id: edit.userId },
       workflowId: review.workflowId,
       reviewId: edit.reviewId,
-      data: { edit_id: editId, fields: Object.keys(edit.changes).sort(), decision: decided.decision, reason: decided.reason, policyIds: decided.policyIds },
+      data: { edit_id: editId, fields, decision: decided.decision, reason: decided.reason, policyIds: decided.policyIds },
     });
     if (decided.decision === 'deny') return new EditDeniedError(editId, decided.reason, decided.policyIds);
 

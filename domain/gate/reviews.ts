@@ -55,7 +55,8 @@ export const reviewSchema = z
       .describe("Whether the review waited past the organization's escalation wait, and whom it was escalated to; null: not escalated"),
     edit: z
       .object({
-        id: z.string().describe('The edit (edt_…)'),
+        id: z.string().describe('The edit (edt_…); send it as edit_id to approve this version'),
+        fields: z.array(z.string()).describe("The fields whose values the reviewer changed from the agent's version"),
         by: z
           .object({ user_id: z.string().describe('The reviewer who edited (usr_…)'), email: z.string().describe("The reviewer's sign-in email") })
           .describe('The reviewer who edited the write'),
@@ -118,6 +119,13 @@ export const decideReviewInput = z.strictObject({
   comment: text({ max: 2000 }).optional().describe('Why, for the record'),
 });
 
+/** An approval names the version it approves when a reviewer edited the write (the review's edit.id). */
+export const approveReviewInput = decideReviewInput.extend({
+  edit_id: text({ max: 100 })
+    .optional()
+    .describe("The edit you saw (the review's edit.id) when a reviewer edited the write; leave it out to approve the agent's version. 409 when the review holds another version now"),
+});
+
 /**
  * A pending review past its deadline counts as expired, even before its workflow has recorded it. The rule in
  * SQL for the review table under `alias`, in its two forms: the filter of the reviews still waiting (which an
@@ -138,7 +146,7 @@ const selectReview = `
          u.email AS decided_by_email,
          (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment) ORDER BY a.approved_at, a.user_id), '[]')
           FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
-         e.id AS edit_id, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
+         e.id AS edit_id, e.fields AS edit_fields, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
          e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version
   FROM reviews r
   LEFT JOIN review_edits e ON e.id = r.edit_id
@@ -178,6 +186,8 @@ export interface LockedReview {
   /** The person who created the key that made the write (null: the CLI). */
   keyCreatedBy: string | null;
   selfApproval: boolean;
+  /** The reviewer's edit the review holds now (its id and input), if one was made. */
+  edit: { id: string; input: Record<string, unknown> } | null;
 }
 
 /**
@@ -187,8 +197,9 @@ export interface LockedReview {
 export async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string): Promise<LockedReview> {
   const { rows } = await tx.query(
     `SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.api_key_id,
-            k.created_by AS key_created_by, o.self_approval
+            k.created_by AS key_created_by, o.self_approval, r.edit_id, e.input AS edit_input
      FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
+     LEFT JOIN review_edits e ON e.id = r.edit_id
      WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`,
     [orgId, reviewId],
   );
@@ -207,7 +218,23 @@ export async function lockPendingReview(tx: Queryable, orgId: string, reviewId: 
     approvalsRequired: row.approvals_required,
     keyCreatedBy: row.key_created_by,
     selfApproval: row.self_approval,
+    edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
   };
+}
+
+/**
+ * An approval counts for the version of the write the person saw: the agent's (`seenEditId` absent) or a
+ * reviewer's edit (its id). Approving after someone else edited it, without having seen the edit, is refused.
+ */
+export function assertSawCurrentVersion(review: LockedReview, seenEditId: string | undefined): void {
+  if ((review.edit?.id ?? undefined) === seenEditId) return;
+  throw new AppError(
+    'conflict',
+    review.edit
+      ? `review ${review.id} was edited (${review.edit.id}) since you read it; read it again and approve the write it holds now (send edit_id "${review.edit.id}")`
+      : `review ${review.id} holds the agent's version, not the edit ${seenEditId}; read it again`,
+    { status: 'pending', edit_id: review.edit?.id ?? null },
+  );
 }
 
 /** Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created. */
@@ -215,7 +242,7 @@ export function assertNotSelfApproval(review: LockedReview, userId: string): voi
   if (review.keyCreatedBy === userId && !review.selfApproval) {
     throw new AppError(
       'self_approval',
-      `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner can allow self-approval in the organization's settings)`,
+      `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner or admin can allow self-approval in the organization's settings)`,
     );
   }
 }
@@ -261,7 +288,7 @@ export async function approveIn(
  */
 export async function decideReview(
   db: Database,
-  input: { orgId: string; reviewId: string; userId: string; verdict: 'approved' | 'denied'; comment?: string },
+  input: { orgId: string; reviewId: string; userId: string; verdict: 'approved' | 'denied'; comment?: string; seenEditId?: string },
 ): Promise<Review> {
   await db.transaction(async (tx) => {
     const review = await lockPendingReview(tx, input.orgId, input.reviewId);
@@ -277,6 +304,7 @@ export async function decideReview(
       return;
     }
     assertNotSelfApproval(review, input.userId);
+    assertSawCurrentVersion(review, input.seenEditId);
     await approveIn(tx, review, input);
   });
   return getReview(db, input.orgId, input.reviewId);
@@ -345,6 +373,7 @@ function reviewFromRow(row: QueryResultRow): Review {
     edit: row.edit_id
       ? {
           id: row.edit_id,
+          fields: row.edit_fields,
           by: { user_id: row.edit_by, email: row.edit_by_email },
           at: iso(row.edit_at)!,
           input: row.edit_input,
@@ -430,7 +459,7 @@ export async function followReview(
     operation: review.operation,
     reason: review.policy.reason,
     expires_at: review.expires_at,
-    edited: review.edit && { fields: changedKeys(review.proposed, review.edit.input), input: review.edit.input },
+    edited: review.edit && { fields: review.edit.fields, input: review.edit.input },
     approvals_required: review.approvals.required,
     approvals_given: review.approvals.given.length,
     decided_at: review.decided_at,
@@ -441,8 +470,3 @@ export async function followReview(
   };
 }
 
-/** The fields whose values differ between the agent's input and the reviewer's edit. */
-function changedKeys(proposed: Record<string, unknown>, edited: Record<string, unknown>): string[] {
-  const keys = new Set([...Object.keys(proposed), ...Object.keys(edited)]);
-  return [...keys].filter((key) => JSON.stringify(proposed[key]) !== JSON.stringify(edited[key])).sort();
-}

@@ -30,6 +30,8 @@ export interface Review {
 
 export interface ReviewEdit {
   id: string;
+  /** The fields whose values the reviewer changed from the agent's version. */
+  fields: string[];
   by: { user_id: string; email: string };
   at: string;
   /** The write as the reviewer edited it. */
@@ -56,8 +58,12 @@ export const reviewsApi = {
     return api.get<Review[]>(`/v1/reviews?${query}`, { background });
   },
   get: (id: string, background = false) => api.get<Review>(`/v1/reviews/${encodeURIComponent(id)}`, { background }),
-  decide: (id: string, verdict: 'approve' | 'deny', comment: string) =>
-    api.post<Review>(`/v1/reviews/${encodeURIComponent(id)}/${verdict}`, comment.trim() ? { comment: comment.trim() } : {}),
+  /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */
+  decide: (review: Review, verdict: 'approve' | 'deny', comment: string) =>
+    api.post<Review>(`/v1/reviews/${encodeURIComponent(review.id)}/${verdict}`, {
+      ...(comment.trim() ? { comment: comment.trim() } : {}),
+      ...(verdict === 'approve' && review.edit ? { edit_id: review.edit.id } : {}),
+    }),
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
   approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string) =>
     api.post<Review>(`/v1/reviews/${encodeURIComponent(id)}/approve`, comment.trim() ? { edit, comment: comment.trim() } : { edit }),

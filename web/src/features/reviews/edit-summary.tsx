@@ -12,9 +12,7 @@ const decisionNames = { allow: 'Allow', review: 'Review' } as const;
 
 /** A reviewer's edit on the card: who and when, each field the agent's way and the edited way, and the policy's word on it. */
 export function EditSummary({ review, edit }: { review: Review; edit: ReviewEdit }) {
-  const changed = [...new Set([...Object.keys(review.proposed), ...Object.keys(edit.input)])]
-    .filter((field) => JSON.stringify(review.proposed[field]) !== JSON.stringify(edit.input[field]))
-    .sort();
+  const changed = edit.fields;
   return (
     <section className="edit-summary" aria-labelledby={`edit-${edit.id}`}>
       <p id={`edit-${edit.id}`}>

@@ -28,7 +28,7 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
     setBusy(verdict);
     setError(undefined);
     try {
-      onDecided(await reviewsApi.decide(review.id, verdict, comment));
+      onDecided(await reviewsApi.decide(review, verdict, comment));
     } catch (failure) {
       setError(failure);
     } finally {
