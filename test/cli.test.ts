@@ -21,7 +21,8 @@ beforeAll(async () => {
 });
 afterAll(() => h?.close());
 
-describe('gatehouse CLI', () => {
+// Each test runs several CLI processes (a few seconds each on a loaded machine): more time than the default minute.
+describe('gatehouse CLI', { timeout: 180_000 }, () => {
   it('org create / update / show', async () => {
     const created = await runCli(['org', 'create', '--slug', slug, '--name', 'CLI Test Co', '--plan', 'pro', '--timezone', 'Europe/Berlin', '--json'], env());
     expect(created.code).toBe(0);

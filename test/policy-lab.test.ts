@@ -47,7 +47,8 @@ async function knownHistory(org: TestOrganization) {
   }
 }
 
-describe('simulation: a draft replayed over the recorded decisions', () => {
+// These tests run CLI processes too (a few seconds each on a loaded machine).
+describe('simulation: a draft replayed over the recorded decisions', { timeout: 180_000 }, () => {
   it('lists every decision the draft would change, with counts, in the console and the CLI', async () => {
     const org = await h.createOrganization();
     const owner = await ownerOf(org);
@@ -129,7 +130,7 @@ describe('the policy page: versions, and an editor that checks before it saves',
   });
 });
 
-describe('shadow: a draft beside the live policy', () => {
+describe('shadow: a draft beside the live policy', { timeout: 180_000 }, () => {
   it('records where the draft disagrees, without affecting any write; stops on request', async () => {
     const org = await h.createOrganization();
     const owner = await ownerOf(org);
