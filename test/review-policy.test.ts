@@ -321,9 +321,9 @@ permit (principal, action == Action::"tasks.update", resource) when { context ha
     const unseen = await decide(held.id, 'approve', second.token);
     expect(unseen.statusCode).toBe(409);
     expect(json(unseen).error).toMatchObject({ code: 'conflict', details: { edit_id: json(first).data.edit.id } });
-    const stale = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.id}/approve`, token: second.token, payload: { edit_id: 'edt_other' } });
+    const stale = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.id}/approve`, token: second.token, payload: { seen_edit: 'edt_other' } });
     expect(stale.statusCode).toBe(409);
-    const done = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.id}/approve`, token: second.token, payload: { edit_id: json(first).data.edit.id } });
+    const done = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.id}/approve`, token: second.token, payload: { seen_edit: json(first).data.edit.id } });
     expect(json(done).data).toMatchObject({ status: 'approved', result: { title: 'big plan after all' } });
     expect(await tasksTitled(org, 'big plan after all')).toBe(1);
     expect(await tasksTitled(org, 'review a small plan')).toBe(0);

@@ -106,7 +106,7 @@ async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof appr
           changes: input.edit,
           comment: input.comment,
         })
-      : await decideReview(db, { orgId: caller.organization.id, reviewId: input.id, userId: person.userId, verdict, comment: input.comment, seenEditId: input.edit_id });
+      : await decideReview(db, { orgId: caller.organization.id, reviewId: input.id, userId: person.userId, verdict, comment: input.comment, seenEditId: input.seen_edit });
   // An approval that leaves the write short of its quorum changes nothing the workflow waits for.
   if (review.status === 'pending') return review;
   await gate.reviewDecided(review.workflow_id, verdict, outcomeWaitMs);

@@ -55,7 +55,7 @@ export const reviewSchema = z
       .describe("Whether the review waited past the organization's escalation wait, and whom it was escalated to; null: not escalated"),
     edit: z
       .object({
-        id: z.string().describe('The edit (edt_…); send it as edit_id to approve this version'),
+        id: z.string().describe('The edit (edt_…); send it as seen_edit to approve this version'),
         fields: z.array(z.string()).describe("The fields whose values the reviewer changed from the agent's version"),
         by: z
           .object({ user_id: z.string().describe('The reviewer who edited (usr_…)'), email: z.string().describe("The reviewer's sign-in email") })
@@ -121,7 +121,7 @@ export const decideReviewInput = z.strictObject({
 
 /** An approval names the version it approves when a reviewer edited the write (the review's edit.id). */
 export const approveReviewInput = decideReviewInput.extend({
-  edit_id: text({ max: 100 })
+  seen_edit: text({ max: 100 })
     .optional()
     .describe("The edit you saw (the review's edit.id) when a reviewer edited the write; leave it out to approve the agent's version. 409 when the review holds another version now"),
 });
@@ -231,7 +231,7 @@ export function assertSawCurrentVersion(review: LockedReview, seenEditId: string
   throw new AppError(
     'conflict',
     review.edit
-      ? `review ${review.id} was edited (${review.edit.id}) since you read it; read it again and approve the write it holds now (send edit_id "${review.edit.id}")`
+      ? `review ${review.id} was edited (${review.edit.id}) since you read it; read it again and approve the write it holds now (send seen_edit "${review.edit.id}")`
       : `review ${review.id} holds the agent's version, not the edit ${seenEditId}; read it again`,
     { status: 'pending', edit_id: review.edit?.id ?? null },
   );

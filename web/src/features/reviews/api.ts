@@ -62,7 +62,7 @@ export const reviewsApi = {
   decide: (review: Review, verdict: 'approve' | 'deny', comment: string) =>
     api.post<Review>(`/v1/reviews/${encodeURIComponent(review.id)}/${verdict}`, {
       ...(comment.trim() ? { comment: comment.trim() } : {}),
-      ...(verdict === 'approve' && review.edit ? { edit_id: review.edit.id } : {}),
+      ...(verdict === 'approve' && review.edit ? { seen_edit: review.edit.id } : {}),
     }),
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
   approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string) =>
