@@ -69,9 +69,8 @@ export async function currentPolicySet(db: Queryable, orgId: string): Promise<Po
 
 const compiled = new Map<string, CompiledPolicySet>();
 
-/** A version of an organization's policies, parsed once (a version never changes). */
-function compiledVersion(orgId: string, version: number, source: string): CompiledPolicySet {
-  const key = `${orgId}@${version}`;
+/** Policy text parsed once under a key that names it for good (a version, or a shadow by its start). */
+function compiledOnce(key: string, source: string): CompiledPolicySet {
   let policySet = compiled.get(key);
   if (!policySet) {
     policySet = compilePolicySet(source);
@@ -80,6 +79,9 @@ function compiledVersion(orgId: string, version: number, source: string): Compil
   }
   return policySet;
 }
+
+/** A version of an organization's policies, parsed once (a version never changes). */
+const compiledVersion = (orgId: string, version: number, source: string) => compiledOnce(`${orgId}@${version}`, source);
 
 /** A draft running in shadow beside the live policies: decides every write too, without effect. */
 export interface ShadowPolicy {
@@ -107,15 +109,7 @@ export async function loadCompiledPolicySet(db: Queryable, orgId: string): Promi
 }
 
 /** A shadow draft, parsed once: a shadow is never changed, only replaced (and then it starts anew). */
-function compiledShadow(orgId: string, startedAt: string, source: string): CompiledPolicySet {
-  const key = `${orgId}@shadow@${startedAt}`;
-  let policySet = compiled.get(key);
-  if (!policySet) {
-    policySet = compilePolicySet(source);
-    compiled.set(key, policySet);
-  }
-  return policySet;
-}
+const compiledShadow = (orgId: string, startedAt: string, source: string) => compiledOnce(`${orgId}@shadow@${startedAt}`, source);
 
 /** The policies that made a recorded decision (the version in force then), parsed once per version. */
 export async function policySetOfDecision(db: Queryable, orgId: string, decisionId: string): Promise<CompiledPolicySet | undefined> {

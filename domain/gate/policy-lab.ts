@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../../db/database';
 import { compilePolicySet, evaluatePolicy, PolicyParseError, type CompiledPolicySet, type GateDecisionKind } from '../../policy/engine';
+import { parseWait } from '../kit/durations';
 import { AppError } from '../kit/errors';
 import { recordAudit, type ActorRef } from './audit';
 
@@ -35,12 +36,10 @@ export interface SimulationResult {
   truncated: boolean;
 }
 
-const windowUnits = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
 /** A window back from now (`7d`, `12h`, `30m`) or an RFC 3339 instant; undefined when it is neither. */
 export function parseSince(value: string, now = Date.now()): Date | undefined {
-  const window = /^(\d{1,6})([smhd])$/.exec(value.trim());
-  if (window) return new Date(now - Number(window[1]) * windowUnits[window[2] as keyof typeof windowUnits]);
+  const wait = parseWait(value);
+  if (wait !== undefined) return new Date(now - wait);
   if (!/^\d{4}-\d{2}-\d{2}(T[\d:.]+(Z|[+-]\d{2}:\d{2}))?$/.test(value.trim())) return undefined;
   const at = new Date(value.trim());
   return Number.isNaN(at.getTime()) ? undefined : at;

@@ -21,20 +21,7 @@ export async function findReviewNotificationSettings(db: Queryable, orgId: strin
   return { reviewEscalationMs: rows[0].review_escalation_ms, slackWebhookUrl: rows[0].slack_webhook_url };
 }
 
-const units = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-const waitPattern = /^\s*(\d{1,7})\s*([smhd])\s*$/;
-
-/** A wait as people write it (30m, 2h, 45s) in milliseconds, or undefined when it is not one. */
-export function parseWait(text: string): number | undefined {
-  const match = waitPattern.exec(text);
-  return match ? Number(match[1]) * units[match[2] as keyof typeof units] : undefined;
-}
-
-/** The wait as people write it: 30m, 2h, 45s. */
-export function shownWait(ms: number): string {
-  const unit = (['d', 'h', 'm'] as const).find((candidate) => ms % units[candidate] === 0) ?? 's';
-  return `${Math.round(ms / units[unit])}${unit}`;
-}
+export { parseWait, shownWait } from '../kit/durations';
 
 /** The longest escalation wait: a review may wait 30 days at most. */
 const longestEscalationMs = 30 * 24 * 60 * 60 * 1000;
