@@ -3,7 +3,7 @@
 // policy metrics runtime cli web`). Type-only imports count: a layer that names another's types depends on it too, except
 // where a rule says otherwise.
 
-const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|metrics|runtime|cli|bench|test|web)/';
+const ours = '^(api|workflows|activities|worker|domain|data-import|db|policy|metrics|runtime|cli|bench|deploy|test|web)/';
 const runtimeOnly = { dependencyTypesNot: ['type-only'] };
 
 /** A concern of the domain may import only the concerns listed (and itself). */
@@ -165,10 +165,10 @@ export default {
     },
     {
       name: 'tests-and-bench-are-not-imported',
-      comment: 'Nothing of the service imports test/ or bench/.',
+      comment: 'Nothing of the service imports test/, bench/ or the deployment rehearsal (deploy/rehearsal/), which run the service from outside.',
       severity: 'error',
-      from: { pathNot: '^(test|bench)/' },
-      to: { path: '^(test|bench)/' },
+      from: { pathNot: '^(test|bench|deploy/rehearsal)/' },
+      to: { path: '^(test|bench|deploy/rehearsal)/' },
     },
   ],
   options: {

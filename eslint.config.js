@@ -4,7 +4,7 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'bench/results/', 'coverage/', 'dist/', 'web/dist/', 'scratch/'] },
+  { ignores: ['node_modules/', '.data/', 'bench/results/', 'deploy/rehearsal/results/', 'coverage/', 'dist/', 'web/dist/', 'scratch/'] },
   js.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx'],
@@ -26,7 +26,7 @@ export default tseslint.config(
   },
   {
     // Tests and the benchmark read JSON answers as they come.
-    files: ['test/**/*.ts', 'bench/**/*.ts'],
+    files: ['test/**/*.ts', 'bench/**/*.ts', 'deploy/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
   {

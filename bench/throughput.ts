@@ -10,8 +10,8 @@ export const throughputKinds = ['allow', 'floor', 'floorLocal'] as const;
 export type ThroughputKind = (typeof throughputKinds)[number];
 
 /** One window: `writers` loops, each running the operation back to back until the window closes. */
-export interface Window {
-  kind: ThroughputKind;
+export interface Window<Kind extends string = ThroughputKind> {
+  kind: Kind;
   writers: number;
   seconds: number;
   writes: number;
@@ -22,11 +22,11 @@ export interface Window {
   cpuMs: Record<string, number | null>;
 }
 
-export async function runWindow(
-  kind: ThroughputKind,
+export async function runWindow<Kind extends string>(
+  kind: Kind,
   operation: Operation,
   options: { writers: number; seconds: number; firstSequence: number; processes: Measured[] },
-): Promise<Window> {
+): Promise<Window<Kind>> {
   const latencyMs: number[] = [];
   const errorSamples: string[] = [];
   let errors = 0;
@@ -52,8 +52,8 @@ export async function runWindow(
   return { kind, writers: options.writers, seconds, writes: latencyMs.length, errors, errorSamples, latencyMs, cpuMs: meter() };
 }
 
-export interface ThroughputResult {
-  kind: ThroughputKind;
+export interface ThroughputResult<Kind extends string = ThroughputKind> {
+  kind: Kind;
   writers: number;
   windows: number;
   seconds: number;
@@ -70,7 +70,7 @@ export interface ThroughputResult {
 }
 
 /** The windows of one kind and level, taken together. */
-export function combine(windows: Window[]): ThroughputResult {
+export function combine<Kind extends string>(windows: Window<Kind>[]): ThroughputResult<Kind> {
   const [first] = windows;
   if (!first) throw new Error('no window to combine');
   const writes = windows.reduce((sum, w) => sum + w.writes, 0);

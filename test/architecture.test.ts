@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 // test runs them over the whole tree, type-only imports included, and fails on any import cycle.
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const folders = ['api', 'workflows', 'activities', 'worker', 'domain', 'data-import', 'db', 'policy', 'metrics', 'runtime', 'cli', 'bench', 'test', 'web'];
+const folders = ['api', 'workflows', 'activities', 'worker', 'domain', 'data-import', 'db', 'policy', 'metrics', 'runtime', 'cli', 'bench', 'deploy', 'test', 'web'];
 
 let result: ICruiseResult;
 

@@ -5,6 +5,7 @@ import { metricsRegistry, reviewsGauge } from '../metrics';
 import { loadConfig } from '../runtime/config';
 import { defaultMetricsPorts } from '../runtime/metrics-server';
 import { searchAttributeNames } from '../runtime/search-attributes';
+import { interpolate, mountedPath, pinnedVersions, readCompose, serviceEnvironment } from '../deploy/rehearsal/compose';
 
 // The compose deployment is for our users; these machines have no Docker engine to run it (the README says what
 // was and was not run). What can be checked without one is checked here: it parses, every service is on a
@@ -134,4 +135,54 @@ describe('docker-compose.yml', () => {
     // The Temporal SDK's names are checked against a running worker's, in test/metrics.test.ts.
     expect(targets.some((target) => /\btemporal_/.test(target.expr))).toBe(true);
   });
+
+  it('pins every image to a version, the proxy included (the rehearsal builds the same versions natively)', () => {
+    for (const [name, service] of Object.entries(services)) {
+      if (service.image && !service.build) expect(service.image, name).toMatch(/:\$\{[A-Z_]+_VERSION:-v?\d+\.\d+\.\d+\}$|:\d+$/);
+    }
+    expect(services.proxy!.image).toBe('caddy:${CADDY_VERSION:-2.11.9}');
+    expect(pinnedVersions()).toEqual({ temporalServer: '1.31.0', temporalAdminTools: '1.31.0', caddy: '2.11.9' });
+  });
+
+  it("gives Temporal's server the dynamic configuration file it needs to start, from deploy/temporal/dynamicconfig", () => {
+    const path = services.temporal!.environment!.DYNAMIC_CONFIG_FILE_PATH as string;
+    const file = mountedPath(readCompose(), 'temporal', path);
+    expect(file).toMatch(/deploy\/temporal\/dynamicconfig\/gatehouse\.yaml$/);
+    expect(existsSync(file)).toBe(true);
+    // An empty file or a map of settings; the server refuses anything else.
+    const settings = parse(readFileSync(file, 'utf8')) as unknown;
+    expect(settings === null || (typeof settings === 'object' && !Array.isArray(settings))).toBe(true);
+  });
+
+  it('has setup scripts that run outside a container too: the tool named by TEMPORAL_SQL_TOOL, its own schemas, no nc', () => {
+    const schema = readFileSync(new URL('deploy/temporal/setup-schema.sh', root), 'utf8');
+    expect(schema).toContain('${TEMPORAL_SQL_TOOL:-temporal-sql-tool}');
+    expect(schema).toContain('--schema-name "postgresql/v12/$schema"');
+    expect(schema).not.toMatch(/\bnc\b|\/etc\/temporal\/schema/);
+  });
 });
+
+describe("the rehearsal's reading of docker-compose.yml", () => {
+  it('interpolates as compose does', () => {
+    expect(interpolate('${A:-x} ${B-y} $A $$A', { A: 'a' })).toBe('a y a $A');
+    expect(interpolate('${A:-x}|${A-x}', { A: '' })).toBe('x|');
+    expect(() => interpolate('${KEY:?put KEY in .env}', {})).toThrow('put KEY in .env');
+  });
+
+  it("hands the api and the worker compose's environment, the payload key required", () => {
+    const variables = { PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA', POSTGRES_PASSWORD: 'secret' };
+    const api = serviceEnvironment(readCompose(), 'api', variables);
+    expect(api).toMatchObject({
+      DATABASE_URL: 'postgres://gatehouse:secret@postgres:5432/gatehouse',
+      TEMPORAL_ADDRESS: 'temporal:7233',
+      HOST: '0.0.0.0',
+      PORT: '3000',
+      TRUST_PROXY: 'true',
+      METRICS_HOST: '0.0.0.0',
+      PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA',
+    });
+    expect(serviceEnvironment(readCompose(), 'worker', variables).DATABASE_URL).toBe(api.DATABASE_URL);
+    expect(() => serviceEnvironment(readCompose(), 'worker', {})).toThrow(/PAYLOAD_ENCRYPTION_KEYS/);
+  });
+});
+

@@ -1,5 +1,6 @@
 import { checkLoad, loadFigures, settleAndCount } from './ledger';
-import { Checks, seconds, type Figures, type ScenarioContext } from './scenario';
+import { approveHeld, holdWrites } from './reviews';
+import { Checks, seconds, type Figures, type ScenarioContext, type Tally } from './scenario';
 import type { Stack } from './stack';
 import { WriteLoad } from './writers';
 
@@ -17,15 +18,19 @@ export interface FaultRounds {
 export interface FaultRoundsResult {
   checks: Checks;
   figures: Figures;
+  tally: Tally;
 }
 
 /**
- * Writers under way while a fault is injected round after round, then the writes counted: each written exactly
- * once, each writer answered, no process of the service exited by itself.
+ * Writers under way while a fault is injected round after round (and, where the run asks for them, writes held for
+ * review waiting through the faults), then the writes counted: each written exactly once, each writer answered,
+ * each held write still approvable and then applied once, no process of the service exited by itself.
  */
 export async function runFaultRounds(context: ScenarioContext, stack: Stack, plan: FaultRounds): Promise<FaultRoundsResult> {
   const started = Date.now();
   const checks = new Checks();
+  const held = context.heldThroughFaults > 0 ? await holdWrites(stack, `${plan.prefix}-held`, context.heldThroughFaults, context.signal) : [];
+  checks.equal('writes held for review before the faults', held.filter((record) => record.reviewId).length, held.length);
   const load = new WriteLoad({
     apiUrl: stack.apiUrl,
     tokens: stack.org.agentTokens,
@@ -41,7 +46,7 @@ export async function runFaultRounds(context: ScenarioContext, stack: Stack, pla
       await plan.fault(round);
       faults += 1;
       // A process that died by itself is counted, and started again so that the writes can still be counted.
-      for (const process of [stack.api, ...stack.workers]) if (!process.running) await process.start();
+      for (const process of [...stack.apis, ...stack.workers]) if (!process.running) await process.start();
       const faultEnded = Date.now();
       const recovered = await load.progressed(1, 120_000);
       slowestRecoveryMs = Math.max(slowestRecoveryMs, Date.now() - faultEnded);
@@ -57,14 +62,35 @@ export async function runFaultRounds(context: ScenarioContext, stack: Stack, pla
   }
   const ledger = await settleAndCount(stack.db, stack.org.orgId, load.records.map((record) => record.title));
   checkLoad(checks, load.counts, ledger, load.records);
+  const heldOutcome = held.length ? await approveHeld(stack, held, context.signal) : undefined;
+  if (heldOutcome) {
+    checks.equal('held writes approved (200) after the faults', heldOutcome.approved, held.length);
+    checks.equal('held writes applied once approved', heldOutcome.applied, held.length);
+  }
   checks.equal('faults injected', faults, plan.rounds);
-  checks.equal('api and worker exits not caused by the suite', stack.unexpectedExits(), 0);
+  const exits = stack.unexpectedExits();
+  checks.equal('exits of the service not caused by the suite', exits, 0);
   const figures: Figures = [
     ...loadFigures(load.counts, ledger, load.records),
+    ...(heldOutcome
+      ? ([
+          ['held', heldOutcome.held],
+          ['held applied', heldOutcome.applied],
+          ['held lost', heldOutcome.lost],
+          ['held duplicated', heldOutcome.duplicated],
+        ] as Figures)
+      : []),
     ['faults', faults],
-    ['unexpected exits', stack.unexpectedExits()],
+    ['unexpected exits', exits],
     ['slowest recovery', seconds(slowestRecoveryMs)],
     ['time', seconds(Date.now() - started)],
   ];
-  return { checks, figures };
+  const tally: Tally = {
+    lost: ledger.lost.length + (heldOutcome?.lost ?? 0),
+    doubled: ledger.duplicated.length + (heldOutcome?.duplicated ?? 0),
+    exits,
+  };
+  if (heldOutcome?.lost) checks.failures.push(`held writes lost: ${heldOutcome.lost}`);
+  if (heldOutcome?.duplicated) checks.failures.push(`held writes duplicated: ${heldOutcome.duplicated}`);
+  return { checks, figures, tally };
 }

@@ -9,14 +9,16 @@ export interface Ledger {
   lost: string[];
   /** Titles with more than one row. */
   duplicated: string[];
+  /** Each title's row id (of those with exactly one row). */
+  ids: Map<string, string>;
 }
 
-async function rowsByTitle(db: Queryable, orgId: string, titles: string[]): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ title: string; n: number }>(
-    'SELECT title, count(*)::int AS n FROM tasks WHERE org_id = $1 AND title = ANY($2) GROUP BY title',
+async function rowsByTitle(db: Queryable, orgId: string, titles: string[]): Promise<Map<string, { n: number; id: string }>> {
+  const { rows } = await db.query<{ title: string; n: number; id: string }>(
+    'SELECT title, count(*)::int AS n, min(id) AS id FROM tasks WHERE org_id = $1 AND title = ANY($2) GROUP BY title',
     [orgId, titles],
   );
-  return new Map(rows.map((row) => [row.title, row.n]));
+  return new Map(rows.map((row) => [row.title, { n: row.n, id: row.id }]));
 }
 
 /**
@@ -29,7 +31,11 @@ export async function settleAndCount(db: Queryable, orgId: string, titles: strin
     const rows = await rowsByTitle(db, orgId, titles);
     const lost = titles.filter((title) => !rows.has(title));
     if (lost.length === 0 || Date.now() > deadline) {
-      return { lost, duplicated: titles.filter((title) => (rows.get(title) ?? 0) > 1) };
+      return {
+        lost,
+        duplicated: titles.filter((title) => (rows.get(title)?.n ?? 0) > 1),
+        ids: new Map([...rows].filter(([, row]) => row.n === 1).map(([title, row]) => [title, row.id])),
+      };
     }
     await sleep(500);
   }
@@ -47,8 +53,10 @@ export function loadFigures(counts: LoadCounts, ledger: Ledger, records: WriteRe
     ['503s', counts.answers503],
     ['other 5xx', counts.answersOther5xx],
     ['connection errors', counts.connectionErrors],
+    ...(counts.proxyErrors ? ([['proxy 5xx', counts.proxyErrors]] as Figures) : []),
     ['timeouts', counts.timeouts],
     ['replayed', counts.replayed],
+    ['retried then applied', records.filter((record) => record.end === 'applied' && record.attempts > 1).length],
     ['slowest write', seconds(Math.max(0, ...records.map((record) => record.ms)))],
   ];
 }
@@ -60,6 +68,9 @@ export function checkLoad(checks: Checks, counts: LoadCounts, ledger: Ledger, re
   checks.equal('duplicated writes', ledger.duplicated.length, 0);
   checks.equal('writes without a definitive answer', counts.unresolved, 0);
   checks.equal('writes refused (not 201)', counts.refused + counts.denied + counts.held, 0);
+  // A retry with the first attempt's Idempotency-Key gets the first attempt's record, whichever api answers it.
+  const otherRecord = records.filter((record) => record.recordId && ledger.ids.has(record.title) && ledger.ids.get(record.title) !== record.recordId);
+  checks.equal('answers naming another record than the one written', otherRecord.length, 0);
   // A fault is answered 503 (retry with the same key) or ridden over; a 500 means the api gave up on what it should retry.
   checks.equal('5xx answers other than 503', counts.answersOther5xx, 0);
   const examples = (titles: string[]) =>

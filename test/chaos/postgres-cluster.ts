@@ -24,7 +24,7 @@ export interface OwnCluster {
 }
 
 /** Debian's and Ubuntu's place for the server binaries; CHAOS_PG_BIN names another. */
-function binaries(): string {
+export function postgresBinaries(): string {
   const configured = process.env.CHAOS_PG_BIN;
   if (configured) return configured;
   for (const version of ['17', '16', '15', '14']) {
@@ -35,14 +35,14 @@ function binaries(): string {
 }
 
 /** initdb refuses to run as root; there the tools run as the `postgres` OS user, who owns the folder. */
-async function postgresUser(): Promise<{ prefix: string[]; uid: number; gid: number } | undefined> {
+export async function postgresUser(): Promise<{ prefix: string[]; uid: number; gid: number } | undefined> {
   if (process.getuid?.() !== 0) return undefined;
   const [{ stdout: uid }, { stdout: gid }] = await Promise.all([run('id', ['-u', 'postgres']), run('id', ['-g', 'postgres'])]);
   return { prefix: ['runuser', '-u', 'postgres', '--'], uid: Number(uid.trim()), gid: Number(gid.trim()) };
 }
 
 export async function startOwnCluster(log: (line: string) => void): Promise<OwnCluster> {
-  const bin = binaries();
+  const bin = postgresBinaries();
   const user = await postgresUser();
   const folder = mkdtempSync(join(tmpdir(), 'gatehouse-chaos-pg-'));
   if (user) chownSync(folder, user.uid, user.gid);

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, type WriteStream } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { gatehouseBin } from '../support/cli';
 
 /** How one run of the process ended. */
@@ -10,11 +11,22 @@ export interface Exit {
   expected: boolean;
 }
 
+export interface Launch {
+  command: string;
+  args: string[];
+  env: NodeJS.ProcessEnv;
+  /** Runs the command through this, e.g. `ip netns exec <host>` to run it on another host. */
+  prefix?: string[];
+  /** SIGTERM's grace before SIGKILL. */
+  stopGraceMs?: number;
+}
+
 /**
- * One `gatehouse api --json` or `gatehouse worker --json`, as an operator runs it, that the suite kills and
- * starts again. Every run's output goes to one log file, so a failure can be read afterwards.
+ * A process of the service that the suite starts, kills and starts again, as an operator's supervisor would. Every
+ * run's output goes to one log file, so that a failure can be read afterwards; exits the suite did not cause are
+ * counted. `ready` says when a run has started: it resolves with what the run said of itself.
  */
-export class GatehouseProcess {
+export class SupervisedProcess<Ready = unknown> {
   private child: ChildProcess | undefined;
   private exited: Promise<void> = Promise.resolve();
   private stopping = false;
@@ -26,9 +38,9 @@ export class GatehouseProcess {
 
   constructor(
     readonly name: string,
-    private readonly command: 'api' | 'worker',
-    private readonly env: NodeJS.ProcessEnv,
+    private readonly launch: Launch,
     logFile: string,
+    private readonly ready: (run: { child: ChildProcess; signal: AbortSignal }) => Promise<Ready>,
   ) {
     this.log = createWriteStream(logFile, { flags: 'a' });
   }
@@ -51,49 +63,52 @@ export class GatehouseProcess {
     return this.tail.trim();
   }
 
-  /** Starts a run and resolves with its readiness document (the first JSON on stdout). */
-  async start(timeoutMs = 120_000): Promise<any> {
+  /** Starts a run and resolves once it is ready (within `timeoutMs`), with what `ready` answered. */
+  async start(timeoutMs = 120_000): Promise<Ready> {
     if (this.running) throw new Error(`${this.name} is running already`);
     this.starts += 1;
     this.stopping = false;
     const startedAt = Date.now();
     this.log.write(`\n--- ${new Date().toISOString()} start #${this.starts}\n`);
-    const child = spawn(process.execPath, [gatehouseBin, this.command, '--json'], { env: this.env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const [command, ...args] = [...(this.launch.prefix ?? []), this.launch.command, ...this.launch.args];
+    const child = spawn(command!, args, { env: this.launch.env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     this.exited = new Promise((resolve) => {
-      child.once('exit', (code, signal) => {
+      const ended = (code: number | null, signal: NodeJS.Signals | null) => {
         this.exits.push({ code, signal, expected: this.stopping });
         this.log.write(`--- ${new Date().toISOString()} exited (${signal ?? `code ${code}`})${this.stopping ? '' : ' UNEXPECTEDLY'}\n`);
         resolve();
+      };
+      child.once('exit', ended);
+      child.once('error', (error) => {
+        this.log.write(`--- could not start: ${error.message}\n`);
+        if (child.exitCode === null) ended(null, null);
       });
     });
     const keep = (chunk: Buffer) => {
       this.log.write(chunk);
       this.tail = (this.tail + chunk.toString()).slice(-4000);
     };
+    child.stdout!.on('data', keep);
     child.stderr!.on('data', keep);
-    return new Promise((resolve, reject) => {
-      let stdout = '';
-      const timer = setTimeout(() => {
-        reject(new Error(`${this.name} was not ready within ${timeoutMs / 1000} s:\n${this.output()}`));
-      }, timeoutMs);
-      child.stdout!.on('data', (chunk: Buffer) => {
-        keep(chunk);
-        stdout += chunk.toString();
-        try {
-          const ready: unknown = JSON.parse(stdout);
-          clearTimeout(timer);
-          this.log.write(`--- ${new Date().toISOString()} ready after ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`);
-          resolve(ready);
-        } catch {
-          // not complete yet
-        }
-      });
-      void this.exited.then(() => {
-        clearTimeout(timer);
-        reject(new Error(`${this.name} exited before it was ready:\n${this.output()}`));
-      });
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${this.name} was not ready within ${timeoutMs / 1000} s:\n${this.output()}`)), timeoutMs);
     });
+    const died = this.exited.then(() => {
+      throw new Error(`${this.name} exited before it was ready:\n${this.output()}`);
+    });
+    // Aborted once the start is settled, whichever way: a readiness probe stops with it.
+    const settled = new AbortController();
+    try {
+      const ready = await Promise.race([this.ready({ child, signal: settled.signal }), timeout, died]);
+      this.log.write(`--- ${new Date().toISOString()} ready after ${((Date.now() - startedAt) / 1000).toFixed(1)} s\n`);
+      return ready;
+    } finally {
+      settled.abort();
+      clearTimeout(timer);
+      died.catch(() => {});
+    }
   }
 
   /** Kills the running process with `signal` (SIGKILL: no chance to clean up) and waits until it is gone. */
@@ -104,12 +119,12 @@ export class GatehouseProcess {
     await this.exited;
   }
 
-  /** Stops the way an operator does (SIGTERM), SIGKILL after 15 s; resolves with the exit. */
+  /** Stops the way an operator does (SIGTERM), SIGKILL after the grace (15 s); resolves with the exit. */
   async stop(): Promise<Exit | undefined> {
     if (!this.running) return undefined;
     this.stopping = true;
     this.child!.kill('SIGTERM');
-    const timer = setTimeout(() => this.child?.kill('SIGKILL'), 15_000);
+    const timer = setTimeout(() => this.child?.kill('SIGKILL'), this.launch.stopGraceMs ?? 15_000);
     await this.exited;
     clearTimeout(timer);
     return this.exits.at(-1);
@@ -118,5 +133,39 @@ export class GatehouseProcess {
   async close(): Promise<void> {
     await this.stop();
     await new Promise<void>((resolve) => this.log.end(resolve));
+  }
+}
+
+/**
+ * One `gatehouse api --json` or `gatehouse worker --json`, as an operator runs it: ready once it prints its
+ * readiness document (the first JSON on stdout).
+ */
+export class GatehouseProcess extends SupervisedProcess<any> {
+  constructor(name: string, command: 'api' | 'worker', env: NodeJS.ProcessEnv, logFile: string, prefix?: string[]) {
+    super(name, { command: process.execPath, args: [gatehouseBin, command, '--json'], env, prefix }, logFile, ({ child }) => firstJson(child));
+  }
+}
+
+function firstJson(child: ChildProcess): Promise<unknown> {
+  return new Promise((resolve) => {
+    let stdout = '';
+    const read = (chunk: Buffer) => {
+      stdout += chunk.toString();
+      try {
+        resolve(JSON.parse(stdout));
+        child.stdout!.off('data', read);
+      } catch {
+        // not complete yet
+      }
+    };
+    child.stdout!.on('data', read);
+  });
+}
+
+/** Resolves once `probe` holds, trying every `everyMs`, until `signal` gives up on it (the start settled otherwise). */
+export async function until(probe: () => Promise<boolean>, signal: AbortSignal, everyMs = 200): Promise<void> {
+  while (!signal.aborted) {
+    if (await probe().catch(() => false)) return;
+    await sleep(everyMs);
   }
 }

@@ -25,7 +25,10 @@ const verdict = (result: ScenarioResult) => (result.skipped ? 'skipped' : result
 
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
-export function resultTable(outcomes: Outcome[]): string {
+/** A scenario's row: its title and what it found (an outcome, or one read back from a results file). */
+export type ResultRow = { scenario: Pick<Scenario, 'title'>; result: ScenarioResult };
+
+export function resultTable(outcomes: ResultRow[]): string {
   const lines = ['| Scenario | What was done | Result figures | Pass/fail |', '|---|---|---|:-:|'];
   for (const { scenario, result } of outcomes) {
     const figures = result.skipped ? result.skipped : result.figures.map(([name, value]) => `${name} ${value}`).join(' · ');

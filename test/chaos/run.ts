@@ -9,8 +9,9 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { findTemporalCli } from '../../runtime/temporal-binary';
-import { describeMachine, failureList, reportMarkdown, resultTable, writeReport, type Outcome } from './report';
-import { seconds, type Scenario, type ScenarioContext, type ScenarioResult } from './scenario';
+import { describeMachine, failureList, reportMarkdown, resultTable, writeReport } from './report';
+import { runScenarios } from './runner';
+import type { Scenario } from './scenario';
 import { apiKill } from './scenarios/api-kill';
 import { approveWorkersDown } from './scenarios/approve-workers-down';
 import { fuzz } from './scenarios/fuzz';
@@ -60,49 +61,6 @@ function commandLine(): string {
   return `${process.env.CHAOS_SHORT === '1' ? 'CHAOS_SHORT=1 ' : ''}npm run chaos${args.length ? ` -- ${args.join(' ')}` : ''}`;
 }
 
-/** Runs one scenario within its budget; whatever happens, tears down what it started. */
-async function runScenario(scenario: Scenario, short: boolean, suite: SuiteEnvironment, interrupt: AbortSignal): Promise<Outcome> {
-  const budgetMs = short ? scenario.budgetMs.short : scenario.budgetMs.full;
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new Error(`ran past its budget of ${seconds(budgetMs)}`)), budgetMs);
-  const onInterrupt = () => controller.abort(new Error('interrupted'));
-  interrupt.addEventListener('abort', onInterrupt, { once: true });
-  const cleanups: (() => Promise<void>)[] = [];
-  const context: ScenarioContext = {
-    short,
-    signal: controller.signal,
-    log: (line) => log(`${scenario.id}: ${line}`),
-    logFile: (name) => join(suite.logDir, `${scenario.id}-${name}`),
-    onCleanup: (cleanup) => cleanups.push(cleanup),
-    async stack(stackOptions = {}) {
-      const stack = await createStack(scenario.id, stackOptions, suite);
-      cleanups.push(() => stack.teardown());
-      controller.signal.throwIfAborted();
-      return stack;
-    },
-  };
-  const started = Date.now();
-  let result: ScenarioResult;
-  try {
-    const running = scenario.run(context);
-    // Past the budget the scenario is abandoned (its processes are torn down below); its later failure is moot.
-    running.catch(() => {});
-    const abandoned = new Promise<never>((_, reject) => {
-      controller.signal.addEventListener('abort', () => reject(controller.signal.reason as Error), { once: true });
-    });
-    result = await Promise.race([running, abandoned]);
-  } catch (error) {
-    result = { did: 'did not finish', figures: [['time', seconds(Date.now() - started)]], failures: [(error as Error).message.split('\n')[0]!] };
-  } finally {
-    clearTimeout(timer);
-    interrupt.removeEventListener('abort', onInterrupt);
-    for (const cleanup of cleanups.reverse()) {
-      await cleanup().catch((error: Error) => log(`${scenario.id}: cleanup failed: ${error.message}`));
-    }
-  }
-  return { scenario, result, ms: Date.now() - started };
-}
-
 async function main(): Promise<number> {
   const { short, chosen, reportPath } = options();
   const startedAt = new Date();
@@ -120,17 +78,11 @@ async function main(): Promise<number> {
   });
   log(`${chosen.length} scenarios${short ? ' (short)' : ''}; process logs in ${suite.logDir}`);
 
-  const outcomes: Outcome[] = [];
-  for (const scenario of chosen) {
-    if (interrupt.signal.aborted) break;
-    log(`${scenario.id}: ${scenario.title}…`);
-    const outcome = await runScenario(scenario, short, suite, interrupt.signal);
-    const { result } = outcome;
-    const figures = result.skipped ?? result.figures.map(([name, value]) => `${name} ${value}`).join(', ');
-    log(`${scenario.id}: ${result.skipped ? 'skipped' : result.failures.length ? 'FAIL' : 'pass'} (${seconds(outcome.ms)}): ${figures}`);
-    for (const failure of result.failures) log(`${scenario.id}:   ${failure}`);
-    outcomes.push(outcome);
-  }
+  const outcomes = await runScenarios(
+    chosen,
+    { short, heldThroughFaults: 0, logDir: suite.logDir, log, stack: (id, stackOptions) => createStack(id, stackOptions, suite) },
+    interrupt.signal,
+  );
 
   process.stdout.write(`\n${resultTable(outcomes)}\n\n${failureList(outcomes)}\n`);
   if (interrupt.signal.aborted) {

@@ -6,7 +6,7 @@ import { createScratchDatabase, localAdminUrl } from '../../db/scratch-database'
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server';
 import { cleanEnv } from '../support/cli';
 import { createChaosOrganization, type ChaosOrganization } from './fixture';
-import type { OwnCluster } from './postgres-cluster';
+import { startOwnCluster, type OwnCluster } from './postgres-cluster';
 import { GatehouseProcess } from './processes';
 
 /** The application_name of each process's connections, by which a scenario finds (and ends) them. */
@@ -16,10 +16,10 @@ export interface StackOptions {
   workers?: number;
   /** API keys, one per writer. */
   agents?: number;
-  /** The database on this cluster instead of a scratch database on the machine's server. */
-  cluster?: OwnCluster;
+  /** A PostgreSQL server the scenario may restart (never the machine's shared one). */
+  restartablePostgres?: boolean;
   /** More settings for the workers (REVIEW_EXPIRY, say). */
-  workerEnv?: NodeJS.ProcessEnv;
+  workerEnv?: Record<string, string>;
 }
 
 export interface SuiteEnvironment {
@@ -30,10 +30,28 @@ export interface SuiteEnvironment {
   logDir: string;
 }
 
+/** Temporal as a scenario sees it: stopped whole and started again, held writes waiting in it. */
+export interface TemporalControl {
+  /** Where this machine's clients reach it. */
+  address: string;
+  /** What it is, for the scenario's report: "the Temporal dev server (same port, same db file)". */
+  description: string;
+  stop(): Promise<void>;
+  start(): Promise<void>;
+}
+
+/** The PostgreSQL server the scenario's database lives on, when the scenario may restart it. */
+export interface PostgresControl {
+  description: string;
+  /** Every connection ends; resolves once the server accepts connections again. */
+  restart(): Promise<void>;
+}
+
 /** The Temporal dev server, its state in a file, so that it finds its workflows again after a restart on the same port. */
-export class TemporalServer {
+export class TemporalServer implements TemporalControl {
   private server: TemporalDevServer | undefined;
   readonly address: string;
+  readonly description = 'the Temporal dev server (same port, same db file)';
 
   constructor(
     private readonly cliPath: string,
@@ -60,13 +78,17 @@ export interface Stack {
   databaseUrl: string;
   /** The suite's own connections to the scenario's database, to count rows and end other connections. */
   db: Database;
-  temporal: TemporalServer;
+  temporal: TemporalControl;
+  /** Present when the scenario asked for a PostgreSQL it may restart. */
+  postgres?: PostgresControl;
+  /** The first api; writers reach every api through `apiUrl`. */
   api: GatehouseProcess;
-  /** The api's base URL, `http://127.0.0.1:<port>/api`; the same after a restart. */
+  apis: GatehouseProcess[];
+  /** Where writers send requests, `http://…/api`; the same after a restart (an api's own port, or a proxy's). */
   apiUrl: string;
   workers: GatehouseProcess[];
   org: ChaosOrganization;
-  /** Exits of the api and workers the suite did not cause. */
+  /** Exits of the service's processes the suite did not cause. */
   unexpectedExits(): number;
   teardown(): Promise<void>;
 }
@@ -81,9 +103,16 @@ export async function createStack(id: string, options: StackOptions, suite: Suit
     const folder = mkdtempSync(join(tmpdir(), `gatehouse-chaos-${id}-`));
     cleanups.push(async () => rmSync(folder, { recursive: true, force: true }));
 
+    let postgres: PostgresControl | undefined;
+    let cluster: OwnCluster | undefined;
+    if (options.restartablePostgres) {
+      cluster = await startOwnCluster((line) => process.stderr.write(`chaos: ${id}: ${line}\n`));
+      cleanups.push(() => cluster!.destroy());
+      postgres = { description: `the suite's own PostgreSQL cluster (initdb, port ${cluster.port})`, restart: () => cluster!.restart() };
+    }
     const temporal = new TemporalServer(suite.temporalCli, join(folder, 'temporal.db'), await freePort());
     // Both settle before anything throws, so that the teardown finds whichever one started.
-    const [opened, started] = await Promise.allSettled([openDatabase(options.cluster, suite.adminUrl), temporal.start()]);
+    const [opened, started] = await Promise.allSettled([openDatabase(cluster, suite.adminUrl), temporal.start()]);
     if (started.status === 'fulfilled') cleanups.push(() => temporal.stop());
     if (opened.status === 'fulfilled' && opened.value.drop) cleanups.push(opened.value.drop);
     if (opened.status === 'rejected') throw opened.reason;
@@ -128,7 +157,9 @@ export async function createStack(id: string, options: StackOptions, suite: Suit
       databaseUrl,
       db,
       temporal,
+      postgres,
       api,
+      apis: [api],
       apiUrl: `http://127.0.0.1:${port}/api`,
       workers,
       org,

@@ -13,6 +13,10 @@ export interface WriteRecord {
   /** The answer that ended it, or the last one seen for an unresolved write. */
   lastAnswer: string;
   reviewId?: string;
+  /** The id of the record a 201 answered with. */
+  recordId?: string;
+  /** When the definitive answer came (Date.now()). */
+  answeredAt?: number;
 }
 
 /** What the writers saw, over every attempt of every write. */
@@ -30,6 +34,11 @@ export interface LoadCounts {
   answers503: number;
   /** 5xx answers other than 503 (a 500, say): the api failed where it should have retried or said 503. */
   answersOther5xx: number;
+  /**
+   * 5xx answers without Gatehouse's envelope: a proxy's 502 for an api it lost mid-request (or 503 with none left to
+   * try), as good as a dropped connection.
+   */
+  proxyErrors: number;
   answers429: number;
   /** Refused connections, resets, sockets closed mid-answer. */
   connectionErrors: number;
@@ -70,15 +79,19 @@ export class WriteLoad {
     retries: 0,
     answers503: 0,
     answersOther5xx: 0,
+    proxyErrors: 0,
     answers429: 0,
     connectionErrors: 0,
     timeouts: 0,
     replayed: 0,
   };
   private stopping = false;
+  /** Writers still sending. */
+  private writing: number;
   private readonly loops: Promise<void>[];
 
   constructor(private readonly options: WriterOptions) {
+    this.writing = options.tokens.length;
     this.loops = options.tokens.map((token, writer) => this.writerLoop(token, writer));
   }
 
@@ -87,11 +100,17 @@ export class WriteLoad {
     return this.counts.applied + this.counts.held + this.counts.denied + this.counts.refused;
   }
 
-  /** Resolves once `more` further writes have been answered definitively, or after `timeoutMs`; true if they were. */
+  /**
+   * Resolves once `more` further writes have been answered definitively, or after `timeoutMs`; true if they were.
+   * Writers that sent every write they may send cannot progress: that is a scenario too small for its faults, said so.
+   */
   async progressed(more: number, timeoutMs: number): Promise<boolean> {
     const target = this.settled + more;
     const deadline = Date.now() + timeoutMs;
     while (this.settled < target) {
+      if (this.writing === 0 && !this.stopping && this.options.tokens.length > 0) {
+        throw new Error(`the writers sent all ${this.records.length} writes they may send: raise the scenario's maxWritesPerWriter`);
+      }
       if (Date.now() > deadline || this.options.signal?.aborted) return false;
       await sleep(100);
     }
@@ -109,6 +128,7 @@ export class WriteLoad {
     for (let n = 0; n < this.options.maxWritesPerWriter && !this.stopping && !this.options.signal?.aborted; n += 1) {
       await this.send(token, `${this.options.prefix}-w${writer}-n${n}`);
     }
+    this.writing -= 1;
   }
 
   /** Sends one write (its title is its Idempotency-Key too) and retries it until its answer is definitive. */
@@ -128,6 +148,7 @@ export class WriteLoad {
       record.ms = Date.now() - started;
       if (end) {
         record.end = end;
+        record.answeredAt = Date.now();
         this.counts[end] += 1;
         return record;
       }
@@ -162,12 +183,19 @@ export class WriteLoad {
     const code: string | undefined = body?.error?.code;
     record.lastAnswer = `${response.status}${code ? ` ${code}` : ''}`;
     if (response.headers.get('idempotent-replayed') === 'true') this.counts.replayed += 1;
-    if (response.status === 201) return 'applied';
+    if (response.status === 201) {
+      record.recordId = body?.data?.id;
+      return 'applied';
+    }
     if (response.status === 202) {
       record.reviewId = body?.review?.id;
       return 'held';
     }
     if (response.status === 403 && code === 'policy_denied') return 'denied';
+    if (response.status >= 500 && body?.success !== false) {
+      this.counts.proxyErrors += 1;
+      return undefined;
+    }
     if (response.status === 503) {
       this.counts.answers503 += 1;
       return undefined;

@@ -2,7 +2,10 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runFaultRounds } from '../fault-rounds';
 import { times, type Scenario } from '../scenario';
 
-/** The api SIGKILLed under load and started again on the same port; writers retry with the same Idempotency-Key. */
+/**
+ * An api SIGKILLed under load and started again on the same port (with several, each in turn, behind their proxy);
+ * writers retry with the same Idempotency-Key and get the first attempt's outcome.
+ */
 export const apiKill: Scenario = {
   id: 'api-kill',
   title: 'api SIGKILL during load',
@@ -10,20 +13,23 @@ export const apiKill: Scenario = {
   async run(context) {
     const kills = context.short ? 2 : 6;
     const stack = await context.stack({ workers: 1 });
-    const { checks, figures } = await runFaultRounds(context, stack, {
+    const { checks, figures, tally } = await runFaultRounds(context, stack, {
       prefix: 'api-kill',
       rounds: kills,
       answersBetween: 24,
       maxWritesPerWriter: context.short ? 60 : 200,
-      async fault() {
+      async fault(round) {
+        const api = stack.apis[round % stack.apis.length]!;
         await sleep(Math.random() * 500);
-        await stack.api.kill('SIGKILL');
-        await stack.api.start();
+        await api.kill('SIGKILL');
+        await api.start();
       },
     });
+    const which = stack.apis.length > 1 ? `one of ${stack.apis.length} apis behind the proxy (each in turn)` : 'the api';
     return {
-      did: `8 writers; the api SIGKILLed and started again on the same port ${times(kills)}`,
+      did: `8 writers; ${which} SIGKILLed and started again on the same port ${times(kills)}`,
       figures,
+      tally,
       failures: checks.failures,
     };
   },

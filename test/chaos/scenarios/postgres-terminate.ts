@@ -14,7 +14,7 @@ export const postgresTerminate: Scenario = {
     const rounds = context.short ? 10 : 50;
     const stack = await context.stack({ workers: 1 });
     const ended = { api: 0, worker: 0, other: 0 };
-    const { checks, figures } = await runFaultRounds(context, stack, {
+    const { checks, figures, tally } = await runFaultRounds(context, stack, {
       prefix: 'pg-terminate',
       rounds,
       answersBetween: 8,
@@ -38,6 +38,7 @@ export const postgresTerminate: Scenario = {
     return {
       did: `8 writers; ${rounds} rounds of pg_terminate_backend on the api's and the worker's connections`,
       figures: [...figures, ['api backends ended', ended.api], ['worker backends ended', ended.worker], ['other backends ended', ended.other]],
+      tally,
       failures: checks.failures,
     };
   },

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { runFaultRounds } from '../fault-rounds';
 import { times, type Scenario } from '../scenario';
 
-/** The worker SIGKILLed in the middle of gated writes, and started again, several times. */
+/** A worker SIGKILLed in the middle of gated writes, and started again, several times (with several, each in turn). */
 export const workerKill: Scenario = {
   id: 'worker-kill',
   title: 'Worker SIGKILL during load',
@@ -10,22 +10,24 @@ export const workerKill: Scenario = {
   async run(context) {
     const kills = context.short ? 2 : 6;
     const stack = await context.stack({ workers: 1 });
-    const [worker] = stack.workers;
-    const { checks, figures } = await runFaultRounds(context, stack, {
+    const { checks, figures, tally } = await runFaultRounds(context, stack, {
       prefix: 'worker-kill',
       rounds: kills,
       answersBetween: 24,
       maxWritesPerWriter: context.short ? 60 : 200,
-      async fault() {
+      async fault(round) {
+        const worker = stack.workers[round % stack.workers.length]!;
         // Somewhere inside a write: the moment of the kill falls anywhere in the writes' activities.
         await sleep(Math.random() * 500);
-        await worker!.kill('SIGKILL');
-        await worker!.start();
+        await worker.kill('SIGKILL');
+        await worker.start();
       },
     });
+    const which = stack.workers.length > 1 ? `one of ${stack.workers.length} workers (each in turn)` : 'the only worker';
     return {
-      did: `8 writers; the only worker SIGKILLed and started again ${times(kills)}`,
+      did: `8 writers; ${which} SIGKILLed and started again ${times(kills)}`,
       figures,
+      tally,
       failures: checks.failures,
     };
   },

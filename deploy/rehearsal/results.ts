@@ -1,0 +1,78 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { resultTable, type Outcome } from '../../test/chaos/report';
+import type { RestoreResults } from './backup';
+import type { CapacityResults } from './capacity';
+import type { PinnedVersions } from './compose';
+import type { JourneyResult } from './journeys';
+
+/** One fault scenario's result under the stable names the README quotes: faults.<scenario>.lost, .doubled, .exits. */
+export interface FaultResult {
+  title: string;
+  did: string;
+  passed: boolean;
+  lost: number | null;
+  doubled: number | null;
+  exits: number | null;
+  figures: Record<string, number | string>;
+  failures: string[];
+  seconds: number;
+}
+
+export interface Results {
+  command: string;
+  startedAt: string;
+  short: boolean;
+  machine: string;
+  versions: PinnedVersions;
+  /** How long building the binaries took (0 when they were built before). */
+  buildSeconds: number;
+  setup: { seconds: number; schemaScriptRuns: number; namespaceScriptRuns: number };
+  journeys: Record<string, JourneyResult>;
+  faults: Record<string, FaultResult>;
+  capacity?: CapacityResults;
+  restore?: RestoreResults;
+  passed: boolean;
+  failures: string[];
+  seconds?: number;
+}
+
+export function faultResults(outcomes: Outcome[]): Record<string, FaultResult> {
+  return Object.fromEntries(
+    outcomes.map(({ scenario, result, ms }) => [
+      scenario.id,
+      {
+        title: scenario.title,
+        did: result.did,
+        passed: !result.skipped && result.failures.length === 0,
+        lost: result.tally?.lost ?? null,
+        doubled: result.tally?.doubled ?? null,
+        exits: result.tally?.exits ?? null,
+        figures: Object.fromEntries(result.figures),
+        failures: result.failures,
+        seconds: Math.round(ms / 1000),
+      },
+    ]),
+  );
+}
+
+/** The results as the README shows them: the journeys, then the faults' table. */
+export function resultsMarkdown(results: Results): string {
+  const journeys = Object.values(results.journeys).map((journey) => `| ${journey.title} | ${journey.passed ? 'pass' : '**fail**'} |`);
+  const faults = Object.values(results.faults).map((fault) => ({
+    scenario: { title: fault.title },
+    result: { did: fault.did, figures: Object.entries(fault.figures), failures: fault.failures },
+  }));
+  return [
+    `Deployment rehearsal (${results.command}), ${results.startedAt}: ${results.passed ? 'passed' : 'FAILED'}`,
+    '',
+    ...(journeys.length ? ['| Journey | Result |', '|---|:-:|', ...journeys, ''] : []),
+    ...(faults.length ? [resultTable(faults), ''] : []),
+    ...results.failures.map((failure) => `- ${failure}`),
+  ].join('\n');
+}
+
+export function writeResults(path: string, results: Results): void {
+  mkdirSync(dirname(path), { recursive: true });
+  writeFileSync(path, `${JSON.stringify(results, null, 2)}\n`);
+}
