@@ -62,7 +62,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Per-request lines would drown what matters; failures are logged where they are handled.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
-    return503OnClosing: true,
+    // While the api stops, requests still arriving on open connections are refused below, in the envelope.
+    return503OnClosing: false,
     trustProxy: deps.trustProxy ?? false,
     // What Fastify refuses before routing (a malformed percent-encoding, an over-long path segment) and what
     // Node's parser refuses before Fastify (headers over 16 KB) are answered in the envelope like any refusal.
@@ -96,6 +97,20 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Refusals are answers, not incidents: only what we failed at is logged.
     if (appError.status >= 500) request.log.error({ err: error }, 'request failed');
     return reply.status(appError.status).send(errorBody(appError));
+  });
+  // A request that reaches a stopping api (on a kept-alive connection, behind a proxy) is refused as every refusal
+  // is, and the connection closed: the client or the proxy sends it to another api, a write with its Idempotency-Key.
+  let stopping = false;
+  app.addHook('preClose', (done) => {
+    stopping = true;
+    done();
+  });
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!stopping) return done();
+    void reply
+      .header('connection', 'close')
+      .status(503)
+      .send(errorBody(new AppError('unavailable', 'This api is stopping; send the request again (a write with the same Idempotency-Key)')));
   });
   // With traces on (runtime/tracing.ts), the HTTP instrumentation's span of a request is named by its route, as
   // OpenTelemetry's conventions ask ("POST /api/v1/:family"), not by its bare method.

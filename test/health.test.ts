@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import type { FastifyInstance } from 'fastify';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
@@ -78,3 +79,46 @@ describe('liveness and readiness', () => {
     expect((await noDatabase.inject({ method: 'GET', url: '/healthz' })).statusCode).toBe(200);
   });
 });
+
+describe('stopping', () => {
+  it('refuses a request that reaches a stopping api in the envelope (503 unavailable) and closes its connection', async () => {
+    let release!: () => void;
+    const held = new Promise<undefined>((resolve) => (release = () => resolve(undefined)));
+    const gate = createGateClient(h.temporal, { taskQueue: h.taskQueue });
+    const app = await appWith({ gate: { ...gate, notReady: () => held } });
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = app.server.address() as AddressInfo;
+    // One request holds the api open as it stops (a readiness check that waits); another, begun before the stop
+    // and finished after it, reaches the stopping api, as one on a kept-alive connection behind a proxy does.
+    const holding = rawRequest(port, 'GET /readyz HTTP/1.1\r\nHost: gatehouse.test\r\nConnection: close\r\n\r\n');
+    const socket = connect(port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    // The api ends the connection after its answer.
+    const ended = new Promise((resolve) => socket.once('end', resolve));
+    socket.write('GET /api/v1/me HTTP/1.1\r\nHost: gatehouse.test\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const closed = app.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    socket.write('\r\n');
+    await ended;
+    release();
+    expect((await holding).split(' ')[1]).toBe('200');
+    await closed;
+    expect(received.split(' ')[1]).toBe('503');
+    expect(received).toMatch(/connection: close/i);
+    const body = JSON.parse(received.slice(received.indexOf('\r\n\r\n') + 4)) as { success: boolean; error: { code: string } };
+    expect(body).toMatchObject({ success: false, error: { code: 'unavailable' } });
+  });
+});
+
+/** Sends raw bytes on a connection of its own; resolves with all the server sent back once it closes. */
+function rawRequest(port: number, bytes: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk.toString()));
+    socket.once('end', () => resolve(received));
+    socket.once('error', reject);
+  });
+}

@@ -127,6 +127,13 @@ export class Deployment {
     return this.processes().reduce((sum, process) => sum + process.unexpectedExits.length, 0);
   }
 
+  /** Each exit nobody caused: which process, when, and how it ended (its log says why). */
+  unexpectedExitList(): { process: string; at: string; ended: string }[] {
+    return this.processes().flatMap((process) =>
+      process.unexpectedExits.map((exit) => ({ process: process.name, at: new Date(exit.at).toISOString(), ended: exit.signal ?? `code ${exit.code}` })),
+    );
+  }
+
   /** Waits until the api answers ready through the proxy: PostgreSQL and Temporal answer, and a worker polls. */
   async ready(timeoutMs = 120_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;

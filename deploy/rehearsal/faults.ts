@@ -182,7 +182,8 @@ function rollingRestart(deployment: Deployment): Scenario {
         prefix: 'rolling-restart',
         rounds: 1,
         answersBetween: 16,
-        maxWritesPerWriter: context.short ? 80 : 150,
+        // Enough to write on through four restarts, each waiting for its process to be ready.
+        maxWritesPerWriter: context.short ? 250 : 400,
         async fault() {
           // One at a time, as an upgrade goes: each stopped as an operator stops it (SIGTERM), started, and ready
           // (the api answering through the proxy) before the next.

@@ -2,7 +2,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { resultTable, type Outcome } from '../../test/chaos/report';
 import type { RestoreResults } from './backup';
-import type { CapacityResults } from './capacity';
+import { components, type CapacityResults } from './capacity';
 import type { PinnedVersions } from './compose';
 import type { JourneyResult } from './journeys';
 
@@ -32,6 +32,8 @@ export interface Results {
   faults: Record<string, FaultResult>;
   capacity?: CapacityResults;
   restore?: RestoreResults;
+  /** Every exit of a process of the deployment that the rehearsal did not cause, in any phase. */
+  unexpectedExits: { process: string; at: string; ended: string }[];
   passed: boolean;
   failures: string[];
   seconds?: number;
@@ -68,8 +70,35 @@ export function resultsMarkdown(results: Results): string {
     '',
     ...(journeys.length ? ['| Journey | Result |', '|---|:-:|', ...journeys, ''] : []),
     ...(faults.length ? [resultTable(faults), ''] : []),
+    ...(results.capacity ? [capacityTable(results.capacity), ''] : []),
+    ...(results.restore ? [restoreLine(results.restore), ''] : []),
     ...results.failures.map((failure) => `- ${failure}`),
   ].join('\n');
+}
+
+function capacityTable(capacity: CapacityResults): string {
+  const rows = Object.entries(capacity.shapes).map(
+    ([name, shape]) =>
+      `| ${name} | ${shape.writesPerSecond} (${shape.writesPerSecondByWindow.join(' / ')}) | ${shape.p50Ms} | ${shape.p99Ms} | ${shape.errors} | ` +
+      components.map((component) => shape.cpuMsPerWrite[component] ?? '–').join(' | ') +
+      ' |',
+  );
+  return [
+    `Capacity: gated Allow through the proxy, ${capacity.settings.writers} writers, ${capacity.settings.repeats} windows of ${capacity.settings.secondsPerWindow} s per shape; one writer alone: p50 ${capacity.sequential.p50Ms} ms, p99 ${capacity.sequential.p99Ms} ms. CPU ms per write:`,
+    '',
+    `| shape | writes/s (windows) | p50 ms | p99 ms | errors | ${components.join(' | ')} |`,
+    `|---|---:|---:|---:|---:|${components.map(() => '---:').join('|')}|`,
+    ...rows,
+  ].join('\n');
+}
+
+function restoreLine(restore: RestoreResults): string {
+  return (
+    `Restore: ${restore.held} held writes approved on the restored deployment, ${restore.heldApproved} applied once; ` +
+    `${restore.answeredBeforeBackupPresent} of ${restore.answeredBeforeBackup} writes answered before the backup present; ` +
+    `${restore.answeredAfterBackup - restore.answeredAfterBackupPresent} of ${restore.answeredAfterBackup} answered after it gone and sent again; ` +
+    `lost ${restore.lost}, doubled ${restore.doubled}; backup ${restore.backupSeconds} s, restore ${restore.restoreSeconds} s: ${restore.passed ? 'pass' : 'FAIL'}`
+  );
 }
 
 export function writeResults(path: string, results: Results): void {

@@ -28,6 +28,7 @@ import { pinnedVersions } from './compose';
 import { Deployment } from './deployment';
 import { deploymentScenarios, deploymentStack, everythingRunning } from './faults';
 import { runJourneys } from './journeys';
+import { checkMachine } from './machine';
 import { faultResults, resultsMarkdown, writeResults, type Results } from './results';
 
 const phases = ['journeys', 'faults', 'capacity', 'restore'] as const;
@@ -48,6 +49,7 @@ function options() {
       phases: { type: 'string' },
       scenarios: { type: 'string' },
       results: { type: 'string' },
+      'keep-logs': { type: 'boolean', default: false },
       'capacity-seconds': { type: 'string', default: '15' },
       'capacity-repeats': { type: 'string', default: '3' },
       'capacity-writers': { type: 'string', default: '16' },
@@ -67,11 +69,12 @@ function options() {
     warmupSeconds: 8,
     idleSeconds: 5,
   };
-  return { short, phases: short ? (['journeys', 'faults'] as Phase[]) : chosenPhases, scenarioFilter, resultsPath, capacity };
+  return { short, phases: short ? (['journeys', 'faults'] as Phase[]) : chosenPhases, scenarioFilter, resultsPath, capacity, keepLogs: values['keep-logs'] };
 }
 
 async function main(): Promise<number> {
-  const { short, phases: chosen, scenarioFilter, resultsPath, capacity } = options();
+  const { short, phases: chosen, scenarioFilter, resultsPath, capacity, keepLogs } = options();
+  await checkMachine({ browser: chosen.includes('journeys') && !short });
   const started = Date.now();
   const interrupt = new AbortController();
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
@@ -101,6 +104,7 @@ async function main(): Promise<number> {
     setup: { seconds: 0, schemaScriptRuns: 2, namespaceScriptRuns: 2 },
     journeys: {},
     faults: {},
+    unexpectedExits: [],
     passed: false,
     failures: [],
   };
@@ -136,17 +140,19 @@ async function main(): Promise<number> {
       for (const failure of results.restore.failures) results.failures.push(`restore: ${failure}`);
     }
   } finally {
+    results.unexpectedExits = deployment.unexpectedExitList();
     log('stopping the deployment…');
     await deployment.stop();
   }
+  for (const exit of results.unexpectedExits) results.failures.push(`${exit.process} exited by itself (${exit.ended}) at ${exit.at}; its log is in ${logDir}`);
   results.machine = await describeMachine(`postgres://postgres@127.0.0.1:5432/postgres`, binaries.temporalCli);
   results.passed = results.failures.length === 0 && !interrupt.signal.aborted;
   results.seconds = Math.round((Date.now() - started) / 1000);
   writeResults(resultsPath, results);
   process.stdout.write(`\n${resultsMarkdown(results)}\n`);
   log(`wrote ${resultsPath}`);
-  // Kept when something failed: the processes' logs are in it.
-  if (results.passed) rmSync(folder, { recursive: true, force: true });
+  // Kept when something failed (or when asked): the processes' logs are in it.
+  if (results.passed && !keepLogs) rmSync(folder, { recursive: true, force: true });
   else log(`the processes' logs are kept in ${logDir}`);
   if (interrupt.signal.aborted) return 130;
   return results.passed ? 0 : 1;

@@ -51,7 +51,11 @@ export async function runFaultRounds(context: ScenarioContext, stack: Stack, pla
       const recovered = await load.progressed(1, 120_000);
       slowestRecoveryMs = Math.max(slowestRecoveryMs, Date.now() - faultEnded);
       if (!recovered) {
-        checks.failures.push(`no write answered within 120 s of fault ${round + 1}`);
+        checks.failures.push(
+          load.exhausted
+            ? `the writers had sent every write they may send by the end of fault ${round + 1}: the scenario's maxWritesPerWriter is too small for its faults`
+            : `no write answered within 120 s of fault ${round + 1}`,
+        );
         break;
       }
       if (round % 10 === 9 || round === plan.rounds - 1) context.log(`fault ${round + 1}/${plan.rounds}; ${load.settled} writes answered`);

@@ -9,6 +9,8 @@ export interface Exit {
   signal: NodeJS.Signals | null;
   /** True when the suite killed or stopped it; false for a process that died by itself. */
   expected: boolean;
+  /** When (Date.now()). */
+  at: number;
 }
 
 export interface Launch {
@@ -75,7 +77,7 @@ export class SupervisedProcess<Ready = unknown> {
     this.child = child;
     this.exited = new Promise((resolve) => {
       const ended = (code: number | null, signal: NodeJS.Signals | null) => {
-        this.exits.push({ code, signal, expected: this.stopping });
+        this.exits.push({ code, signal, expected: this.stopping, at: Date.now() });
         this.log.write(`--- ${new Date().toISOString()} exited (${signal ?? `code ${code}`})${this.stopping ? '' : ' UNEXPECTEDLY'}\n`);
         resolve();
       };

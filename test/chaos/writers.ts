@@ -100,18 +100,17 @@ export class WriteLoad {
     return this.counts.applied + this.counts.held + this.counts.denied + this.counts.refused;
   }
 
-  /**
-   * Resolves once `more` further writes have been answered definitively, or after `timeoutMs`; true if they were.
-   * Writers that sent every write they may send cannot progress: that is a scenario too small for its faults, said so.
-   */
+  /** Every writer has sent all the writes it may send (a scenario too small for its faults, when it happens before they end). */
+  get exhausted(): boolean {
+    return this.writing === 0 && this.options.tokens.length > 0;
+  }
+
+  /** Resolves once `more` further writes have been answered definitively, or after `timeoutMs`; true if they were. */
   async progressed(more: number, timeoutMs: number): Promise<boolean> {
     const target = this.settled + more;
     const deadline = Date.now() + timeoutMs;
     while (this.settled < target) {
-      if (this.writing === 0 && !this.stopping && this.options.tokens.length > 0) {
-        throw new Error(`the writers sent all ${this.records.length} writes they may send: raise the scenario's maxWritesPerWriter`);
-      }
-      if (Date.now() > deadline || this.options.signal?.aborted) return false;
+      if (Date.now() > deadline || this.options.signal?.aborted || this.exhausted) return false;
       await sleep(100);
     }
     return true;

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { localAdminUrl } from '../../db/scratch-database';
 import { findTemporalCli, isExecutable, pinnedTemporalCli } from '../../runtime/temporal-binary';
 import { chromiumPath } from './browser';
+import { has } from './commands';
 
 const run = promisify(execFile);
 const say = (line: string) => console.log(`prepare: ${line}`);
@@ -103,15 +104,6 @@ async function chromium(): Promise<void> {
   say("Chromium is missing; installing Debian's chromium package with apt-get (a minute or two)");
   await aptInstall('chromium');
   if (!isExecutable(chromiumPath)) throw new CannotPrepare(install);
-}
-
-async function has(command: string): Promise<boolean> {
-  try {
-    await run('sh', ['-c', `command -v ${command}`]);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Installs one Debian package, quietly. */
