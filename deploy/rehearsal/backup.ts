@@ -106,5 +106,5 @@ export async function rehearseRestore(deployment: Deployment, options: { folder:
 }
 
 function driver(deployment: Deployment): Database {
-  return connectDatabase(`${deployment.postgres.clientUrl('gatehouse')}?application_name=${applicationNames.driver}`, { maxConnections: 4 });
+  return connectDatabase(deployment.databaseUrl(applicationNames.driver), { maxConnections: 4 });
 }

@@ -5,6 +5,7 @@ import { round } from '../../bench/stats';
 import { combine, runWindow, type ThroughputResult, type Window } from '../../bench/throughput';
 import { connectDatabase } from '../../db/database';
 import { createChaosOrganization } from '../../test/chaos/fixture';
+import { applicationNames } from '../../test/chaos/stack';
 import type { Deployment } from './deployment';
 import { temporalServices } from './temporal';
 
@@ -78,15 +79,16 @@ export interface CapacityResults {
  * interleaved over the four shapes and repeated; each window's writes a second, latencies, and the CPU each process
  * used (from /proc: Temporal's services one by one, PostgreSQL with all its backends).
  */
-export async function measureCapacity(deployment: Deployment, settings: CapacitySettings, log: (line: string) => void): Promise<CapacityResults> {
-  const db = connectDatabase(deployment.postgres.clientUrl('gatehouse'), { maxConnections: 2 });
+export async function measureCapacity(deployment: Deployment, settings: CapacitySettings, log: (line: string) => void, signal: AbortSignal): Promise<CapacityResults> {
+  const db = connectDatabase(deployment.databaseUrl(applicationNames.driver), { maxConnections: 2 });
   const org = await createChaosOrganization(db, 1).finally(() => db.close());
   const write = gatedWrite(`${deployment.proxyUrl}`, org.agentTokens[0]!, 'allow');
   const windows: Window<string>[] = [];
   const idle: { shape: string; seconds: number; cpuMs: Record<string, number | null> }[] = [];
   let sequence = 0;
-  for (let repeat = 0; repeat < settings.repeats; repeat += 1) {
+  for (let repeat = 0; repeat < settings.repeats && !signal.aborted; repeat += 1) {
     for (const shape of shapes) {
+      if (signal.aborted) break;
       await setShape(deployment, shape);
       // Warm: the processes just started compile their hot paths, and the proxy takes back an api it had to leave out.
       await runWindow('warmup', write, { writers: settings.writers, seconds: settings.warmupSeconds, firstSequence: (sequence += 100_000), processes: [] });

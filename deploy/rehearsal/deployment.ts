@@ -55,6 +55,8 @@ export class Deployment {
   /** The namespace and task queue compose gives the api and the worker. */
   readonly namespace: string;
   readonly taskQueue: string;
+  /** Gatehouse's database on the server, as compose's postgres service names it. */
+  readonly databaseName: string;
 
   private constructor(
     readonly network: Network,
@@ -65,6 +67,7 @@ export class Deployment {
     const { TEMPORAL_NAMESPACE, TEMPORAL_TASK_QUEUE } = serviceEnvironment(this.compose, 'worker', variables);
     this.namespace = TEMPORAL_NAMESPACE!;
     this.taskQueue = TEMPORAL_TASK_QUEUE!;
+    this.databaseName = serviceEnvironment(this.compose, 'postgres', variables).POSTGRES_DB!;
     const proxyHost = network.host('proxy');
     this.proxyUrl = `http://${proxyHost.address}:3000`;
     // The superuser and its password as compose's postgres service gets them.
@@ -108,6 +111,11 @@ export class Deployment {
       ...extra,
     };
     return new GatehouseProcess(name, kind, env, join(this.options.logDir, `${name}.log`), host.exec);
+  }
+
+  /** Gatehouse's database as this machine reaches it, its connections named `applicationName`. */
+  databaseUrl(applicationName: string): string {
+    return `${this.postgres.clientUrl(this.databaseName)}?application_name=${applicationName}`;
   }
 
   /** Runs the CLI on an api host, as `docker compose exec api node bin/gatehouse.js …` does. */
@@ -180,7 +188,7 @@ export class Deployment {
   private async bringUp(): Promise<void> {
     const { log } = this.options;
     log(`PostgreSQL on ${this.postgres.host.address} (initdb, as the postgres image's first start)…`);
-    await this.postgres.initialize(serviceEnvironment(this.compose, 'postgres', this.variables).POSTGRES_DB!);
+    await this.postgres.initialize(this.databaseName);
     // Twice: the README says the setup steps are safe to run again, and compose runs them on every `up`.
     for (const round of [1, 2]) {
       log(`deploy/temporal/setup-schema.sh (${round === 1 ? 'first run' : 'again, as on the next docker compose up'})…`);

@@ -17,8 +17,7 @@ import type { TemporalService } from './temporal';
  */
 export function deploymentStack(deployment: Deployment) {
   return async (scenarioId: string, options: StackOptions): Promise<Stack> => {
-    const databaseUrl = deployment.postgres.clientUrl('gatehouse');
-    const db = connectDatabase(`${databaseUrl}?application_name=${applicationNames.driver}`, { maxConnections: 4 });
+    const db = connectDatabase(deployment.databaseUrl(applicationNames.driver), { maxConnections: 4 });
     const org = await createChaosOrganization(db, options.agents ?? 8);
     const exitsBefore = deployment.unexpectedExits();
     // Settings of the scenario's own for the workers (a short REVIEW_EXPIRY): the deployment's workers make way for
@@ -33,8 +32,8 @@ export function deploymentStack(deployment: Deployment) {
     }
     const scenarioWorkers = workers === deployment.workers ? [] : workers;
     return {
-      databaseName: 'gatehouse',
-      databaseUrl,
+      databaseName: deployment.databaseName,
+      databaseUrl: deployment.postgres.clientUrl(deployment.databaseName),
       db,
       temporal: {
         address: deployment.temporal.clientAddress,

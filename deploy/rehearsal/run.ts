@@ -133,7 +133,7 @@ async function main(): Promise<number> {
     }
     if (chosen.includes('capacity') && !interrupt.signal.aborted) {
       log(`capacity: ${capacity.writers} writers, ${capacity.repeats} windows of ${capacity.secondsPerWindow} s per shape, interleaved…`);
-      results.capacity = await measureCapacity(deployment, capacity, log);
+      results.capacity = await measureCapacity(deployment, capacity, log, interrupt.signal);
     }
     if (chosen.includes('restore') && !interrupt.signal.aborted) {
       results.restore = await rehearseRestore(deployment, { folder, held: 10, log });
@@ -141,11 +141,11 @@ async function main(): Promise<number> {
     }
   } finally {
     results.unexpectedExits = deployment.unexpectedExitList();
+    results.machine = await describeMachine(deployment.postgres.clientUrl('postgres'), binaries.temporalCli);
     log('stopping the deployment…');
     await deployment.stop();
   }
   for (const exit of results.unexpectedExits) results.failures.push(`${exit.process} exited by itself (${exit.ended}) at ${exit.at}; its log is in ${logDir}`);
-  results.machine = await describeMachine(`postgres://postgres@127.0.0.1:5432/postgres`, binaries.temporalCli);
   results.passed = results.failures.length === 0 && !interrupt.signal.aborted;
   results.seconds = Math.round((Date.now() - started) / 1000);
   writeResults(resultsPath, results);
