@@ -137,6 +137,13 @@ export default {
       to: { path: ours, pathNot: '^web/' },
     },
     {
+      name: 'console-features-stand-alone',
+      comment: 'A feature of the console (web/src/features/<feature>/) imports no other feature: what two features share lives in web/src/lib/.',
+      severity: 'error',
+      from: { path: '^web/src/features/([^/]+)/' },
+      to: { path: '^web/src/features/', pathNot: '^web/src/features/$1/' },
+    },
+    {
       name: 'interfaces-call-the-pipeline',
       comment: 'REST and MCP reach the domain through the catalog and its pipeline; they read the domain only for types and rendering helpers.',
       severity: 'error',

@@ -4,7 +4,7 @@ import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', '.data/', 'bench/results/', 'deploy/rehearsal/results/', 'coverage/', 'dist/', 'web/dist/', 'scratch/'] },
+  { ignores: ['node_modules/', '.data/', 'bench/results/', 'deploy/rehearsal/results/', 'coverage/', 'dist/', 'web/dist/', 'scratch/', 'web/src/lib/api-types.gen.ts'] },
   js.configs.recommended,
   {
     files: ['**/*.ts', '**/*.tsx'],

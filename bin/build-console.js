@@ -2,6 +2,8 @@
 // Builds the console (web/) into web/dist, which the api serves at /. Runs on `npm install` (prepare) and
 // before `npm start` (--if-stale: only when a source is newer than the build). Without Vite (a production
 // install without dev dependencies) it says so and leaves the build that is there.
+// First it writes the console's wire types from the catalog (web/src/lib/api-types.gen.ts, bin/console-types.ts),
+// which `tsc -p web` checks the pages against; --types-only stops there (npm test, npm run typecheck).
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +20,27 @@ function newestSource(dir) {
   }
   return newest;
 }
+
+/** Writes the wire types when they changed (an unchanged file keeps its time, and the build stays fresh). */
+async function writeWireTypes() {
+  try {
+    await import('openapi-typescript');
+  } catch {
+    console.warn('openapi-typescript is not installed: the console\'s wire types are not generated (install the dev dependencies).');
+    return;
+  }
+  const { register } = await import('tsx/esm/api');
+  const unregister = register();
+  try {
+    const { writeConsoleTypes } = await import('./console-types.ts');
+    if (await writeConsoleTypes()) console.log('Wrote the console\'s wire types from the catalog');
+  } finally {
+    await unregister();
+  }
+}
+
+await writeWireTypes();
+if (process.argv.includes('--types-only')) process.exit(0);
 
 if (process.argv.includes('--if-stale') && existsSync(built) && statSync(built).mtimeMs >= newestSource(web)) process.exit(0);
 

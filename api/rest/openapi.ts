@@ -10,10 +10,12 @@ import {
   rateLimitHeaderComponents,
   rateLimitHeaders,
 } from './openapi-responses';
-import { headerFields } from './routes';
+import { headerFields, type RestDialect } from './routes';
 
 export interface OpenApiOptions {
-  /** The REST base the document's paths hang from, ending in /api (absolute, or `/api` for this origin). */
+  /** The dialect described: the agents' API (the default) or the console's, which the console's wire types come from. */
+  via?: RestDialect['via'];
+  /** The base the document's paths hang from: the agents' ends in /api (absolute, or `/api` for this origin), the console's is `/console/api`. */
   serverUrl: string;
   serverDescription?: string;
   /** Told about schema parts that JSON Schema cannot express; they are documented as `{}`. */
@@ -56,6 +58,30 @@ const bearerAuth = {
     'Send `Authorization: Bearer <token>`. **API keys** (`gate_k_…`, from `gatehouse key create`) are for agents, automation and scripts: each belongs to one organization, is read-only or read-write, and holds abilities such as `tasks.read` and `tasks.write`. **Personal tokens** (`gate_p_…`, from `gatehouse user token`) act as a person of the organization with their role; only they can approve or deny held writes.',
 };
 
+const sessionCookie = {
+  type: 'apiKey',
+  in: 'cookie',
+  name: 'gatehouse_session',
+  description:
+    "The session a person gets by signing in to the console (`__Host-gatehouse_session` over https). Every call that changes something also sends the session's `X-CSRF-Token` header.",
+};
+
+const consoleDescription = `The console's API: the catalog's operations offered to people, with a signed-in session where the agents' API takes a bearer token, always in the session's own organization. The same answers and errors as the agents' API. The console's wire types are generated from this document.`;
+
+/** What tells the two dialects' documents apart; their operations are described alike. */
+interface DocumentDialect {
+  title: string;
+  description: string;
+  securitySchemes: Record<string, unknown>;
+  /** Whether each operation is also on /v1/organizations/{slug}/…. */
+  explicitOrganization: boolean;
+}
+
+const documentDialects: Record<RestDialect['via'], DocumentDialect> = {
+  rest: { title: 'Gatehouse API', description, securitySchemes: { bearerAuth }, explicitOrganization: true },
+  console: { title: 'Gatehouse console API', description: consoleDescription, securitySchemes: { sessionCookie }, explicitOrganization: false },
+};
+
 const organizationSlug = {
   name: 'slug',
   in: 'path',
@@ -79,15 +105,20 @@ const etag = {
   schema: { type: 'string' },
 };
 
-/** The OpenAPI 3.1 document of the REST API: a loop over the operations REST offers, each on both route shapes. */
+/**
+ * The OpenAPI 3.1 document of a REST dialect: a loop over the operations it offers, for agents on both route
+ * shapes, for the console on /v1/… alone.
+ */
 export function buildOpenApiDocument(catalog: readonly Operation[], options: OpenApiOptions): OpenApiDocument {
-  const operations = catalog.filter((operation) => isOfferedOn(operation, 'rest'));
+  const via = options.via ?? 'rest';
+  const dialect = documentDialects[via];
+  const operations = catalog.filter((operation) => isOfferedOn(operation, via));
   const schemas = new JsonSchemaConverter(options.onUnrepresentable);
   // What both route shapes of an operation share is written once, here, and referenced from each.
   const shared: SharedComponents = { responses: { PendingReview: pendingReviewResponse }, requestBodies: {} };
   const described = operations.map((operation) => ({ operation, parts: describeOperation(operation, schemas, shared) }));
   const paths: OpenApiDocument['paths'] = {};
-  for (const explicitOrganization of [false, true]) {
+  for (const explicitOrganization of dialect.explicitOrganization ? [false, true] : [false]) {
     for (const { operation, parts } of described) {
       const path = templatedPath(`${explicitOrganization ? '/organizations/:slug' : ''}${operation.path}`);
       (paths[path] ??= {})[operation.method.toLowerCase()] = {
@@ -108,9 +139,9 @@ export function buildOpenApiDocument(catalog: readonly Operation[], options: Ope
   const familyNames = [...new Set(operations.map((operation) => operation.family))];
   return {
     openapi: '3.1.0',
-    info: { title: 'Gatehouse API', version: 'v1', description },
+    info: { title: dialect.title, version: 'v1', description: dialect.description },
     servers: [{ url: options.serverUrl, ...(options.serverDescription ? { description: options.serverDescription } : {}) }],
-    security: [{ bearerAuth: [] }],
+    security: Object.keys(dialect.securitySchemes).map((scheme) => ({ [scheme]: [] })),
     tags: familyNames.map((name) => ({
       name,
       description:
@@ -119,8 +150,8 @@ export function buildOpenApiDocument(catalog: readonly Operation[], options: Ope
     })),
     paths,
     components: {
-      securitySchemes: { bearerAuth },
-      parameters: { OrganizationSlug: organizationSlug, IdempotencyKey: idempotencyKey },
+      securitySchemes: dialect.securitySchemes,
+      parameters: { ...(dialect.explicitOrganization ? { OrganizationSlug: organizationSlug } : {}), IdempotencyKey: idempotencyKey },
       headers: rateLimitHeaderComponents,
       responses: shared.responses,
       requestBodies: shared.requestBodies,

@@ -39,6 +39,13 @@ export interface ListPage<T> {
   nextCursor: string | null;
 }
 
+/** A query string of the parameters that have a value (an empty filter is left out). */
+export function queryString(parameters: Record<string, string | number | null | undefined>): string {
+  const query = new URLSearchParams();
+  for (const [name, value] of Object.entries(parameters)) if (value !== undefined && value !== null && value !== '') query.set(name, String(value));
+  return query.toString();
+}
+
 export async function request<T>(method: Method, path: string, body?: unknown, options: { background?: boolean } = {}): Promise<T> {
   return (await exchange<T>(method, path, body, options)).data;
 }

@@ -1,6 +1,8 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
+import { DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
 import { useLatest, useLive, type LiveTopic } from '../../lib/use-live';
@@ -116,107 +118,80 @@ export function AgentsPage() {
 
       <section aria-labelledby="agents-heading">
         <h2 id="agents-heading">Agents today</h2>
-        <div className="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Key</th>
-                <th scope="col">Calls</th>
-                <th scope="col">Applied</th>
-                <th scope="col">Held</th>
-                <th scope="col">Denied</th>
-                <th scope="col">Share of the daily budget</th>
-                <th scope="col">Own budgets used today</th>
-                <th scope="col">Last used</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(days ?? []).map((day) => (
-                <tr key={day.api_key_id} className={day.state === 'active' ? undefined : 'inactive'}>
-                  <th scope="row">
-                    {day.label}
-                    <span className="hint block">
-                      {day.access === 'read' ? 'Read only' : 'Read and write'}
-                      {day.state !== 'active' ? ` · ${day.state}` : ''}
-                    </span>
-                  </th>
-                  <td>{day.calls_today}</td>
-                  <td>{day.applied_today}</td>
-                  <td>{day.held_today}</td>
-                  <td>{day.denied_today}</td>
-                  <td>{budgetShare(day.budget_share)}</td>
-                  <td>
-                    <OwnBudgets day={day} />
-                  </td>
-                  <td>{when(day.last_used_at, 'Never')}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Key', 'Calls', 'Applied', 'Held', 'Denied', 'Share of the daily budget', 'Own budgets used today', 'Last used']}>
+          {(days ?? []).map((day) => (
+            <tr key={day.api_key_id} className={day.state === 'active' ? undefined : 'inactive'}>
+              <th scope="row">
+                {day.label}
+                <span className="hint block">
+                  {day.access === 'read' ? 'Read only' : 'Read and write'}
+                  {day.state !== 'active' ? ` · ${day.state}` : ''}
+                </span>
+              </th>
+              <td>{day.calls_today}</td>
+              <td>{day.applied_today}</td>
+              <td>{day.held_today}</td>
+              <td>{day.denied_today}</td>
+              <td>{budgetShare(day.budget_share)}</td>
+              <td>
+                <OwnBudgets day={day} />
+              </td>
+              <td>{when(day.last_used_at, 'Never')}</td>
+            </tr>
+          ))}
+        </DataTable>
       </section>
 
       <section aria-labelledby="calls-heading">
         <h2 id="calls-heading">What agents are doing</h2>
         <form className="row filters" aria-label="Filter calls" onSubmit={(event) => event.preventDefault()}>
-          <div className="field">
-            <label htmlFor="calls-key">Key</label>
-            <select id="calls-key" value={filters.api_key_id ?? ''} onChange={(event) => setFilter({ api_key_id: event.target.value || undefined })}>
-              <option value="">Any</option>
-              <KeyOptions days={days} />
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="calls-interface">Interface</label>
-            <select id="calls-interface" value={filters.interface ?? ''} onChange={(event) => setFilter({ interface: (event.target.value || undefined) as CallFilters['interface'] })}>
-              <option value="">Any</option>
-              <option value="rest">REST</option>
-              <option value="mcp">MCP</option>
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="calls-outcome">Outcome</label>
-            <select id="calls-outcome" value={filters.outcome ?? ''} onChange={(event) => setFilter({ outcome: (event.target.value || undefined) as CallOutcome | undefined })}>
-              <option value="">Any</option>
-              {Object.entries(outcomeNames).map(([value, name]) => (
-                <option key={value} value={value}>
-                  {name}
-                </option>
-              ))}
-            </select>
-          </div>
+          <FormField id="calls-key" label="Key">
+            {(control) => (
+              <select {...control} value={filters.api_key_id ?? ''} onChange={(event) => setFilter({ api_key_id: event.target.value || undefined })}>
+                <option value="">Any</option>
+                <KeyOptions days={days} />
+              </select>
+            )}
+          </FormField>
+          <FormField id="calls-interface" label="Interface">
+            {(control) => (
+              <select {...control} value={filters.interface ?? ''} onChange={(event) => setFilter({ interface: (event.target.value || undefined) as CallFilters['interface'] })}>
+                <option value="">Any</option>
+                <option value="rest">REST</option>
+                <option value="mcp">MCP</option>
+              </select>
+            )}
+          </FormField>
+          <FormField id="calls-outcome" label="Outcome">
+            {(control) => (
+              <select {...control} value={filters.outcome ?? ''} onChange={(event) => setFilter({ outcome: (event.target.value || undefined) as CallOutcome | undefined })}>
+                <option value="">Any</option>
+                {Object.entries(outcomeNames).map(([value, name]) => (
+                  <option key={value} value={value}>
+                    {name}
+                  </option>
+                ))}
+              </select>
+            )}
+          </FormField>
         </form>
-        <div className="table-scroll">
-          <table aria-label="Calls, newest first">
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Key</th>
-                <th scope="col">Interface</th>
-                <th scope="col">Operation</th>
-                <th scope="col">Outcome</th>
-                <th scope="col">Latency</th>
-              </tr>
-            </thead>
-            <tbody>
-              {(calls ?? []).map((call) => (
-                <tr key={call.id} data-call-id={call.id}>
-                  <td>{when(call.created_at)}</td>
-                  <td>{call.api_key_label ?? 'a person'}</td>
-                  <td>{call.interface.toUpperCase()}</td>
-                  <td>
-                    <code>{call.operation}</code>
-                  </td>
-                  <td>
-                    <span className={`state ${call.outcome === 'ok' || call.outcome === 'applied' ? 'on' : call.outcome === 'held' ? 'waiting' : 'off'}`}>{outcomeNames[call.outcome]}</span>
-                    {call.outcome === 'refused' || call.outcome === 'error' ? <span className="hint block">{call.code}</span> : null}
-                  </td>
-                  <td>{call.latency_ms.toFixed(0)} ms</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label="Calls, newest first" columns={['When', 'Key', 'Interface', 'Operation', 'Outcome', 'Latency']}>
+          {(calls ?? []).map((call) => (
+            <tr key={call.id} data-call-id={call.id}>
+              <td>{when(call.created_at)}</td>
+              <td>{call.api_key_label ?? 'a person'}</td>
+              <td>{call.interface.toUpperCase()}</td>
+              <td>
+                <code>{call.operation}</code>
+              </td>
+              <td>
+                <span className={`state ${call.outcome === 'ok' || call.outcome === 'applied' ? 'on' : call.outcome === 'held' ? 'waiting' : 'off'}`}>{outcomeNames[call.outcome]}</span>
+                {call.outcome === 'refused' || call.outcome === 'error' ? <span className="hint block">{call.code}</span> : null}
+              </td>
+              <td>{call.latency_ms.toFixed(0)} ms</td>
+            </tr>
+          ))}
+        </DataTable>
         {calls?.length === 0 && <p>No calls match.</p>}
       </section>
 
@@ -239,13 +214,14 @@ export function AgentsPage() {
       {seesMemories && (
         <section aria-labelledby="memories-heading">
           <h2 id="memories-heading">What agents remember</h2>
-          <div className="field">
-            <label htmlFor="memories-key">Key</label>
-            <select id="memories-key" value={memoryKey ?? ''} onChange={(event) => setMemoryKey(event.target.value || undefined)}>
-              <option value="">Every key</option>
-              <KeyOptions days={days} />
-            </select>
-          </div>
+          <FormField id="memories-key" label="Key">
+            {(control) => (
+              <select {...control} value={memoryKey ?? ''} onChange={(event) => setMemoryKey(event.target.value || undefined)}>
+                <option value="">Every key</option>
+                <KeyOptions days={days} />
+              </select>
+            )}
+          </FormField>
           {memories?.length ? (
             <ul className="plain-list memories">
               {memories.map((memory) => (

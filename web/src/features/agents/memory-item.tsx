@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
 import { agentsApi, type Memory } from './api';
 
@@ -14,8 +15,8 @@ export function MemoryItem({ memory, label, mayChange, onChanged }: { memory: Me
     event.preventDefault();
     setError(undefined);
     try {
-      if (mode === 'correct') await agentsApi.correct(memory.id, content, reason);
-      else await agentsApi.forget(memory.id, reason);
+      if (mode === 'correct') await agentsApi.correct(memory.id, { content, reason });
+      else await agentsApi.forget(memory.id, { reason });
       setMode('view');
       setReason('');
       onChanged();
@@ -43,15 +44,13 @@ export function MemoryItem({ memory, label, mayChange, onChanged }: { memory: Me
       {mode !== 'view' && (
         <form className="stack" onSubmit={(event) => void submit(event)}>
           {mode === 'correct' && (
-            <div className="field">
-              <label htmlFor={`content-${memory.id}`}>The note as it should read</label>
-              <textarea id={`content-${memory.id}`} rows={3} required maxLength={4000} value={content} onChange={(event) => setContent(event.target.value)} />
-            </div>
+            <FormField id={`content-${memory.id}`} label="The note as it should read">
+              {(control) => <textarea {...control} rows={3} required maxLength={4000} value={content} onChange={(event) => setContent(event.target.value)} />}
+            </FormField>
           )}
-          <div className="field">
-            <label htmlFor={`reason-${memory.id}`}>Why (kept in the audit trail)</label>
-            <input id={`reason-${memory.id}`} required maxLength={500} value={reason} onChange={(event) => setReason(event.target.value)} />
-          </div>
+          <FormField id={`reason-${memory.id}`} label="Why (kept in the audit trail)">
+            {(control) => <input {...control} required maxLength={500} value={reason} onChange={(event) => setReason(event.target.value)} />}
+          </FormField>
           <FormError error={error} />
           <div className="action-buttons">
             <button type="submit" className={`button small ${mode === 'forget' ? 'danger' : ''}`}>

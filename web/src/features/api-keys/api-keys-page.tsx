@@ -1,4 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
+import { ConfirmButton } from '../../lib/confirm-button';
+import { actionsColumn, DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
 import { ShownOnce } from '../../lib/shown-once';
 import { day, when } from '../../lib/format';
@@ -94,72 +96,49 @@ export function ApiKeysPage() {
         ) : keys.length === 0 ? (
           <p>No keys yet.</p>
         ) : (
-          <div className="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Label</th>
-                  <th scope="col">Access</th>
-                  <th scope="col">Created</th>
-                  <th scope="col">Last used</th>
-                  <th scope="col">Expires</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Own budget</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
-                  </th>
-                </tr>
-              </thead>
-              <tbody>
-                {keys.map((key) => (
-                  <tr key={key.id}>
-                    <th scope="row">
-                      {key.label}
-                      <span className="hint block">
-                        <code>{key.id}</code> · {key.abilities.length} abilities
-                      </span>
-                    </th>
-                    <td>{key.access === 'read' ? 'Read only' : 'Read and write'}</td>
-                    <td>
-                      {day(key.created_at)}
-                      <span className="hint block">by {key.created_by?.email ?? 'the command line'}</span>
-                    </td>
-                    <td>{when(key.last_used_at, 'Never')}</td>
-                    <td>{day(key.expires_at, 'Never')}</td>
-                    <td>
-                      <span className={`state ${key.state === 'active' ? 'on' : 'off'}`}>{key.state === 'active' ? 'Active' : key.state === 'expired' ? 'Expired' : 'Revoked'}</span>
-                    </td>
-                    <td>{budgetSummary(key)}</td>
-                    <td>
-                      <div className="action-buttons">
-                      {key.state !== 'revoked' && budgeting !== key.id && (
-                        <button type="button" className="button secondary small" onClick={() => setBudgeting(key.id)} aria-label={`Set budgets of ${key.label}`}>
-                          Budgets
-                        </button>
-                      )}
-                      {key.state !== 'revoked' &&
-                        (confirming === key.id ? (
-                          <>
-                            {/* Focus moves to the confirmation, which replaces the button the person just pressed. */}
-                            <button type="button" className="button danger small" autoFocus onClick={() => void revoke(key.id)}>
-                              Revoke "{key.label}" now
-                            </button>
-                            <button type="button" className="button secondary small" onClick={() => setConfirming(undefined)}>
-                              Cancel
-                            </button>
-                          </>
-                        ) : (
-                          <button type="button" className="button secondary small" onClick={() => setConfirming(key.id)} aria-label={`Revoke ${key.label}`}>
-                            Revoke
-                          </button>
-                        ))}
-                      </div>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable columns={['Label', 'Access', 'Created', 'Last used', 'Expires', 'State', 'Own budget', actionsColumn]}>
+            {keys.map((key) => (
+              <tr key={key.id}>
+                <th scope="row">
+                  {key.label}
+                  <span className="hint block">
+                    <code>{key.id}</code> · {key.abilities.length} abilities
+                  </span>
+                </th>
+                <td>{key.access === 'read' ? 'Read only' : 'Read and write'}</td>
+                <td>
+                  {day(key.created_at)}
+                  <span className="hint block">by {key.created_by?.email ?? 'the command line'}</span>
+                </td>
+                <td>{when(key.last_used_at, 'Never')}</td>
+                <td>{day(key.expires_at, 'Never')}</td>
+                <td>
+                  <span className={`state ${key.state === 'active' ? 'on' : 'off'}`}>{key.state === 'active' ? 'Active' : key.state === 'expired' ? 'Expired' : 'Revoked'}</span>
+                </td>
+                <td>{budgetSummary(key)}</td>
+                <td>
+                  <div className="action-buttons">
+                    {key.state !== 'revoked' && budgeting !== key.id && (
+                      <button type="button" className="button secondary small" onClick={() => setBudgeting(key.id)} aria-label={`Set budgets of ${key.label}`}>
+                        Budgets
+                      </button>
+                    )}
+                    {key.state !== 'revoked' && (
+                      <ConfirmButton
+                        label="Revoke"
+                        accessibleLabel={`Revoke ${key.label}`}
+                        confirmLabel={`Revoke "${key.label}" now`}
+                        open={confirming === key.id}
+                        onOpen={() => setConfirming(key.id)}
+                        onCancel={() => setConfirming(undefined)}
+                        onConfirm={() => void revoke(key.id)}
+                      />
+                    )}
+                  </div>
+                </td>
+              </tr>
+            ))}
+          </DataTable>
         )}
         {abilities &&
           keys

@@ -1,6 +1,7 @@
 import { useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { keysApi, type AbilityInfo, type ApiKey } from './api';
 
 /** A new key: label, access, abilities as a checklist, an optional expiry. */
@@ -47,13 +48,9 @@ export function CreateKeyForm({ abilities, onCreated }: { abilities: AbilityInfo
   return (
     <form onSubmit={(event) => void submit(event)} className="stack" aria-labelledby="create-key-heading">
       <h2 id="create-key-heading">Create a key</h2>
-      <div className="field">
-        <label htmlFor="key-label">Label</label>
-        <input id="key-label" required maxLength={100} value={label} onChange={(event) => setLabel(event.target.value)} aria-describedby="key-label-hint" />
-        <span id="key-label-hint" className="hint">
-          What the key is for, e.g. "Support agent". Reviewers see it on every write the key makes.
-        </span>
-      </div>
+      <FormField id="key-label" label="Label" hint={'What the key is for, e.g. "Support agent". Reviewers see it on every write the key makes.'}>
+        {(control) => <input {...control} required maxLength={100} value={label} onChange={(event) => setLabel(event.target.value)} />}
+      </FormField>
       <fieldset>
         <legend>Access</legend>
         <label className="choice">
@@ -82,13 +79,9 @@ export function CreateKeyForm({ abilities, onCreated }: { abilities: AbilityInfo
           ))}
         </div>
       </fieldset>
-      <div className="field">
-        <label htmlFor="key-expiry">Expires after (optional)</label>
-        <input id="key-expiry" type="date" value={expiresOn} onChange={(event) => setExpiresOn(event.target.value)} aria-describedby="key-expiry-hint" />
-        <span id="key-expiry-hint" className="hint">
-          Leave empty for a key that works until it is revoked.
-        </span>
-      </div>
+      <FormField id="key-expiry" label="Expires after (optional)" hint="Leave empty for a key that works until it is revoked.">
+        {(control) => <input {...control} type="date" value={expiresOn} onChange={(event) => setExpiresOn(event.target.value)} />}
+      </FormField>
       <FormError error={error} />
       <button type="submit" className="button" disabled={busy}>
         {busy ? 'Creating…' : 'Create key'}

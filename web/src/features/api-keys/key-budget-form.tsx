@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { keysApi, type AbilityInfo, type ApiKey } from './api';
 
 interface CapRow {
@@ -63,22 +64,9 @@ export function KeyBudgetForm({ apiKey, abilities, onSaved, onCancel }: { apiKey
         Budgets of "{apiKey.label}"
       </h3>
       <p className="hint">Counted by the organization's day, within its own budget. Past them, the key's requests or writes are refused (429) until midnight.</p>
-      <div className="field">
-        <label htmlFor={`budget-requests-${id}`}>Requests a day</label>
-        <input
-          id={`budget-requests-${id}`}
-          type="number"
-          min={1}
-          step={1}
-          inputMode="numeric"
-          value={requests}
-          onChange={(event) => setRequests(event.target.value)}
-          aria-describedby={`budget-requests-hint-${id}`}
-        />
-        <span id={`budget-requests-hint-${id}`} className="hint">
-          REST and MCP together. Leave empty for none: the organization's budget alone applies.
-        </span>
-      </div>
+      <FormField id={`budget-requests-${id}`} label="Requests a day" hint="REST and MCP together. Leave empty for none: the organization's budget alone applies.">
+        {(control) => <input {...control} type="number" min={1} step={1} inputMode="numeric" value={requests} onChange={(event) => setRequests(event.target.value)} />}
+      </FormField>
       <fieldset>
         <legend>Writes a day, by operation</legend>
         {operations.length === 0 ? (
@@ -88,31 +76,33 @@ export function KeyBudgetForm({ apiKey, abilities, onSaved, onCancel }: { apiKey
             {caps.length === 0 && <p className="hint">No caps: the key may submit as many writes as its requests allow.</p>}
             {caps.map((cap) => (
               <div key={cap.row} className="row">
-                <div className="field">
-                  <label htmlFor={`cap-operation-${id}-${cap.row}`}>Operation</label>
-                  <select id={`cap-operation-${id}-${cap.row}`} value={cap.operation} onChange={(event) => change(cap.row, { operation: event.target.value })}>
-                    {operations
-                      .filter((operation) => operation === cap.operation || unused.includes(operation))
-                      .map((operation) => (
-                        <option key={operation} value={operation}>
-                          {operation}
-                        </option>
-                      ))}
-                  </select>
-                </div>
-                <div className="field">
-                  <label htmlFor={`cap-count-${id}-${cap.row}`}>Writes a day of {cap.operation}</label>
-                  <input
-                    id={`cap-count-${id}-${cap.row}`}
-                    type="number"
-                    min={1}
-                    step={1}
-                    inputMode="numeric"
-                    required
-                    value={cap.count}
-                    onChange={(event) => change(cap.row, { count: event.target.value })}
-                  />
-                </div>
+                <FormField id={`cap-operation-${id}-${cap.row}`} label="Operation">
+                  {(control) => (
+                    <select {...control} value={cap.operation} onChange={(event) => change(cap.row, { operation: event.target.value })}>
+                      {operations
+                        .filter((operation) => operation === cap.operation || unused.includes(operation))
+                        .map((operation) => (
+                          <option key={operation} value={operation}>
+                            {operation}
+                          </option>
+                        ))}
+                    </select>
+                  )}
+                </FormField>
+                <FormField id={`cap-count-${id}-${cap.row}`} label={`Writes a day of ${cap.operation}`}>
+                  {(control) => (
+                    <input
+                      {...control}
+                      type="number"
+                      min={1}
+                      step={1}
+                      inputMode="numeric"
+                      required
+                      value={cap.count}
+                      onChange={(event) => change(cap.row, { count: event.target.value })}
+                    />
+                  )}
+                </FormField>
                 <button type="button" className="button secondary small" onClick={() => setCaps((rows) => rows.filter((other) => other.row !== cap.row))}>
                   Remove the cap on {cap.operation}
                 </button>

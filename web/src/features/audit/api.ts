@@ -1,42 +1,13 @@
-import { api, type ListPage } from '../../lib/api';
+import { api, queryString, type ListPage } from '../../lib/api';
+import type { Item, Query } from '../../lib/api-types';
 
-export type Decision = 'allow' | 'review' | 'deny' | 'refused';
-
-export interface AuditEvent {
-  id: string;
-  type: string;
-  actor: { type: 'api_key' | 'user' | 'system'; id: string | null; name: string | null };
-  workflow_id: string | null;
-  review_id: string | null;
-  resource_type: string | null;
-  resource_id: string | null;
-  operation: string | null;
-  decision: Decision | null;
-  data: Record<string, unknown>;
-  created_at: string;
-}
-
-export interface AuditFilters {
-  type?: string;
-  api_key_id?: string;
-  /** A person (usr_…): what they did and what was done to them. */
-  user_id?: string;
-  operation?: string;
-  decision?: Decision;
-  /** RFC 3339 instants. */
-  since?: string;
-  until?: string;
-}
-
-const query = (filters: AuditFilters, cursor: string | null, limit: number) => {
-  const params = new URLSearchParams({ limit: String(limit) });
-  for (const [name, value] of Object.entries(filters)) if (value) params.set(name, String(value));
-  if (cursor) params.set('cursor', cursor);
-  return params.toString();
-};
+export type AuditEvent = Item<'audit_events'>;
+export type AuditFilters = Omit<Query<'audit_events'>, 'limit' | 'cursor'>;
+/** What a decision came out as, as the filter takes it (an event's own schema says only string). */
+export type Decision = NonNullable<AuditFilters['decision']>;
 
 export const auditApi = {
-  page: (filters: AuditFilters, cursor: string | null = null, limit = 50) => api.page<AuditEvent>(`/v1/audit-events?${query(filters, cursor, limit)}`),
+  page: (filters: AuditFilters, cursor: string | null = null, limit = 50) => api.page<AuditEvent>(`/v1/audit-events?${queryString({ limit, ...filters, cursor })}`),
   /** Every event the filters keep, newest first, page after page; `onProgress` hears the count so far. */
   async all(filters: AuditFilters, onProgress: (count: number) => void): Promise<AuditEvent[]> {
     const events: AuditEvent[] = [];

@@ -1,12 +1,13 @@
 import { stringify } from 'csv-stringify/browser/esm/sync';
 import { useEffect, useState } from 'react';
 import { Link } from 'react-router';
+import { DataTable } from '../../lib/data-table';
+import { directory, type AgentDay, type Person } from '../../lib/directory';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
-import { agentsApi, type AgentDay } from '../agents/api';
-import { peopleApi, type Person } from '../people/api';
 import { auditApi, type AuditEvent, type AuditFilters, type Decision } from './api';
 
 const eventTypes = [
@@ -41,7 +42,7 @@ const eventTypes = [
   'webhook.deleted',
   'webhook.disabled',
 ];
-const decisionNames: Record<Decision, string> = { allow: 'Allowed', review: 'Held', deny: 'Denied', refused: 'Refused (queue full)' };
+const decisionNames: Record<string, string> = { allow: 'Allowed', review: 'Held', deny: 'Denied', refused: 'Refused (queue full)' } satisfies Record<Decision, string>;
 const csvColumns = ['id', 'created_at', 'type', 'actor_type', 'actor_id', 'actor_name', 'operation', 'decision', 'workflow_id', 'review_id', 'resource_type', 'resource_id', 'data'];
 
 /** A day picked in the filter (YYYY-MM-DD, the browser's time zone) as the instant it starts; `next` for the day after. */
@@ -102,10 +103,10 @@ export function AuditPage() {
   const filterKey = JSON.stringify(filters);
 
   useEffect(() => {
-    agentsApi.days().then(setKeys, setError);
+    directory.agentDays().then(setKeys, setError);
   }, []);
   useEffect(() => {
-    if (listsPeople) peopleApi.list().then(setPeople, setError);
+    if (listsPeople) directory.people().then(setPeople, setError);
   }, [listsPeople]);
   useEffect(() => {
     let current = true;
@@ -165,78 +166,67 @@ export function AuditPage() {
       <p className="lede">Every decision the policy made, every review and its outcome, every write applied or failed, and every change to keys, people and policy.</p>
       <FormError error={error} />
       <form className="row filters" aria-label="Filter events" onSubmit={(event) => event.preventDefault()}>
-        <div className="field">
-          <label htmlFor="audit-type">Event</label>
-          <select id="audit-type" value={form.type ?? ''} onChange={(event) => set({ type: event.target.value || undefined })}>
-            <option value="">Any</option>
-            {eventTypes.map((type) => (
-              <option key={type} value={type}>
-                {type}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="audit-key">Key</label>
-          <select id="audit-key" value={form.api_key_id ?? ''} onChange={(event) => set({ api_key_id: event.target.value || undefined })}>
-            <option value="">Any</option>
-            {keys.map((key) => (
-              <option key={key.api_key_id} value={key.api_key_id}>
-                {key.label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="audit-person">Person</label>
-          {listsPeople ? (
-            <select id="audit-person" value={form.user_id ?? ''} onChange={(event) => set({ user_id: event.target.value || undefined })}>
-              <option value="">Anyone</option>
-              {people.map((person) => (
-                <option key={person.id} value={person.id}>
-                  {`${person.name ? `${person.name} (${person.email})` : person.email}${person.active ? '' : ', deactivated'}`}
+        <FormField id="audit-type" label="Event">
+          {(control) => (
+            <select {...control} value={form.type ?? ''} onChange={(event) => set({ type: event.target.value || undefined })}>
+              <option value="">Any</option>
+              {eventTypes.map((type) => (
+                <option key={type} value={type}>
+                  {type}
                 </option>
               ))}
             </select>
-          ) : (
-            <>
-              <input
-                id="audit-person"
-                placeholder="usr_…"
-                maxLength={100}
-                value={form.user_id ?? ''}
-                onChange={(event) => set({ user_id: event.target.value })}
-                aria-describedby="audit-person-hint"
-              />
-              <span id="audit-person-hint" className="hint">
-                A person's id: what they did and what was done to them.
-              </span>
-            </>
           )}
-        </div>
-        <div className="field">
-          <label htmlFor="audit-decision">Decision</label>
-          <select id="audit-decision" value={form.decision ?? ''} onChange={(event) => set({ decision: (event.target.value || undefined) as Decision | undefined })}>
-            <option value="">Any</option>
-            {Object.entries(decisionNames).map(([value, name]) => (
-              <option key={value} value={value}>
-                {name}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="audit-operation">Operation</label>
-          <input id="audit-operation" placeholder="tasks.create" value={form.operation ?? ''} onChange={(event) => set({ operation: event.target.value })} />
-        </div>
-        <div className="field">
-          <label htmlFor="audit-from">From</label>
-          <input id="audit-from" type="date" value={form.from ?? ''} onChange={(event) => set({ from: event.target.value || undefined })} />
-        </div>
-        <div className="field">
-          <label htmlFor="audit-to">To</label>
-          <input id="audit-to" type="date" value={form.to ?? ''} onChange={(event) => set({ to: event.target.value || undefined })} />
-        </div>
+        </FormField>
+        <FormField id="audit-key" label="Key">
+          {(control) => (
+            <select {...control} value={form.api_key_id ?? ''} onChange={(event) => set({ api_key_id: event.target.value || undefined })}>
+              <option value="">Any</option>
+              {keys.map((key) => (
+                <option key={key.api_key_id} value={key.api_key_id}>
+                  {key.label}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
+        <FormField id="audit-person" label="Person" hint={listsPeople ? undefined : "A person's id: what they did and what was done to them."}>
+          {(control) =>
+            listsPeople ? (
+              <select {...control} value={form.user_id ?? ''} onChange={(event) => set({ user_id: event.target.value || undefined })}>
+                <option value="">Anyone</option>
+                {people.map((person) => (
+                  <option key={person.id} value={person.id}>
+                    {`${person.name ? `${person.name} (${person.email})` : person.email}${person.active ? '' : ', deactivated'}`}
+                  </option>
+                ))}
+              </select>
+            ) : (
+              <input {...control} placeholder="usr_…" maxLength={100} value={form.user_id ?? ''} onChange={(event) => set({ user_id: event.target.value })} />
+            )
+          }
+        </FormField>
+        <FormField id="audit-decision" label="Decision">
+          {(control) => (
+            <select {...control} value={form.decision ?? ''} onChange={(event) => set({ decision: (event.target.value || undefined) as Decision | undefined })}>
+              <option value="">Any</option>
+              {Object.entries(decisionNames).map(([value, name]) => (
+                <option key={value} value={value}>
+                  {name}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
+        <FormField id="audit-operation" label="Operation">
+          {(control) => <input {...control} placeholder="tasks.create" value={form.operation ?? ''} onChange={(event) => set({ operation: event.target.value })} />}
+        </FormField>
+        <FormField id="audit-from" label="From">
+          {(control) => <input {...control} type="date" value={form.from ?? ''} onChange={(event) => set({ from: event.target.value || undefined })} />}
+        </FormField>
+        <FormField id="audit-to" label="To">
+          {(control) => <input {...control} type="date" value={form.to ?? ''} onChange={(event) => set({ to: event.target.value || undefined })} />}
+        </FormField>
       </form>
       <div className="row export">
         <button type="button" className="button secondary small" onClick={() => void exportAs('csv')} disabled={busy}>
@@ -249,42 +239,28 @@ export function AuditPage() {
           {exporting ?? ''}
         </p>
       </div>
-      <div className="table-scroll">
-        <table aria-label="Audit events, newest first">
-          <thead>
-            <tr>
-              <th scope="col">When</th>
-              <th scope="col">Event</th>
-              <th scope="col">Who</th>
-              <th scope="col">Operation</th>
-              <th scope="col">Decision</th>
-              <th scope="col">Details</th>
-            </tr>
-          </thead>
-          <tbody>
-            {(events ?? []).map((event) => (
-              <tr key={event.id} data-event-id={event.id}>
-                <td className="when">{when(event.created_at)}</td>
-                <td>
-                  <code>{event.type}</code>
-                </td>
-                <td>{who(event)}</td>
-                <td>{event.operation ? <code>{event.operation}</code> : '—'}</td>
-                <td>{event.decision ? <span className={`state ${event.decision === 'allow' ? 'on' : event.decision === 'review' ? 'waiting' : 'off'}`}>{decisionNames[event.decision]}</span> : '—'}</td>
-                <td>
-                  {detail(event)}
-                  {event.review_id ? (
-                    <>
-                      {' '}
-                      <Link to={`/reviews/${event.review_id}`}>Review {event.review_id}</Link>
-                    </>
-                  ) : null}
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable label="Audit events, newest first" columns={['When', 'Event', 'Who', 'Operation', 'Decision', 'Details']}>
+        {(events ?? []).map((event) => (
+          <tr key={event.id} data-event-id={event.id}>
+            <td className="when">{when(event.created_at)}</td>
+            <td>
+              <code>{event.type}</code>
+            </td>
+            <td>{who(event)}</td>
+            <td>{event.operation ? <code>{event.operation}</code> : '—'}</td>
+            <td>{event.decision ? <span className={`state ${event.decision === 'allow' ? 'on' : event.decision === 'review' ? 'waiting' : 'off'}`}>{decisionNames[event.decision]}</span> : '—'}</td>
+            <td>
+              {detail(event)}
+              {event.review_id ? (
+                <>
+                  {' '}
+                  <Link to={`/reviews/${event.review_id}`}>Review {event.review_id}</Link>
+                </>
+              ) : null}
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {events?.length === 0 && <p>No events match.</p>}
       {nextCursor && (
         <button type="button" className="button secondary" onClick={() => void loadMore()}>

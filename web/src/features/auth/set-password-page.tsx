@@ -2,6 +2,7 @@ import { useEffect, useState, type FormEvent } from 'react';
 import { useNavigate } from 'react-router';
 import { api, ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { useSession } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
 
@@ -71,38 +72,35 @@ export function SetPasswordPage() {
           <p>
             For <strong>{holder.email}</strong> in <strong>{holder.organization.name}</strong> (organization <code>{holder.organization.slug}</code>).
           </p>
-          <div className="field">
-            {/* Lets a password manager save the new password under the right account. */}
-            <label htmlFor="username">Email</label>
-            <input id="username" name="username" type="email" autoComplete="username" value={holder.email} readOnly />
-          </div>
-          <div className="field">
-            <label htmlFor="new-password">New password</label>
-            <input
-              id="new-password"
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={minLength}
-              value={password}
-              onChange={(event) => setPassword(event.target.value)}
-              aria-describedby="new-password-hint"
-            />
-            <span id="new-password-hint" className="hint">
-              At least {minLength} characters. A phrase of several words is easy to remember and hard to guess.
-            </span>
-          </div>
-          <div className="field">
-            <label htmlFor="confirm-password">The same password again</label>
-            <input
-              id="confirm-password"
-              type="password"
-              autoComplete="new-password"
-              required
-              value={confirmation}
-              onChange={(event) => setConfirmation(event.target.value)}
-            />
-          </div>
+          {/* Lets a password manager save the new password under the right account. */}
+          <FormField id="username" label="Email">
+            {(control) => <input {...control} name="username" type="email" autoComplete="username" value={holder.email} readOnly />}
+          </FormField>
+          <FormField id="new-password" label="New password" hint={<>At least {minLength} characters. A phrase of several words is easy to remember and hard to guess.</>}>
+            {(control) => (
+              <input
+                {...control}
+                type="password"
+                autoComplete="new-password"
+                required
+                minLength={minLength}
+                value={password}
+                onChange={(event) => setPassword(event.target.value)}
+              />
+            )}
+          </FormField>
+          <FormField id="confirm-password" label="The same password again">
+            {(control) => (
+              <input
+                {...control}
+                type="password"
+                autoComplete="new-password"
+                required
+                value={confirmation}
+                onChange={(event) => setConfirmation(event.target.value)}
+              />
+            )}
+          </FormField>
           <FormError error={error} />
           <button type="submit" className="button" disabled={busy}>
             {busy ? 'Saving…' : 'Set password'}

@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { Navigate, useSearchParams } from 'react-router';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { useSession } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
 
@@ -69,38 +70,35 @@ export function SignInPage() {
         </p>
       )}
       <form onSubmit={(event) => void submit(event)} className="stack">
-        <div className="field">
-          <label htmlFor="organization">Organization</label>
-          <input
-            id="organization"
-            name="organization"
-            autoComplete="organization"
-            required
-            value={organization}
-            onChange={(event) => setOrganization(event.target.value)}
-            aria-describedby="organization-hint"
-          />
-          <span id="organization-hint" className="hint">
-            Your organization's short name, as in its links: for example <code>demo</code>.
-          </span>
-        </div>
-        <div className="field">
-          <label htmlFor="email">Email</label>
-          <input id="email" name="email" type="email" autoComplete="username" required value={email} onChange={(event) => setEmail(event.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="password">Password</label>
-          <input
-            id="password"
-            ref={passwordField}
-            name="password"
-            type="password"
-            autoComplete="current-password"
-            required
-            value={password}
-            onChange={(event) => setPassword(event.target.value)}
-          />
-        </div>
+        <FormField id="organization" label="Organization" hint={<>Your organization's short name, as in its links: for example <code>demo</code>.</>}>
+          {(control) => (
+            <input
+              {...control}
+              name="organization"
+              autoComplete="organization"
+              required
+              value={organization}
+              onChange={(event) => setOrganization(event.target.value)}
+            />
+          )}
+        </FormField>
+        <FormField id="email" label="Email">
+          {(control) => <input {...control} name="email" type="email" autoComplete="username" required value={email} onChange={(event) => setEmail(event.target.value)} />}
+        </FormField>
+        <FormField id="password" label="Password">
+          {(control) => (
+            <input
+              {...control}
+              ref={passwordField}
+              name="password"
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(event) => setPassword(event.target.value)}
+            />
+          )}
+        </FormField>
         <FormError error={error} />
         <button type="submit" className="button" disabled={busy}>
           {busy ? 'Signing in…' : 'Sign in'}

@@ -1,5 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
 import { FormError } from '../../lib/form-error';
+import { SaveRow } from '../../lib/save-row';
 import { notificationsApi, type NotificationPreferences } from './api';
 
 /** What the signed-in person is told by email; the rest is not sent to them. */
@@ -69,14 +70,7 @@ export function EmailPreferences() {
             ))}
           </fieldset>
           <FormError error={error} />
-          <div className="row save-row">
-            <button type="submit" className="button" disabled={busy}>
-              {busy ? 'Saving…' : 'Save email notifications'}
-            </button>
-            <p role="status" className="hint">
-              {status ?? ''}
-            </p>
-          </div>
+          <SaveRow label="Save email notifications" busy={busy} status={status} />
         </form>
       )}
     </section>

@@ -1,6 +1,8 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { FieldProblem, problemsByField } from '../../lib/field-problem';
+import { problemsByField } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
+import { SaveRow } from '../../lib/save-row';
 import { notificationsApi, type ReviewNotificationSettings } from './api';
 
 const formFields = ['review_escalation', 'slack_webhook_url'] as const;
@@ -24,8 +26,6 @@ function savedSummary(settings: ReviewNotificationSettings): string {
   const escalation = settings.review_escalation === null ? 'reviews never escalate' : `reviews escalate every ${settings.review_escalation} (admins, then owners)`;
   return `Saved: ${escalation}; ${settings.slack_webhook_url === null ? 'no Slack messages' : 'Slack messages go to the webhook'}.`;
 }
-
-const describedBy = (...ids: (string | false)[]) => ids.filter(Boolean).join(' ') || undefined;
 
 /** Owners and admins: when a waiting review goes to the next tier, and the Slack channel told of held writes. */
 export function EscalationSettings() {
@@ -104,24 +104,25 @@ export function EscalationSettings() {
               <input type="radio" name="escalation" checked={draft.escalates} onChange={() => change({ escalates: true })} />
               Escalate after a wait
             </label>
-            <div className="field nested">
-              <label htmlFor="escalation-wait">Wait before the next tier</label>
-              <input
-                id="escalation-wait"
-                ref={waitInput}
-                maxLength={20}
-                placeholder="30m"
-                disabled={!draft.escalates}
-                value={draft.wait}
-                onChange={(event) => change({ wait: event.target.value })}
-                aria-invalid={problems.review_escalation ? true : undefined}
-                aria-describedby={describedBy(problems.review_escalation !== undefined && 'escalation-wait-problem', 'escalation-wait-hint')}
-              />
-              <FieldProblem id="escalation-wait-problem" problem={problems.review_escalation} />
-              <span id="escalation-wait-hint" className="hint">
-                A number and a unit, e.g. 45s, 30m, 2h or 1d; at most 30 days.
-              </span>
-            </div>
+            <FormField
+              id="escalation-wait"
+              label="Wait before the next tier"
+              className="nested"
+              problem={problems.review_escalation}
+              hint="A number and a unit, e.g. 45s, 30m, 2h or 1d; at most 30 days."
+            >
+              {(control) => (
+                <input
+                  {...control}
+                  ref={waitInput}
+                  maxLength={20}
+                  placeholder="30m"
+                  disabled={!draft.escalates}
+                  value={draft.wait}
+                  onChange={(event) => change({ wait: event.target.value })}
+                />
+              )}
+            </FormField>
             <label className="choice">
               <input type="radio" name="escalation" checked={!draft.escalates} onChange={() => change({ escalates: false })} />
               Never escalate: only reviewers are told
@@ -133,41 +134,34 @@ export function EscalationSettings() {
               <input type="radio" name="slack" checked={draft.posts} onChange={() => change({ posts: true })} />
               Post each held write and escalation to an incoming webhook
             </label>
-            <div className="field nested wide">
-              <label htmlFor="slack-url">Incoming webhook URL</label>
-              <input
-                id="slack-url"
-                ref={urlInput}
-                type="url"
-                inputMode="url"
-                maxLength={2000}
-                placeholder="https://hooks.slack.com/services/…"
-                disabled={!draft.posts}
-                value={draft.url}
-                onChange={(event) => change({ url: event.target.value })}
-                aria-invalid={problems.slack_webhook_url ? true : undefined}
-                aria-describedby={describedBy(problems.slack_webhook_url !== undefined && 'slack-url-problem', 'slack-url-hint')}
-              />
-              <FieldProblem id="slack-url-problem" problem={problems.slack_webhook_url} />
-              <span id="slack-url-hint" className="hint">
-                A Slack-compatible incoming webhook (Slack, Mattermost, Rocket.Chat…): an https address that reaches the public internet. Each message links to
-                the review's page.
-              </span>
-            </div>
+            <FormField
+              id="slack-url"
+              label="Incoming webhook URL"
+              className="nested wide"
+              problem={problems.slack_webhook_url}
+              hint="A Slack-compatible incoming webhook (Slack, Mattermost, Rocket.Chat…): an https address that reaches the public internet. Each message links to the review's page."
+            >
+              {(control) => (
+                <input
+                  {...control}
+                  ref={urlInput}
+                  type="url"
+                  inputMode="url"
+                  maxLength={2000}
+                  placeholder="https://hooks.slack.com/services/…"
+                  disabled={!draft.posts}
+                  value={draft.url}
+                  onChange={(event) => change({ url: event.target.value })}
+                />
+              )}
+            </FormField>
             <label className="choice">
               <input type="radio" name="slack" checked={!draft.posts} onChange={() => change({ posts: false })} />
               None: no Slack messages
             </label>
           </fieldset>
           {!placed && <FormError error={error} />}
-          <div className="row save-row">
-            <button type="submit" className="button" disabled={busy}>
-              {busy ? 'Saving…' : 'Save escalation and Slack'}
-            </button>
-            <p role="status" className="hint">
-              {status ?? ''}
-            </p>
-          </div>
+          <SaveRow label="Save escalation and Slack" busy={busy} status={status} />
         </form>
       )}
     </section>

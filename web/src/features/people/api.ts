@@ -1,39 +1,20 @@
 import { api } from '../../lib/api';
-import type { Role } from '../../lib/session';
+import type { Body, Data, Item } from '../../lib/api-types';
+import { directory } from '../../lib/directory';
 
-export interface Person {
-  id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  active: boolean;
-  has_password: boolean;
-  /** The team member they are (mem_…): inactive or out of office, they are not asked to review. */
-  team_member_id: string | null;
-  created_at: string;
-  last_sign_in_at?: string | null;
-  open_sessions?: number;
-}
-
+export type { Person } from '../../lib/directory';
 /** A member of the team roster (the organization's staff, as imported). */
-export interface TeamMember {
-  id: string;
-  name: string;
-  title: string | null;
-  active: boolean;
-}
+export type TeamMember = Item<'team_list'>;
+export type PasswordLink = Data<'people_invite'>['set_password_link'];
 
-export interface PasswordLink {
-  url: string;
-  expires_at: string;
-}
+const personPath = (id: string) => `/v1/people/${encodeURIComponent(id)}`;
 
 export const peopleApi = {
-  list: () => api.get<Person[]>('/v1/people'),
-  invite: (person: { email: string; name?: string; role: Role }) => api.post<{ person: Person; set_password_link: PasswordLink }>('/v1/people', person),
-  update: (id: string, change: { role?: Role; active?: boolean; team_member_id?: string | null }) => api.patch<Person>(`/v1/people/${encodeURIComponent(id)}`, change),
-  resetPassword: (id: string) => api.post<{ person: Person; set_password_link: PasswordLink }>(`/v1/people/${encodeURIComponent(id)}/reset-password`),
+  list: directory.people,
+  invite: (person: Body<'people_invite'>) => api.post<Data<'people_invite'>>('/v1/people', person),
+  update: (id: string, change: Body<'people_update'>) => api.patch<Data<'people_update'>>(personPath(id), change),
+  resetPassword: (id: string) => api.post<Data<'people_reset_password'>>(`${personPath(id)}/reset-password`),
   /** The whole roster, inactive members too (an organization's team is tens, not thousands: the first 200). */
   teamMembers: async () => (await api.page<TeamMember>('/v1/team-members?include_inactive=true&limit=200')).items,
-  endSessions: (id: string) => api.post<{ sessions_ended: number }>(`/v1/people/${encodeURIComponent(id)}/end-sessions`),
+  endSessions: (id: string) => api.post<Data<'people_end_sessions'>>(`${personPath(id)}/end-sessions`),
 };

@@ -1,5 +1,6 @@
 import { useState, type FormEvent } from 'react';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { roleNames } from '../../lib/format';
 import type { Role } from '../../lib/session';
 import { peopleApi, type PasswordLink, type Person } from './api';
@@ -31,24 +32,23 @@ export function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: (pe
     <form onSubmit={(event) => void submit(event)} className="stack" aria-labelledby="invite-heading">
       <h2 id="invite-heading">Invite a person</h2>
       <div className="row">
-        <div className="field">
-          <label htmlFor="invite-email">Email</label>
-          <input id="invite-email" type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="invite-name">Name (optional)</label>
-          <input id="invite-name" value={name} onChange={(event) => setName(event.target.value)} />
-        </div>
-        <div className="field">
-          <label htmlFor="invite-role">Role</label>
-          <select id="invite-role" value={role} onChange={(event) => setRole(event.target.value as Role)}>
-            {roles.map((option) => (
-              <option key={option} value={option}>
-                {roleNames[option]}
-              </option>
-            ))}
-          </select>
-        </div>
+        <FormField id="invite-email" label="Email">
+          {(control) => <input {...control} type="email" required value={email} onChange={(event) => setEmail(event.target.value)} />}
+        </FormField>
+        <FormField id="invite-name" label="Name (optional)">
+          {(control) => <input {...control} value={name} onChange={(event) => setName(event.target.value)} />}
+        </FormField>
+        <FormField id="invite-role" label="Role">
+          {(control) => (
+            <select {...control} value={role} onChange={(event) => setRole(event.target.value as Role)}>
+              {roles.map((option) => (
+                <option key={option} value={option}>
+                  {roleNames[option]}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
       </div>
       <FormError error={error} />
       <button type="submit" className="button" disabled={busy}>

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { actionsColumn, DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
 import { ShownOnce } from '../../lib/shown-once';
 import { day, roleNames, when } from '../../lib/format';
@@ -86,145 +87,129 @@ export function PeoplePage() {
         {people === undefined ? (
           <p role="status">Loading…</p>
         ) : (
-          <div className="table-scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Person</th>
-                  <th scope="col">Role</th>
-                  <th scope="col">State</th>
-                  <th scope="col">Team member</th>
-                  <th scope="col">Last sign-in</th>
-                  <th scope="col">
-                    <span className="visually-hidden">Actions</span>
+          <DataTable columns={['Person', 'Role', 'State', 'Team member', 'Last sign-in', actionsColumn]}>
+            {people.map((person) => {
+              const mine = person.id === me.person.id;
+              const allowed = manageable(person);
+              return (
+                <tr key={person.id} className={person.active ? undefined : 'inactive'}>
+                  <th scope="row">
+                    {person.name ?? person.email}
+                    {person.name && <span className="hint block">{person.email}</span>}
+                    {mine && <span className="hint block">You</span>}
                   </th>
+                  <td>
+                    <label className="visually-hidden" htmlFor={`role-${person.id}`}>
+                      Role of {person.email}
+                    </label>
+                    <div className="role-cell">
+                      <select
+                        id={`role-${person.id}`}
+                        value={chosenRoles[person.id] ?? person.role}
+                        disabled={!allowed || !person.active}
+                        onChange={(event) => setChosenRoles((chosen) => ({ ...chosen, [person.id]: event.target.value as Role }))}
+                      >
+                        {(allowed ? grantable : allRoles).map((role) => (
+                          <option key={role} value={role}>
+                            {roleNames[role]}
+                          </option>
+                        ))}
+                      </select>
+                      {chosenRoles[person.id] && chosenRoles[person.id] !== person.role && (
+                        <button
+                          type="button"
+                          className="button small"
+                          aria-label={`Save role of ${person.email}`}
+                          onClick={() =>
+                            void act(async () => {
+                              const role = chosenRoles[person.id]!;
+                              replace(await peopleApi.update(person.id, { role }));
+                              setChosenRoles(({ [person.id]: _saved, ...rest }) => rest);
+                              setNotice(`${person.email} is now ${roleNames[role].toLowerCase()}.`);
+                              if (mine) await me.refresh();
+                            })
+                          }
+                        >
+                          Save role
+                        </button>
+                      )}
+                    </div>
+                  </td>
+                  <td>
+                    {!person.active ? 'Deactivated' : person.has_password ? 'Active' : 'Invited'}
+                    <span className="hint block">since {day(person.created_at)}</span>
+                  </td>
+                  <td>
+                    <TeamMemberLink
+                      person={person}
+                      roster={roster}
+                      editable={allowed}
+                      onChanged={(changed, said) => {
+                        setError(undefined);
+                        replace(changed);
+                        setNotice(said);
+                      }}
+                    />
+                  </td>
+                  <td>
+                    {when(person.last_sign_in_at, 'Never')}
+                    {person.open_sessions ? <span className="hint block">{person.open_sessions} open session(s)</span> : null}
+                  </td>
+                  <td>
+                    <div className="action-buttons">
+                    {allowed && person.active && (
+                      <>
+                        <button
+                          type="button"
+                          className="button secondary small"
+                          aria-label={`Reset password of ${person.email}`}
+                          onClick={() =>
+                            void act(async () => {
+                              const reset = await peopleApi.resetPassword(person.id);
+                              replace(reset.person);
+                              setLink({ person: reset.person, link: reset.set_password_link, why: 'reset' });
+                            })
+                          }
+                        >
+                          Reset password
+                        </button>
+                        <button
+                          type="button"
+                          className="button secondary small"
+                          aria-label={`End sessions of ${person.email}`}
+                          onClick={() =>
+                            void act(async () => {
+                              const { sessions_ended } = await peopleApi.endSessions(person.id);
+                              replace({ ...person, open_sessions: 0 });
+                              setNotice(`Ended ${sessions_ended} session(s) of ${person.email}.`);
+                            })
+                          }
+                        >
+                          End sessions
+                        </button>
+                      </>
+                    )}
+                    {allowed && !mine && (
+                      <button
+                        type="button"
+                        className={`button small ${person.active ? 'danger' : 'secondary'}`}
+                        aria-label={`${person.active ? 'Deactivate' : 'Reactivate'} ${person.email}`}
+                        onClick={() =>
+                          void act(async () => {
+                            replace(await peopleApi.update(person.id, { active: !person.active }));
+                            setNotice(`${person.email} is ${person.active ? 'deactivated' : 'active again'}.`);
+                          })
+                        }
+                      >
+                        {person.active ? 'Deactivate' : 'Reactivate'}
+                      </button>
+                    )}
+                    </div>
+                  </td>
                 </tr>
-              </thead>
-              <tbody>
-                {people.map((person) => {
-                  const mine = person.id === me.person.id;
-                  const allowed = manageable(person);
-                  return (
-                    <tr key={person.id} className={person.active ? undefined : 'inactive'}>
-                      <th scope="row">
-                        {person.name ?? person.email}
-                        {person.name && <span className="hint block">{person.email}</span>}
-                        {mine && <span className="hint block">You</span>}
-                      </th>
-                      <td>
-                        <label className="visually-hidden" htmlFor={`role-${person.id}`}>
-                          Role of {person.email}
-                        </label>
-                        <div className="role-cell">
-                          <select
-                            id={`role-${person.id}`}
-                            value={chosenRoles[person.id] ?? person.role}
-                            disabled={!allowed || !person.active}
-                            onChange={(event) => setChosenRoles((chosen) => ({ ...chosen, [person.id]: event.target.value as Role }))}
-                          >
-                            {(allowed ? grantable : allRoles).map((role) => (
-                              <option key={role} value={role}>
-                                {roleNames[role]}
-                              </option>
-                            ))}
-                          </select>
-                          {chosenRoles[person.id] && chosenRoles[person.id] !== person.role && (
-                            <button
-                              type="button"
-                              className="button small"
-                              aria-label={`Save role of ${person.email}`}
-                              onClick={() =>
-                                void act(async () => {
-                                  const role = chosenRoles[person.id]!;
-                                  replace(await peopleApi.update(person.id, { role }));
-                                  setChosenRoles(({ [person.id]: _saved, ...rest }) => rest);
-                                  setNotice(`${person.email} is now ${roleNames[role].toLowerCase()}.`);
-                                  if (mine) await me.refresh();
-                                })
-                              }
-                            >
-                              Save role
-                            </button>
-                          )}
-                        </div>
-                      </td>
-                      <td>
-                        {!person.active ? 'Deactivated' : person.has_password ? 'Active' : 'Invited'}
-                        <span className="hint block">since {day(person.created_at)}</span>
-                      </td>
-                      <td>
-                        <TeamMemberLink
-                          person={person}
-                          roster={roster}
-                          editable={allowed}
-                          onChanged={(changed, said) => {
-                            setError(undefined);
-                            replace(changed);
-                            setNotice(said);
-                          }}
-                        />
-                      </td>
-                      <td>
-                        {when(person.last_sign_in_at, 'Never')}
-                        {person.open_sessions ? <span className="hint block">{person.open_sessions} open session(s)</span> : null}
-                      </td>
-                      <td>
-                        <div className="action-buttons">
-                        {allowed && person.active && (
-                          <>
-                            <button
-                              type="button"
-                              className="button secondary small"
-                              aria-label={`Reset password of ${person.email}`}
-                              onClick={() =>
-                                void act(async () => {
-                                  const reset = await peopleApi.resetPassword(person.id);
-                                  replace(reset.person);
-                                  setLink({ person: reset.person, link: reset.set_password_link, why: 'reset' });
-                                })
-                              }
-                            >
-                              Reset password
-                            </button>
-                            <button
-                              type="button"
-                              className="button secondary small"
-                              aria-label={`End sessions of ${person.email}`}
-                              onClick={() =>
-                                void act(async () => {
-                                  const { sessions_ended } = await peopleApi.endSessions(person.id);
-                                  replace({ ...person, open_sessions: 0 });
-                                  setNotice(`Ended ${sessions_ended} session(s) of ${person.email}.`);
-                                })
-                              }
-                            >
-                              End sessions
-                            </button>
-                          </>
-                        )}
-                        {allowed && !mine && (
-                          <button
-                            type="button"
-                            className={`button small ${person.active ? 'danger' : 'secondary'}`}
-                            aria-label={`${person.active ? 'Deactivate' : 'Reactivate'} ${person.email}`}
-                            onClick={() =>
-                              void act(async () => {
-                                replace(await peopleApi.update(person.id, { active: !person.active }));
-                                setNotice(`${person.email} is ${person.active ? 'deactivated' : 'active again'}.`);
-                              })
-                            }
-                          >
-                            {person.active ? 'Deactivate' : 'Reactivate'}
-                          </button>
-                        )}
-                        </div>
-                      </td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          </DataTable>
         )}
       </section>
     </>

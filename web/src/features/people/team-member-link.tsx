@@ -1,6 +1,7 @@
 import { useRef, useState, type FormEvent } from 'react';
-import { FieldProblem, problemsByField } from '../../lib/field-problem';
+import { problemsByField } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { peopleApi, type Person, type TeamMember } from './api';
 
 const formFields = ['team_member_id'] as const;
@@ -67,30 +68,24 @@ export function TeamMemberLink({
   if (editing) {
     return (
       <form className="stack tight" onSubmit={submit} noValidate>
-        <div className="field">
-          <label className="visually-hidden" htmlFor={inputId}>
-            Team member of {person.email}
-          </label>
-          <select
-            id={inputId}
-            autoFocus
-            value={draft}
-            onChange={(event) => setDraft(event.target.value)}
-            aria-invalid={problems.team_member_id ? true : undefined}
-            aria-describedby={[problems.team_member_id !== undefined && `${inputId}-problem`, `${inputId}-hint`].filter(Boolean).join(' ')}
-          >
-            <option value="">Choose a team member</option>
-            {(roster ?? []).map((member) => (
-              <option key={member.id} value={member.id}>
-                {memberName(member)}
-              </option>
-            ))}
-          </select>
-          <FieldProblem id={`${inputId}-problem`} problem={problems.team_member_id} />
-          <span id={`${inputId}-hint`} className="hint">
-            {roster?.length === 0 ? 'The team roster is empty: import it first (gatehouse import).' : 'From the team roster.'}
-          </span>
-        </div>
+        <FormField
+          id={inputId}
+          label={`Team member of ${person.email}`}
+          labelHidden
+          problem={problems.team_member_id}
+          hint={roster?.length === 0 ? 'The team roster is empty: import it first (gatehouse import).' : 'From the team roster.'}
+        >
+          {(control) => (
+            <select {...control} autoFocus value={draft} onChange={(event) => setDraft(event.target.value)}>
+              <option value="">Choose a team member</option>
+              {(roster ?? []).map((member) => (
+                <option key={member.id} value={member.id}>
+                  {memberName(member)}
+                </option>
+              ))}
+            </select>
+          )}
+        </FormField>
         {!problems.team_member_id && <FormError error={error} />}
         <div className="action-buttons">
           <button type="submit" className="button small" disabled={busy} aria-label={`Save team member of ${person.email}`}>

@@ -1,3 +1,4 @@
+import { DataTable } from '../../lib/data-table';
 import { when } from '../../lib/format';
 import type { ChangeCounts, ChangedDecision, DecisionKind } from './api';
 
@@ -31,41 +32,28 @@ export function ChangeCountList({ counts, label }: { counts: ChangeCounts; label
 /** The decisions a draft decides otherwise: when, which write, which key, what it was and would be, and by which rules. */
 export function ChangedDecisionsTable({ changes, label }: { changes: ChangedDecision[]; label: string }) {
   return (
-    <div className="table-scroll">
-      <table aria-label={label}>
-        <thead>
-          <tr>
-            <th scope="col">When</th>
-            <th scope="col">Operation</th>
-            <th scope="col">Key</th>
-            <th scope="col">Was → would be</th>
-            <th scope="col">Rules</th>
-          </tr>
-        </thead>
-        <tbody>
-          {changes.map((change) => (
-            <tr key={change.decision_id} data-decision-id={change.decision_id}>
-              <td className="when">{when(change.at)}</td>
-              <td>
-                <code>{change.operation}</code>
-              </td>
-              <td>
-                {change.api_key_label}
-                <span className="hint block">
-                  <code>{change.api_key_id}</code>
-                </span>
-              </td>
-              <td className="when">
-                <DecisionBadge decision={change.was} /> → <DecisionBadge decision={change.would_be} />
-              </td>
-              <td>
-                {change.policy_ids.length ? change.policy_ids.map((id) => <code key={id} className="rule-id">{id}</code>) : '—'}
-                {change.reason && <span className="hint block">{change.reason}</span>}
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable label={label} columns={['When', 'Operation', 'Key', 'Was → would be', 'Rules']}>
+      {changes.map((change) => (
+        <tr key={change.decision_id} data-decision-id={change.decision_id}>
+          <td className="when">{when(change.at)}</td>
+          <td>
+            <code>{change.operation}</code>
+          </td>
+          <td>
+            {change.api_key_label}
+            <span className="hint block">
+              <code>{change.api_key_id}</code>
+            </span>
+          </td>
+          <td className="when">
+            <DecisionBadge decision={change.was} /> → <DecisionBadge decision={change.would_be} />
+          </td>
+          <td>
+            {change.policy_ids.length ? change.policy_ids.map((id) => <code key={id} className="rule-id">{id}</code>) : '—'}
+            {change.reason && <span className="hint block">{change.reason}</span>}
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }

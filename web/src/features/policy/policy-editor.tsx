@@ -1,8 +1,12 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
 import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
-import { policyApi, type PolicyVersion, type Shadow, type Simulation, type SimulationWindow } from './api';
+import { FormField } from '../../lib/form-field';
+import { policyApi, type PolicyVersion, type Shadow, type Simulation } from './api';
 import { ChangeCountList, ChangedDecisionsTable } from './decision-changes';
+
+/** The windows a dry run offers here (the API reads any wait, or an instant). */
+type SimulationWindow = '24h' | '7d' | '30d';
 
 const windows: { value: SimulationWindow; label: string; words: string }[] = [
   { value: '24h', label: '24 hours', words: 'the last 24 hours' },
@@ -169,23 +173,20 @@ export function PolicyEditor(props: {
           )}
         </div>
         <div className="row draft-options">
-          <div className="field">
-            <label htmlFor="policy-window">Dry run over the decisions of</label>
-            <select id="policy-window" value={since} onChange={(event) => setSince(event.target.value as SimulationWindow)}>
-              {windows.map((option) => (
-                <option key={option.value} value={option.value}>
-                  the last {option.label}
-                </option>
-              ))}
-            </select>
-          </div>
-          <div className="field">
-            <label htmlFor="policy-comment">Comment (optional)</label>
-            <input id="policy-comment" maxLength={500} value={comment} onChange={(event) => setComment(event.target.value)} aria-describedby="policy-comment-hint" />
-            <span id="policy-comment-hint" className="hint">
-              Why, for the audit trail; saved with the new version.
-            </span>
-          </div>
+          <FormField id="policy-window" label="Dry run over the decisions of">
+            {(control) => (
+              <select {...control} value={since} onChange={(event) => setSince(event.target.value as SimulationWindow)}>
+                {windows.map((option) => (
+                  <option key={option.value} value={option.value}>
+                    the last {option.label}
+                  </option>
+                ))}
+              </select>
+            )}
+          </FormField>
+          <FormField id="policy-comment" label="Comment (optional)" hint="Why, for the audit trail; saved with the new version.">
+            {(control) => <input {...control} maxLength={500} value={comment} onChange={(event) => setComment(event.target.value)} />}
+          </FormField>
         </div>
         <div className="action-buttons">
           <button type="button" className="button" aria-busy={busy === 'simulate'} onClick={() => void simulate()}>

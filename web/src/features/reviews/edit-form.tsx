@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api';
 import { FieldProblem } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { reviewsApi, type Review } from './api';
 
 /** Fields that name the record or guard the write: an edit never changes them. */
@@ -169,23 +170,24 @@ export function EditForm({
   function field({ name, kind }: EditableField) {
     const id = inputId(name);
     const problem = problems[name];
-    const problemId = `${id}-problem`;
-    const hintId = `${id}-hint`;
-    const shared = {
-      id,
-      'aria-invalid': problem ? true : undefined,
-      'aria-describedby': describedBy(problem !== undefined && problemId, kind === 'json' && hintId),
-    } as const;
     const set = (value: string | boolean) => {
       setDrafts((current) => ({ ...current, [name]: value }));
       // What the form said was about the values before this change.
       setError(undefined);
     };
     if (kind === 'boolean') {
+      const problemId = `${id}-problem`;
       return (
         <div className="field" key={name}>
           <label className="choice" htmlFor={id}>
-            <input type="checkbox" {...shared} checked={drafts[name] === true} onChange={(event) => set(event.target.checked)} />
+            <input
+              type="checkbox"
+              id={id}
+              aria-invalid={problem ? true : undefined}
+              aria-describedby={problem !== undefined ? problemId : undefined}
+              checked={drafts[name] === true}
+              onChange={(event) => set(event.target.checked)}
+            />
             <span>{name}</span>
           </label>
           <FieldProblem id={problemId} problem={problem} />
@@ -195,28 +197,30 @@ export function EditForm({
     const text = String(drafts[name]);
     const tall = kind === 'long' || (kind === 'json' && text.includes('\n'));
     return (
-      <div className={`field${tall ? ' span' : ''}`} key={name}>
-        <label htmlFor={id}>{name}</label>
-        {tall ? (
-          <textarea {...shared} className={kind === 'json' ? 'code' : undefined} rows={Math.min(8, Math.max(3, text.split('\n').length))} value={text} onChange={(event) => set(event.target.value)} />
-        ) : (
-          <input
-            {...shared}
-            type={kind === 'number' ? 'number' : kind === 'date' ? 'date' : 'text'}
-            step={kind === 'number' ? 'any' : undefined}
-            className={kind === 'json' ? 'code' : undefined}
-            spellCheck={kind === 'json' ? false : undefined}
-            value={text}
-            onChange={(event) => set(event.target.value)}
-          />
-        )}
-        <FieldProblem id={problemId} problem={problem} />
-        {kind === 'json' && (
-          <span id={hintId} className="hint">
-            JSON: null, a list such as ["a", "b"], or an object
-          </span>
-        )}
-      </div>
+      <FormField
+        key={name}
+        id={id}
+        label={name}
+        className={tall ? 'span' : undefined}
+        problem={problem}
+        hint={kind === 'json' ? 'JSON: null, a list such as ["a", "b"], or an object' : undefined}
+      >
+        {(control) =>
+          tall ? (
+            <textarea {...control} className={kind === 'json' ? 'code' : undefined} rows={Math.min(8, Math.max(3, text.split('\n').length))} value={text} onChange={(event) => set(event.target.value)} />
+          ) : (
+            <input
+              {...control}
+              type={kind === 'number' ? 'number' : kind === 'date' ? 'date' : 'text'}
+              step={kind === 'number' ? 'any' : undefined}
+              className={kind === 'json' ? 'code' : undefined}
+              spellCheck={kind === 'json' ? false : undefined}
+              value={text}
+              onChange={(event) => set(event.target.value)}
+            />
+          )
+        }
+      </FormField>
     );
   }
 
@@ -233,34 +237,37 @@ export function EditForm({
       <fieldset className="add-field">
         <legend>Add a field the agent did not send (optional)</legend>
         <div className="row">
-          <div className="field">
-            <label htmlFor={`${prefix}-added-name`}>Field name</label>
-            <input
-              id={`${prefix}-added-name`}
-              className="code"
-              spellCheck={false}
-              maxLength={100}
-              value={added.name}
-              onChange={(event) => {
-                setAdded({ ...added, name: event.target.value });
-                setError(undefined);
-              }}
-              aria-invalid={addedProblem && !added.name.trim() ? true : undefined}
-            />
-          </div>
-          <div className="field">
-            <label htmlFor={`${prefix}-added-value`}>Value</label>
-            <input
-              id={`${prefix}-added-value`}
-              value={added.value}
-              onChange={(event) => {
-                setAdded({ ...added, value: event.target.value });
-                setError(undefined);
-              }}
-              aria-invalid={addedProblem ? true : undefined}
-              aria-describedby={describedBy(addedProblem !== undefined && `${prefix}-added-problem`, `${prefix}-added-hint`)}
-            />
-          </div>
+          <FormField id={`${prefix}-added-name`} label="Field name">
+            {(control) => (
+              <input
+                {...control}
+                className="code"
+                spellCheck={false}
+                maxLength={100}
+                value={added.name}
+                onChange={(event) => {
+                  setAdded({ ...added, name: event.target.value });
+                  setError(undefined);
+                }}
+                aria-invalid={addedProblem && !added.name.trim() ? true : undefined}
+              />
+            )}
+          </FormField>
+          {/* The row's problem and hint are about both fields: they stand under the row, the value points at them. */}
+          <FormField id={`${prefix}-added-value`} label="Value">
+            {(control) => (
+              <input
+                {...control}
+                value={added.value}
+                onChange={(event) => {
+                  setAdded({ ...added, value: event.target.value });
+                  setError(undefined);
+                }}
+                aria-invalid={addedProblem ? true : undefined}
+                aria-describedby={describedBy(addedProblem !== undefined && `${prefix}-added-problem`, `${prefix}-added-hint`)}
+              />
+            )}
+          </FormField>
         </div>
         <FieldProblem id={`${prefix}-added-problem`} problem={addedProblem} />
         <span id={`${prefix}-added-hint`} className="hint block">

@@ -2,6 +2,7 @@ import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { ApiError } from '../../lib/api';
 import { FieldProblem, problemsByField } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
 import { webhooksApi, type EventTypeInfo, type WebhookEndpoint } from './api';
 
 const formFields = ['url', 'description', 'event_types'] as const;
@@ -58,46 +59,27 @@ export function AddEndpointForm({ eventTypes, onAdded }: { eventTypes: EventType
     }
   }
 
-  const describedBy = (...ids: (string | false)[]) => ids.filter(Boolean).join(' ') || undefined;
   return (
     <form onSubmit={(event) => void submit(event)} className="stack" aria-labelledby="add-endpoint-heading" noValidate>
       <h2 id="add-endpoint-heading">Add an endpoint</h2>
-      <div className="field">
-        <label htmlFor="endpoint-url">URL</label>
-        <input
-          id="endpoint-url"
-          ref={urlInput}
-          type="url"
-          inputMode="url"
-          required
-          maxLength={2000}
-          placeholder="https://example.com/gatehouse-events"
-          value={url}
-          onChange={(event) => setUrl(event.target.value)}
-          aria-invalid={problems.url ? true : undefined}
-          aria-describedby={describedBy(problems.url !== undefined && 'endpoint-url-problem', 'endpoint-url-hint')}
-        />
-        <FieldProblem id="endpoint-url-problem" problem={problems.url} />
-        <span id="endpoint-url-hint" className="hint">
-          Where Gatehouse POSTs each event: an https address that reaches the public internet.
-        </span>
-      </div>
-      <div className="field">
-        <label htmlFor="endpoint-description">Description (optional)</label>
-        <input
-          id="endpoint-description"
-          ref={descriptionInput}
-          maxLength={500}
-          value={description}
-          onChange={(event) => setDescription(event.target.value)}
-          aria-invalid={problems.description ? true : undefined}
-          aria-describedby={describedBy(problems.description !== undefined && 'endpoint-description-problem', 'endpoint-description-hint')}
-        />
-        <FieldProblem id="endpoint-description-problem" problem={problems.description} />
-        <span id="endpoint-description-hint" className="hint">
-          What it is for, e.g. "Ops alerts".
-        </span>
-      </div>
+      <FormField id="endpoint-url" label="URL" problem={problems.url} hint="Where Gatehouse POSTs each event: an https address that reaches the public internet.">
+        {(control) => (
+          <input
+            {...control}
+            ref={urlInput}
+            type="url"
+            inputMode="url"
+            required
+            maxLength={2000}
+            placeholder="https://example.com/gatehouse-events"
+            value={url}
+            onChange={(event) => setUrl(event.target.value)}
+          />
+        )}
+      </FormField>
+      <FormField id="endpoint-description" label="Description (optional)" problem={problems.description} hint={'What it is for, e.g. "Ops alerts".'}>
+        {(control) => <input {...control} ref={descriptionInput} maxLength={500} value={description} onChange={(event) => setDescription(event.target.value)} />}
+      </FormField>
       <fieldset ref={eventTypesGroup} aria-describedby={problems.event_types ? 'endpoint-event-types-problem' : undefined}>
         <legend>Event types</legend>
         <FieldProblem id="endpoint-event-types-problem" problem={problems.event_types} />

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { actionsColumn, DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
 import { useLatest } from '../../lib/use-live';
@@ -118,54 +119,37 @@ export function DeliveryLog({ endpoint, onClose }: { endpoint: WebhookEndpoint; 
       ) : log.deliveries.length === 0 ? (
         <p>Nothing sent to it yet: deliveries appear here as events of its types happen.</p>
       ) : (
-        <div className="table-scroll">
-          <table aria-label={`Deliveries to ${endpoint.url}, newest first`}>
-            <thead>
-              <tr>
-                <th scope="col">When</th>
-                <th scope="col">Event</th>
-                <th scope="col">Status</th>
-                <th scope="col">Attempts</th>
-                <th scope="col">HTTP status</th>
-                <th scope="col">Last error</th>
-                <th scope="col">
-                  <span className="visually-hidden">Actions</span>
-                </th>
-              </tr>
-            </thead>
-            <tbody>
-              {log.deliveries.map((delivery) => (
-                <tr key={delivery.id} data-delivery-id={delivery.id}>
-                  <td className="when">{when(delivery.created_at)}</td>
-                  <td>
-                    <code>{delivery.event_type}</code>
-                    <span className="hint block">
-                      <code>{delivery.event_id}</code>
-                    </span>
-                  </td>
-                  <td>
-                    <span className={`state ${statusLooks[delivery.status]}`}>{statusNames[delivery.status]}</span>
-                    <span className="hint block">{attemptTime(delivery)}</span>
-                    {delivery.redelivery_of && <span className="hint block">Redelivery</span>}
-                  </td>
-                  <td>{delivery.attempts}</td>
-                  <td>{delivery.response_status ?? '—'}</td>
-                  <td>{delivery.last_error ?? '—'}</td>
-                  <td>
-                    <button
-                      type="button"
-                      className="button secondary small"
-                      aria-label={`Redeliver ${delivery.event_type} ${delivery.event_id}`}
-                      onClick={() => void redeliver(delivery)}
-                    >
-                      Redeliver
-                    </button>
-                  </td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable label={`Deliveries to ${endpoint.url}, newest first`} columns={['When', 'Event', 'Status', 'Attempts', 'HTTP status', 'Last error', actionsColumn]}>
+          {log.deliveries.map((delivery) => (
+            <tr key={delivery.id} data-delivery-id={delivery.id}>
+              <td className="when">{when(delivery.created_at)}</td>
+              <td>
+                <code>{delivery.event_type}</code>
+                <span className="hint block">
+                  <code>{delivery.event_id}</code>
+                </span>
+              </td>
+              <td>
+                <span className={`state ${statusLooks[delivery.status]}`}>{statusNames[delivery.status]}</span>
+                <span className="hint block">{attemptTime(delivery)}</span>
+                {delivery.redelivery_of && <span className="hint block">Redelivery</span>}
+              </td>
+              <td>{delivery.attempts}</td>
+              <td>{delivery.response_status ?? '—'}</td>
+              <td>{delivery.last_error ?? '—'}</td>
+              <td>
+                <button
+                  type="button"
+                  className="button secondary small"
+                  aria-label={`Redeliver ${delivery.event_type} ${delivery.event_id}`}
+                  onClick={() => void redeliver(delivery)}
+                >
+                  Redeliver
+                </button>
+              </td>
+            </tr>
+          ))}
+        </DataTable>
       )}
       {log?.nextCursor && (
         <button type="button" className="button secondary" onClick={() => void showOlder()}>

@@ -1,4 +1,6 @@
 import { Fragment, useRef, useState } from 'react';
+import { ConfirmButton } from '../../lib/confirm-button';
+import { actionsColumn, DataTable } from '../../lib/data-table';
 import { day } from '../../lib/format';
 import type { WebhookEndpoint } from './api';
 
@@ -33,86 +35,64 @@ export function EndpointsTable(props: {
   }
 
   return (
-    <div className="table-scroll">
-      <table aria-label="Webhook endpoints">
-        <thead>
-          <tr>
-            <th scope="col">Endpoint</th>
-            <th scope="col">Event types</th>
-            <th scope="col">State</th>
-            <th scope="col">Failed in a row</th>
-            <th scope="col">Added</th>
-            <th scope="col">
-              <span className="visually-hidden">Actions</span>
-            </th>
-          </tr>
-        </thead>
-        <tbody>
-          {endpoints.map((endpoint) => (
-            <tr key={endpoint.id} className={endpoint.enabled ? undefined : 'inactive'}>
-              <th scope="row">
-                {endpoint.url}
-                <span className="hint block">
-                  {endpoint.description && <>{endpoint.description} · </>}
-                  <code>{endpoint.id}</code>
-                </span>
-              </th>
-              <td>
-                {endpoint.event_types.map((type, index) => (
-                  <Fragment key={type}>
-                    {index > 0 && <br />}
-                    <code>{type}</code>
-                  </Fragment>
-                ))}
-              </td>
-              <td>
-                <span className={`state ${endpoint.enabled ? 'on' : 'off'}`}>{endpoint.enabled ? 'On' : 'Off'}</span>
-                {!endpoint.enabled && <span className="hint block">{endpoint.disabled_reason ?? 'Switched off'}</span>}
-              </td>
-              <td>{endpoint.failure_streak}</td>
-              <td>{day(endpoint.created_at)}</td>
-              <td>
-                <div className="action-buttons">
-                  <button
-                    type="button"
-                    className="button secondary small"
-                    ref={(button) => rememberLogButton(endpoint.id, button)}
-                    aria-expanded={actions.openLog === endpoint.id}
-                    aria-controls={actions.openLog === endpoint.id ? 'delivery-log' : undefined}
-                    aria-label={`Delivery log of ${endpoint.url}`}
-                    onClick={() => actions.toggleLog(endpoint)}
-                  >
-                    Delivery log
-                  </button>
-                  <button
-                    type="button"
-                    className="button secondary small"
-                    aria-label={`${endpoint.enabled ? 'Switch off' : 'Switch on'} ${endpoint.url}`}
-                    onClick={() => void once(() => actions.setEnabled(endpoint, !endpoint.enabled))}
-                  >
-                    {endpoint.enabled ? 'Switch off' : 'Switch on'}
-                  </button>
-                  {confirming === endpoint.id ? (
-                    <>
-                      {/* Focus moves to the confirmation, which replaces the button the person just pressed. */}
-                      <button type="button" className="button danger small" autoFocus onClick={() => void once(() => actions.remove(endpoint))}>
-                        Delete it and its log
-                      </button>
-                      <button type="button" className="button secondary small" onClick={() => setConfirming(undefined)}>
-                        Cancel
-                      </button>
-                    </>
-                  ) : (
-                    <button type="button" className="button secondary small" aria-label={`Delete ${endpoint.url}`} onClick={() => setConfirming(endpoint.id)}>
-                      Delete
-                    </button>
-                  )}
-                </div>
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
-    </div>
+    <DataTable label="Webhook endpoints" columns={['Endpoint', 'Event types', 'State', 'Failed in a row', 'Added', actionsColumn]}>
+      {endpoints.map((endpoint) => (
+        <tr key={endpoint.id} className={endpoint.enabled ? undefined : 'inactive'}>
+          <th scope="row">
+            {endpoint.url}
+            <span className="hint block">
+              {endpoint.description && <>{endpoint.description} · </>}
+              <code>{endpoint.id}</code>
+            </span>
+          </th>
+          <td>
+            {endpoint.event_types.map((type, index) => (
+              <Fragment key={type}>
+                {index > 0 && <br />}
+                <code>{type}</code>
+              </Fragment>
+            ))}
+          </td>
+          <td>
+            <span className={`state ${endpoint.enabled ? 'on' : 'off'}`}>{endpoint.enabled ? 'On' : 'Off'}</span>
+            {!endpoint.enabled && <span className="hint block">{endpoint.disabled_reason ?? 'Switched off'}</span>}
+          </td>
+          <td>{endpoint.failure_streak}</td>
+          <td>{day(endpoint.created_at)}</td>
+          <td>
+            <div className="action-buttons">
+              <button
+                type="button"
+                className="button secondary small"
+                ref={(button) => rememberLogButton(endpoint.id, button)}
+                aria-expanded={actions.openLog === endpoint.id}
+                aria-controls={actions.openLog === endpoint.id ? 'delivery-log' : undefined}
+                aria-label={`Delivery log of ${endpoint.url}`}
+                onClick={() => actions.toggleLog(endpoint)}
+              >
+                Delivery log
+              </button>
+              <button
+                type="button"
+                className="button secondary small"
+                aria-label={`${endpoint.enabled ? 'Switch off' : 'Switch on'} ${endpoint.url}`}
+                onClick={() => void once(() => actions.setEnabled(endpoint, !endpoint.enabled))}
+              >
+                {endpoint.enabled ? 'Switch off' : 'Switch on'}
+              </button>
+              <ConfirmButton
+                label="Delete"
+                accessibleLabel={`Delete ${endpoint.url}`}
+                confirmLabel="Delete it and its log"
+                open={confirming === endpoint.id}
+                onOpen={() => setConfirming(endpoint.id)}
+                onCancel={() => setConfirming(undefined)}
+                onConfirm={() => void once(() => actions.remove(endpoint))}
+              />
+            </div>
+          </td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
