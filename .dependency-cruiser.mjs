@@ -42,17 +42,19 @@ export default {
     },
     {
       name: 'domain-files-live-in-a-concern',
-      comment: 'Every file of domain/ belongs to one of its concerns: kit, gate, identity, resources, usage or notify.',
+      comment: 'Every file of domain/ belongs to one of its concerns: kit, audit, policy-sets, gate, identity, resources, usage or notify.',
       severity: 'error',
       from: {},
-      to: { path: '^domain/', pathNot: '^domain/(kit|gate|identity|resources|usage|notify)/' },
+      to: { path: '^domain/', pathNot: '^domain/(kit|audit|policy-sets|gate|identity|resources|usage|notify)/' },
     },
     domainLayer('kit', [], 'kit/ (errors, ids, fields, pagination, queries, rows) is what every concern shares: it imports none of them.'),
-    domainLayer('gate', ['kit'], 'gate/ (decisions, reviews, policies, audit, idempotency) imports only kit/.'),
-    domainLayer('identity', ['kit', 'gate'], 'identity/ imports kit/ and gate/ (a new organization gets the default policy; key changes are audited).'),
-    domainLayer('resources', ['kit', 'gate'], 'resources/ (the families and their gated writes) import kit/ and gate/, never each other through identity or usage.'),
+    domainLayer('audit', ['kit'], 'audit/ (the trail, its hash chain and the ledger export) imports only kit/: every concern records into it.'),
+    domainLayer('policy-sets', ['kit', 'audit'], "policy-sets/ (the organization's Cedar policy sets: storage, versions, simulation, shadow, suggestions) imports kit/ and audit/."),
+    domainLayer('gate', ['kit', 'audit', 'policy-sets'], 'gate/ (deciding, applying, idempotency and reviews) imports kit/, audit/ and policy-sets/.'),
+    domainLayer('identity', ['kit', 'audit', 'policy-sets'], 'identity/ imports kit/, audit/ and policy-sets/ (a new organization gets the default policy; key changes are audited), never gate/.'),
+    domainLayer('resources', ['kit', 'audit', 'gate'], 'resources/ (the families and their gated writes) import kit/, audit/ and gate/, never each other through identity or usage.'),
     domainLayer('usage', ['kit', 'gate', 'identity'], 'usage/ (limits, call log, MCP tasks) imports kit/, gate/ and identity/.'),
-    domainLayer('notify', ['kit', 'gate', 'identity'], 'notify/ (webhooks, reviewer notifications, escalation) imports kit/, gate/ and identity/.'),
+    domainLayer('notify', ['kit', 'audit', 'gate', 'identity'], 'notify/ (webhooks, reviewer notifications, escalation) imports kit/, audit/, gate/ and identity/.'),
 
     // Temporal: the api starts workflows, the worker runs them, activities do the work.
     {

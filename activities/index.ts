@@ -11,12 +11,13 @@ import {
 } from '../domain/gate/contract';
 import { decideGatedWrite } from '../domain/gate/decide';
 import { decideAndApply } from '../domain/gate/decide-and-apply';
-import { expireReview, readReviewStatus, type ReviewStatus } from '../domain/gate/reviews';
+import { expireReview, readReviewStatus } from '../domain/gate/reviews/verdicts';
+import type { ReviewStatus } from '../domain/gate/reviews/state';
 import type { GatedWrite } from '../domain/gate/writes';
 import { AppError, asRefusal, type ErrorCode } from '../domain/kit/errors';
 import { findGatedWrite } from '../domain/resources';
-import { pruneExpiredRecords, type Pruned, type RetentionPolicy } from '../domain/usage/retention';
-import { sealAllAuditChains } from '../domain/gate/audit-ledger';
+import { pruneExpiredRecords, type Pruned, type RetentionRules } from '../domain/usage/retention';
+import { sealAllAuditChains } from '../domain/audit/ledger';
 import {
   attemptDelivery,
   endpointOwnersToTell,
@@ -37,7 +38,7 @@ export interface ActivityDependencies {
   /** How often a held write re-reads its review, should a person's decision have reached it without a signal. */
   reviewRecheckMs?: number;
   /** What the retention schedule prunes (nothing when not given). */
-  retention?: RetentionPolicy;
+  retention?: RetentionRules;
   clock?: () => Date;
   /**
    * Where webhooks and Slack messages may go and the links they carry; an endpoint is switched off after
@@ -90,7 +91,7 @@ export function createActivities({
       return asActivityErrors(() => expireReview(db, reviewId));
     },
 
-    /** What the retention policy no longer keeps, removed (the retention schedule runs it). */
+    /** What the retention rules no longer keep, removed (the retention schedule runs it). */
     async pruneExpiredRecords(): Promise<Pruned> {
       return pruneExpiredRecords(db, retention, clock());
     },

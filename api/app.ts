@@ -9,13 +9,13 @@ import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
 import { builtConsole, consolePages, sendConsolePage, wantsConsolePage } from './console/pages';
 import { consoleApi, signedInOnly } from './console/plugin';
-import type { SessionPolicy } from '../domain/identity/sessions';
+import type { SessionRules } from '../domain/identity/sessions';
 import type { TemporalUiLinks } from './console/session-routes';
 import { mcpRoute } from './mcp/route';
 import { apiDocs } from './rest/docs';
 import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
-import { publicOnly, type OutboundPolicy } from '../domain/notify/outbound';
+import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
 
 export interface AppDependencies {
   db: Database;
@@ -31,7 +31,7 @@ export interface AppDependencies {
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
   rateLimits?: boolean;
   /** How long console sessions live (default: 2 hours idle, 12 hours at most). */
-  sessions?: SessionPolicy;
+  sessions?: SessionRules;
   /** Whether to believe X-Forwarded-* headers (TLS ends at a proxy: the session cookie is Secure when it says https). */
   trustProxy?: boolean | string[];
   /** The Temporal Web UI, for links from a review to its workflow, shown to these roles only (it shows every organization). */
@@ -39,10 +39,10 @@ export interface AppDependencies {
   /** The built console (default: web/dist in this package). */
   consoleDir?: string;
   /** Where webhook endpoints may point (default: public addresses only). */
-  outbound?: OutboundPolicy;
+  outbound?: OutboundRules;
 }
 
-export const defaultSessionPolicy: SessionPolicy = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
+export const defaultSessionPolicy: SessionRules = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
 const consoleBuild = fileURLToPath(new URL('../web/dist', import.meta.url));
 
 /** How long /readyz waits for each of its checks. */

@@ -3,7 +3,7 @@ import { connectDatabase } from '../db/database';
 import { createApiKey } from '../domain/identity/api-keys';
 import { createOrganization } from '../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../domain/identity/people';
-import { setPolicySet } from '../domain/gate/policies';
+import { setPolicySet } from '../domain/policy-sets/versions';
 
 /** The title decides: "review…" → Review, "deny…" → Deny, anything else → Allow. */
 export const benchPolicy = readFileSync(new URL('../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');

@@ -1,4 +1,4 @@
-import { cliActor, recordAudit } from '../domain/gate/audit';
+import { cliActor, recordAudit } from '../domain/audit/events';
 import type { Database, Queryable } from '../db/database';
 import { lockCustomerChanges } from '../domain/resources/customers';
 import { AppError } from '../domain/kit/errors';

@@ -8,7 +8,7 @@ import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client'
 export const metricsRegistry: Registry = register;
 
 /** Gated writes as the api answered them: by operation, interface and answer (applied, pending_review, denied, failed). */
-export const gatedWrites = new Counter({
+export const gatedWritesTotal = new Counter({
   name: 'gatehouse_gated_writes_total',
   help: 'Gated writes the api answered, by operation, interface (rest, mcp) and answer (applied, pending_review, denied, failed)',
   labelNames: ['operation', 'interface', 'answer'] as const,
@@ -32,7 +32,7 @@ export const calls = new Counter({
 /** Requests refused by the plan's limits. */
 export const limitRefusals = new Counter({
   name: 'gatehouse_limit_refusals_total',
-  help: 'Requests refused by the request limits, by interface and limit (per_minute, per_day)',
+  help: 'Requests refused by the request limits, by interface and limit (per_minute, daily, key_daily, key_operation_daily)',
   labelNames: ['interface', 'limit'] as const,
 });
 

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { tracingWanted } from './tracing';
 import type { DeliveryRetry } from '../workflows/webhooks';
-import type { OutboundPolicy } from '../domain/notify/outbound';
+import type { OutboundRules } from '../domain/notify/outbound';
 
 const duration = z
   .string()
@@ -206,12 +206,12 @@ export interface Config {
 export class ConfigError extends Error {}
 
 /** Where the service's own requests (webhooks) may go: loopback only where allowed (`gatehouse dev` allows it). */
-export function outboundPolicy(config: Config): OutboundPolicy {
+export function outboundPolicy(config: Config): OutboundRules {
   return { allowLoopback: config.webhooks.allowLoopback ?? false, allowPrivate: config.webhooks.allowPrivate };
 }
 
 /** As the CLI checks URLs: as the service would, and on the embedded database (a developer's machine) loopback too. */
-export function cliOutboundPolicy(config: Config): OutboundPolicy {
+export function cliOutboundPolicy(config: Config): OutboundRules {
   return { ...outboundPolicy(config), allowLoopback: config.webhooks.allowLoopback ?? !config.databaseUrl };
 }
 

@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database } from '../db/database';
-import { countReviewsByStatus } from '../domain/gate/reviews';
+import { countReviewsByStatus } from '../domain/gate/reviews/reads';
 import { metricsRegistry, reviewsGauge } from '../metrics';
 import type { Config } from './config';
 

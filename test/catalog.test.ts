@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { catalog } from '../api/catalog';
 import { isOfferedOn, pathParameters } from '../api/catalog/operation';
 import { allAbilities } from '../domain/identity/abilities';
-import { gatedWrites } from '../domain/resources';
+import { everyGatedWrite } from '../domain/resources';
 
 const byName = (a: { name: string }, b: { name: string }) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
 
@@ -26,7 +26,7 @@ describe('the operation catalog', () => {
   it('declares every gated write once: each write of the resources is one operation, and nothing else is gated', () => {
     const written = catalog.flatMap((op) => (op.kind === 'gated_write' ? [op.write] : []));
     expect(new Set(written).size).toBe(written.length);
-    expect([...written].sort(byName)).toEqual([...gatedWrites].sort(byName));
+    expect([...written].sort(byName)).toEqual([...everyGatedWrite].sort(byName));
   });
 
   it.each(catalog.map((op) => [op.name, op] as const))('%s declares a consistent posture', (_name, op) => {

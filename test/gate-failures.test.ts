@@ -5,7 +5,8 @@ import { writeRefusedFailure } from '../domain/gate/contract';
 import { applyGatedWrite } from '../domain/gate/apply';
 import { recordDecision } from '../domain/gate/decide';
 import { createTask } from '../domain/resources/tasks';
-import { decideReview } from '../domain/gate/reviews';
+import { recordVerdict } from '../domain/gate/reviews/verdicts';
+import { findGatedWrite } from '../domain/resources';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
 
 let h: Harness;
@@ -65,7 +66,12 @@ describe('a lost signal', () => {
   it('a decision recorded without its signal is still acted on, by the periodic re-read', async () => {
     const held = json(await post('review without a signal'));
     const { rows } = await h.db.query(`SELECT id FROM users WHERE org_id = $1 AND role = 'reviewer'`, [org.organization.id]);
-    await decideReview(h.db, { orgId: org.organization.id, reviewId: held.review.id, userId: rows[0].id, verdict: 'approved' });
+    // The decision is committed; the workflow is not told (as when the api stopped right after the commit).
+    await recordVerdict(
+      h.db,
+      { orgId: org.organization.id, reviewId: held.review.id, person: { userId: rows[0].id, role: 'reviewer' }, verdict: 'approved' },
+      { writeOf: findGatedWrite, reviewEnded: async () => {} },
+    );
     await expect.poll(() => countTitled('review without a signal'), { timeout: 10_000 }).toBe(1);
   });
 });

@@ -1,13 +1,12 @@
-import { SMTPServer } from 'smtp-server';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliManager, createPersonalToken, createUser, updatePerson } from '../domain/identity/people';
 import { newId } from '../domain/kit/ids';
 import { updateReviewNotificationSettings } from '../domain/notify/settings';
 import { emitAuditHeads } from '../domain/notify/witness';
-import { sealAuditChain } from '../domain/gate/audit-ledger';
+import { sealAuditChain } from '../domain/audit/ledger';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
+import { startMailCatcher, unfolded, type MailCatcher } from './support/mail-catcher';
 import { startReceiver, type Receiver } from './support/receiver';
 
 // Reviewer notifications on the real Temporal dev server and PostgreSQL: a held write's reviewers get an email
@@ -15,48 +14,13 @@ import { startReceiver, type Receiver } from './support/receiver';
 // waits escalates to admins, then owners, on Temporal timers, skipping people who are inactive or out of office;
 // and the ledger's head goes to a witnessing endpoint.
 
-interface Mail {
-  to: string[];
-  raw: string;
-}
-
 let h: Harness;
-let smtp: SMTPServer;
-const mails: Mail[] = [];
+let catcher: MailCatcher;
 let slack: Receiver;
 const policy = { allowLoopback: true, allowPrivate: false };
 const system = { type: 'system' as const, id: 'test' };
-
-async function startSmtp(): Promise<string> {
-  smtp = new SMTPServer({
-    authOptional: true,
-    disabledCommands: ['STARTTLS'],
-    onData(stream, session, callback) {
-      const chunks: Buffer[] = [];
-      stream.on('data', (chunk: Buffer) => chunks.push(chunk));
-      stream.on('end', () => {
-        mails.push({ to: session.envelope.rcptTo.map((rcpt) => rcpt.address), raw: Buffer.concat(chunks).toString('utf8') });
-        callback();
-      });
-    },
-  });
-  await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', resolve));
-  return `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
-}
-
-/** The mail to `address` whose text has `marker`, once it came (10 s at most, unless told). */
-async function mailTo(address: string, marker: string, waitMs = 10_000): Promise<Mail> {
-  const deadline = Date.now() + waitMs;
-  for (;;) {
-    const found = mails.find((mail) => mail.to.includes(address) && unfolded(mail.raw).includes(marker));
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no mail to ${address} with ${marker}; got ${mails.map((m) => m.to.join(',')).join(' | ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
-/** Quoted-printable's soft line breaks undone, for reading a link whole. */
-const unfolded = (raw: string) => raw.replace(/=\r?\n/g, '').replace(/=3D/g, '=');
+const mails = () => catcher.mails;
+const mailTo = (address: string, marker: string, waitMs?: number) => catcher.mailTo(address, marker, waitMs);
 
 async function person(org: TestOrganization, role: 'reviewer' | 'admin' | 'owner', name: string) {
   return createUser(h.db, { orgId: org.organization.id, email: `${name}@${org.organization.slug}.test`, role });
@@ -69,15 +33,15 @@ const hold = async (org: TestOrganization, title: string) => {
 };
 
 beforeAll(async () => {
-  const smtpUrl = await startSmtp();
+  catcher = await startMailCatcher();
   slack = await startReceiver();
-  h = await startHarness({ webhooks: { smtpUrl, disableAfter: 1 }, reviewExpiryMs: 60_000 });
+  h = await startHarness({ webhooks: { smtpUrl: catcher.url, disableAfter: 1 }, reviewExpiryMs: 60_000 });
 });
 
 afterAll(async () => {
   await h?.close();
   await slack?.close();
-  await new Promise<void>((resolve) => smtp?.close(() => resolve()));
+  await catcher?.close();
 });
 
 describe('a held write', () => {
@@ -93,7 +57,7 @@ describe('a held write', () => {
     const [message] = await slack.waitFor(1, (request) => request.body.includes(reviewId));
     expect(JSON.parse(message!.body).text).toContain(`<http://gatehouse.test/reviews/${reviewId}|Open the review>`);
     // The member is not a reviewer: nothing for them.
-    expect(mails.filter((m) => m.to.includes(`member@${org.organization.slug}.test`))).toEqual([]);
+    expect(mails().filter((m) => m.to.includes(`member@${org.organization.slug}.test`))).toEqual([]);
   });
 
   it('sends no email to a reviewer who turned it off', async () => {
@@ -102,7 +66,7 @@ describe('a held write', () => {
     await h.db.query("UPDATE users SET notifications = '{}' WHERE id = $1", [quiet.id]);
     const reviewId = await hold(org, 'review this quietly');
     await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
-    expect(mails.filter((m) => m.to.includes(quiet.email))).toEqual([]);
+    expect(mails().filter((m) => m.to.includes(quiet.email))).toEqual([]);
   });
 });
 
@@ -147,7 +111,7 @@ describe('escalation', () => {
     expect((await review()).escalation).toMatchObject({ to: 'admins' });
     await mailTo(owner.email, reviewId);
     await expect.poll(async () => (await review()).escalation?.to).toBe('owners');
-    for (const skipped of [away, gone]) expect(mails.filter((m) => m.to.includes(skipped.email))).toEqual([]);
+    for (const skipped of [away, gone]) expect(mails().filter((m) => m.to.includes(skipped.email))).toEqual([]);
 
     const { rows } = await h.db.query("SELECT data FROM audit_events WHERE type = 'review.escalated' AND review_id = $1 ORDER BY id", [reviewId]);
     expect(rows.map((row) => row.data)).toEqual([
@@ -177,7 +141,7 @@ describe('escalation', () => {
     const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: org.reviewerToken, payload: {} });
     expect(approved.statusCode).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 3000));
-    expect(mails.filter((m) => m.to.includes(`admin@${org.organization.slug}.test`))).toEqual([]);
+    expect(mails().filter((m) => m.to.includes(`admin@${org.organization.slug}.test`))).toEqual([]);
     const { rows } = await h.db.query('SELECT escalated_to FROM reviews WHERE id = $1', [reviewId]);
     expect(rows[0].escalated_to).toBeNull();
   });

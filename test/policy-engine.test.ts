@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultPolicySource } from '../domain/gate/policies';
+import { defaultPolicySource } from '../domain/policy-sets/versions';
 import { compilePolicySet, evaluatePolicy, PolicyParseError, preparedSlots, type PolicyRequest } from '../policy/engine';
 
 const request = (overrides: Partial<PolicyRequest> = {}): PolicyRequest => ({

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
-import { parseSince } from '../domain/gate/policy-lab';
+import { parseSince } from '../domain/policy-sets/lab';
 import { cleanEnv, runCli } from './support/cli';
 import { addPerson, signIn, type ConsoleSession } from './support/console';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from './support/harness';

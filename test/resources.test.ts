@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPolicySource } from '../domain/gate/policies';
+import { defaultPolicySource } from '../domain/policy-sets/versions';
 import { newId } from '../domain/kit/ids';
 import { insertFixtures, type Fixtures } from './support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';

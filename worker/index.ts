@@ -3,7 +3,7 @@ import type { DataConverter } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { Database } from '../db/database';
-import type { RetentionPolicy } from '../domain/usage/retention';
+import type { RetentionRules } from '../domain/usage/retention';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows', import.meta.url));
 
@@ -16,7 +16,7 @@ export interface WorkerOptions {
   /** How often a held write re-reads its review (default 15 minutes). */
   reviewRecheckMs?: number;
   /** What the retention schedule's runs prune (nothing when not given). */
-  retention?: RetentionPolicy;
+  retention?: RetentionRules;
   /** A bundle made once ahead (tests, several workers in one process); else the workflows are bundled now. */
   workflowBundle?: WorkflowBundleOption;
   /** Temporal plugins (tracing's interceptors); a bundle made ahead must have been made with the same ones. */

@@ -15,7 +15,7 @@ import {
   reviewNotApprovedFailure,
   type DecisionWithSettings,
   type GateAnswer,
-  type GatedWriteOutcome,
+  type GatedWriteResult,
   type GatedWriteRequest,
   type ReviewResolution,
   type ReviewVerdict,
@@ -74,7 +74,7 @@ interface Version {
  * status kept in search attributes (the api sets the others when it starts the run). A new type rather than a
  * patch, as for gatedWriteV2: runs of the older types finish on their own code, below.
  */
-export async function gatedWriteV3(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+export async function gatedWriteV3(request: GatedWriteRequest): Promise<GatedWriteResult> {
   return runGatedWrite(request, { decidesInOneStep: () => true, completesRefusals: () => true, appliesOnApprovalSignal: true, recordsSearchAttributes: true });
 }
 
@@ -84,7 +84,7 @@ export async function gatedWriteV3(request: GatedWriteRequest): Promise<GatedWri
  * search-attribute update in every run's history (two of an Allow's ten events), and runs of the older type
  * finish on its own code, below.
  */
-export async function gatedWriteV2(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+export async function gatedWriteV2(request: GatedWriteRequest): Promise<GatedWriteResult> {
   return runGatedWrite(request, { decidesInOneStep: () => true, completesRefusals: () => true, appliesOnApprovalSignal: true, recordsSearchAttributes: false });
 }
 
@@ -92,7 +92,7 @@ export async function gatedWriteV2(request: GatedWriteRequest): Promise<GatedWri
  * The workflow type of runs started before gatedWriteV2 (held writes wait up to 30 days): every version of it
  * replays through its patches. The api no longer starts it.
  */
-export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWriteOutcome> {
+export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWriteResult> {
   return runGatedWrite(request, {
     decidesInOneStep: () => patched(decidedInOneStep),
     completesRefusals: () => patched(refusalsComplete),
@@ -101,7 +101,7 @@ export async function gatedWrite(request: GatedWriteRequest): Promise<GatedWrite
   });
 }
 
-async function runGatedWrite(request: GatedWriteRequest, version: Version): Promise<GatedWriteOutcome> {
+async function runGatedWrite(request: GatedWriteRequest, version: Version): Promise<GatedWriteResult> {
   let answer: GateAnswer | undefined;
   // What the last signal said a person decided; 'nudged' when it did not say (older api processes).
   let told: ReviewVerdict | 'nudged' | undefined;
@@ -117,7 +117,7 @@ async function runGatedWrite(request: GatedWriteRequest, version: Version): Prom
     if (version.recordsSearchAttributes) upsertSearchAttributes(pairs);
   };
 
-  const finish = async (outcome: GatedWriteOutcome) => {
+  const finish = async (outcome: GatedWriteResult) => {
     await condition(allHandlersFinished);
     return outcome;
   };

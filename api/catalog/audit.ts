@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listAuditEvents } from '../../domain/gate/audit-trail';
+import { listAuditEvents } from '../../domain/audit/trail';
 import { rolesThat } from '../../domain/identity/actors';
 import { text, utcInstant } from '../../domain/kit/fields';
 import { pageInput } from '../../domain/kit/pagination';

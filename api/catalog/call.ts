@@ -1,9 +1,9 @@
-import type { OutboundPolicy } from '../../domain/notify/outbound';
+import type { OutboundRules } from '../../domain/notify/outbound';
 import type { Database } from '../../db/database';
-import { calls, gatedWriteSeconds, gatedWrites, limitRefusals } from '../../metrics';
+import { calls, gatedWriteSeconds, gatedWritesTotal, limitRefusals } from '../../metrics';
 import type { Interface } from '../../domain/gate/contract';
 import type { Caller } from '../../domain/identity/actors';
-import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
+import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal, invalidFields, toAppError, type FieldProblem } from '../../domain/kit/errors';
 import type { Page } from '../../domain/kit/pagination';
@@ -84,7 +84,7 @@ export interface CallPipelineOptions {
   /** Where people reach the console (`http://localhost:3000`), for links to its pages. */
   publicUrl: string;
   /** Where webhook endpoints may point. */
-  outbound: OutboundPolicy;
+  outbound: OutboundRules;
   /** Where "now" comes from for the limits (the minute, the organization's day); tests move it. */
   clock?: () => Date;
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
@@ -92,7 +92,7 @@ export interface CallPipelineOptions {
   /** Told of what failed on our side (a fault, a call log row not written); refusals are answers, not incidents. */
   log: (error: unknown, message: string) => void;
   /** How long console sessions live. */
-  sessions: SessionPolicy;
+  sessions: SessionRules;
 }
 
 export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
@@ -192,7 +192,8 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
 /** The call in the process's metrics: every call by interface and outcome; a gated write by its answer and time. */
 function countCall(via: CallInterface, operation: Operation | undefined, outcome: CallOutcome, latencyMs: number): void {
   calls.inc({ interface: via, outcome: codeOf(outcome) });
-  if (outcome.kind === 'refused' && outcome.error.code === 'rate_limited') {
+  // Refused at the door (the plan's and a key's request limits) or as its write was submitted (a key's cap of an operation's writes).
+  if ((outcome.kind === 'refused' || outcome.kind === 'failed') && outcome.error.code === 'rate_limited') {
     limitRefusals.inc({ interface: via, limit: String(outcome.error.details?.limit ?? 'unknown') });
   }
   if (operation?.kind !== 'gated_write') return;
@@ -201,7 +202,7 @@ function countCall(via: CallInterface, operation: Operation | undefined, outcome
   // A write the api could not have answered (Temporal or a worker out of reach past the wait) counts as failed.
   const answer = outcome.kind === 'gated' ? outcome.submitted.answer.outcome : outcome.kind === 'failed' && outcome.error.status >= 500 ? 'failed' : undefined;
   if (!answer) return;
-  gatedWrites.inc({ operation: operation.write.name, interface: via, answer });
+  gatedWritesTotal.inc({ operation: operation.write.name, interface: via, answer });
   gatedWriteSeconds.observe({ answer }, latencyMs / 1000);
 }
 

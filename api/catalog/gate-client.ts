@@ -4,7 +4,7 @@ import {
   type Client,
 } from '@temporalio/client';
 import protos from '@temporalio/proto';
-import type { GateAnswer, GatedWriteOutcome, GatedWriteRequest, ReviewVerdict } from '../../domain/gate/contract';
+import type { GateAnswer, GatedWriteResult, GatedWriteRequest, ReviewVerdict } from '../../domain/gate/contract';
 import type { gatedWriteV3 } from '../../workflows/gated-write';
 import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal, searchAttributes } from '../../workflows/messages';
 
@@ -13,7 +13,7 @@ export interface GateClient {
   /** Starts (or joins) the write's workflow and returns its first answer in the same round trip. */
   submit(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
   /** Tells the workflow a person's decision once it is recorded (the verdict saves it a read), and waits a while for its outcome. */
-  reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteOutcome | undefined>;
+  reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteResult | undefined>;
   /**
    * Whether gated writes can be answered now: Temporal answers, and a worker polled the task queue lately.
    * Undefined when ready, else why not (one sentence).

@@ -9,7 +9,7 @@ import type { DailyUsage, RequestLimits } from '../../domain/usage/limits';
 import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
 import type { GateClient } from './gate-client';
-import type { OutboundPolicy } from '../../domain/notify/outbound';
+import type { OutboundRules } from '../../domain/notify/outbound';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -24,7 +24,7 @@ export interface OperationContext {
   /** Where people reach the console, for links to its pages (a set-password link, say). */
   publicUrl: string;
   /** Where webhook endpoints may point (outgoing requests: public addresses only, unless the operator allows more). */
-  outbound: OutboundPolicy;
+  outbound: OutboundRules;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */

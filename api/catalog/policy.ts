@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { currentPolicySet, listPolicyVersions, setPolicySet, type PolicySetVersion } from '../../domain/gate/policies';
-import { compileDraft, parseSince, shadowReport, simulatePolicy, startShadow, stopShadow, suggestRules } from '../../domain/gate/policy-lab';
+import { currentPolicySet, listPolicyVersions, setPolicySet, type PolicySetVersion } from '../../domain/policy-sets/versions';
+import { compileDraft, parseSince, shadowReport, simulatePolicy, startShadow, stopShadow, suggestRules } from '../../domain/policy-sets/lab';
 import { rolesThat, type PersonActor } from '../../domain/identity/actors';
 import { text } from '../../domain/kit/fields';
 import { findGatedWrite } from '../../domain/resources';

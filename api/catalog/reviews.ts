@@ -1,20 +1,15 @@
 import { z } from 'zod';
+import { recordVerdict } from '../../domain/gate/reviews/verdicts';
+import { asSeenByKey, followReview, getReview, listReviews } from '../../domain/gate/reviews/reads';
 import {
-  asSeenByKey,
-  decideReview,
   approveReviewInput,
   decideReviewInput,
-  followReview,
   followReviewInput,
-  getReview,
-  listReviews,
   listReviewsInput,
   reviewProgressSchema,
   reviewSchema,
   type Review,
-} from '../../domain/gate/reviews';
-import { editAndApprove } from '../../domain/gate/review-edits';
-import { AppError } from '../../domain/kit/errors';
+} from '../../domain/gate/reviews/schema';
 import { findGatedWrite } from '../../domain/resources';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
@@ -93,31 +88,22 @@ const approveWithEditInput = approveReviewInput.extend({
     ),
 });
 
-async function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, context: OperationContext) {
-  const { db, caller, gate } = context;
+/** A person's decision: the domain's one entry for it, which tells the held write's workflow once the review ends. */
+function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, { db, caller, gate }: OperationContext) {
   const person = caller.actor as PersonActor;
-  const review =
-    verdict === 'approved' && input.edit
-      ? await editAndApprove(db, heldWrite(await getReview(db, caller.organization.id, input.id)), {
-          orgId: caller.organization.id,
-          reviewId: input.id,
-          userId: person.userId,
-          role: person.role,
-          changes: input.edit,
-          comment: input.comment,
-        })
-      : await decideReview(db, { orgId: caller.organization.id, reviewId: input.id, userId: person.userId, verdict, comment: input.comment, seenEditId: input.seen_edit });
-  // An approval that leaves the write short of its quorum changes nothing the workflow waits for.
-  if (review.status === 'pending') return review;
-  await gate.reviewDecided(review.workflow_id, verdict, outcomeWaitMs);
-  return getReview(db, caller.organization.id, input.id);
-}
-
-/** The gated write a review holds, for an edit to be parsed and decided as that write. */
-function heldWrite(review: Review) {
-  const write = findGatedWrite(review.operation);
-  if (!write) throw new AppError('conflict', `review ${review.id} holds ${review.operation}, which this version of Gatehouse does not know`);
-  return write;
+  return recordVerdict(
+    db,
+    {
+      orgId: caller.organization.id,
+      reviewId: input.id,
+      person: { userId: person.userId, role: person.role },
+      verdict,
+      comment: input.comment,
+      seenEditId: input.seen_edit,
+      edit: verdict === 'approved' ? input.edit : undefined,
+    },
+    { writeOf: findGatedWrite, reviewEnded: (workflowId) => gate.reviewDecided(workflowId, verdict, outcomeWaitMs) },
+  );
 }
 
 export const approveReviewOperation = defineOperation({

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database';
-import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
+import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { AppError } from '../../domain/kit/errors';
 import type { CallPipeline } from '../catalog/call';
 import { errorBody } from '../rest/http';
@@ -14,7 +14,7 @@ export interface ConsoleApiOptions {
   pipeline: CallPipeline;
   /** Where people reach the service: the origin the console's pages come from. */
   publicUrl: string;
-  sessions: SessionPolicy;
+  sessions: SessionRules;
   temporalUi?: TemporalUiLinks;
   /** How often live pages' organizations are polled for changes (default a second). */
   liveIntervalMs?: number;
@@ -60,7 +60,7 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
  * Keeps a page for signed-in people only (the API playground): a browser is sent to sign in and back, any other
  * client gets 401. Needs the cookie parser on the instance it guards.
  */
-export function signedInOnly(options: { db: Database; sessions: SessionPolicy; publicUrl: string }) {
+export function signedInOnly(options: { db: Database; sessions: SessionRules; publicUrl: string }) {
   const cookie = sessionCookie(options.publicUrl);
   return async (request: FastifyRequest, reply: FastifyReply) => {
     if (await resumeSession(options.db, cookie.read(request), options.sessions)) return;

@@ -4,7 +4,7 @@ import type { Database } from '../../db/database';
 import { permissionsOf } from '../../domain/identity/actors';
 import { readPasswordLink, setPasswordWithLink } from '../../domain/identity/password-links';
 import { passwordRules } from '../../domain/identity/passwords';
-import { endSession, resumeSession, signIn, type SessionPolicy } from '../../domain/identity/sessions';
+import { endSession, resumeSession, signIn, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal } from '../../domain/kit/errors';
 import type { Caller, Role } from '../../domain/identity/actors';
@@ -23,7 +23,7 @@ export interface TemporalUiLinks {
 
 export interface SessionRoutesOptions {
   db: Database;
-  sessions: SessionPolicy;
+  sessions: SessionRules;
   cookie: SessionCookie;
   temporalUi?: TemporalUiLinks;
 }

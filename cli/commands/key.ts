@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { allAbilities, type Access } from '../../domain/identity/abilities';
 import { createApiKey, findApiKey, listApiKeys, revokeApiKey, setApiKeyBudget, type ApiKey } from '../../domain/identity/api-keys';
 import { findOrganization } from '../../domain/identity/organizations';
-import { gatedWrites } from '../../domain/resources';
+import { everyGatedWrite } from '../../domain/resources';
 import { emit, table, withDatabase } from '../output';
 
 export function keyCommands(): Command {
@@ -83,7 +83,7 @@ export function keyCommands(): Command {
     .option('--daily-requests <count>', 'requests a day, REST and MCP together (the organization\'s local day); none: no budget of its own')
     .option(
       '--cap <operation=count>',
-      `a daily cap of writes submitted, e.g. customers.update=20 (repeat for more; count none removes it): ${gatedWrites.map((write) => write.name).join(', ')}`,
+      `a daily cap of writes submitted, e.g. customers.update=20 (repeat for more; count none removes it): ${everyGatedWrite.map((write) => write.name).join(', ')}`,
       (value: string, caps: string[]) => [...caps, value],
       [],
     )
@@ -102,7 +102,7 @@ export function keyCommands(): Command {
           }
           change.writeCaps = caps;
         }
-        const changed = await setApiKeyBudget(db, org.id, options.id, change, gatedWrites.map((write) => write.name));
+        const changed = await setApiKeyBudget(db, org.id, options.id, change, everyGatedWrite.map((write) => write.name));
         emit(command, changed, `Key "${changed.label}" (${changed.id}): ${budgetOf(changed)}`);
       }),
     );

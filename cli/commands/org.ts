@@ -6,7 +6,7 @@ import {
   updateOrganization,
   type Organization,
 } from '../../domain/identity/organizations';
-import { cliActor } from '../../domain/gate/audit';
+import { cliActor } from '../../domain/audit/events';
 import { AppError } from '../../domain/kit/errors';
 import { findReviewNotificationSettings, parseWait, shownWait, updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { cliOutboundPolicy } from '../../runtime/config';

@@ -1,9 +1,9 @@
 import { Command } from 'commander';
 import { readFile } from 'node:fs/promises';
 import { findOrganization } from '../../domain/identity/organizations';
-import { currentPolicySet, listPolicyVersions, setPolicySet } from '../../domain/gate/policies';
-import { compileDraft, parseSince, shadowReport, simulatePolicy, startShadow, stopShadow, suggestRules, type ChangedDecision } from '../../domain/gate/policy-lab';
-import { cliActor } from '../../domain/gate/audit';
+import { currentPolicySet, listPolicyVersions, setPolicySet } from '../../domain/policy-sets/versions';
+import { compileDraft, parseSince, shadowReport, simulatePolicy, startShadow, stopShadow, suggestRules, type ChangedDecision } from '../../domain/policy-sets/lab';
+import { cliActor } from '../../domain/audit/events';
 import { AppError } from '../../domain/kit/errors';
 import { findGatedWrite } from '../../domain/resources';
 import { emit, table, withDatabase } from '../output';

@@ -8,7 +8,7 @@ import {
   listWebhookEndpoints,
   updateWebhookEndpoint,
 } from '../../domain/notify/endpoints';
-import { cliActor } from '../../domain/gate/audit';
+import { cliActor } from '../../domain/audit/events';
 import { cliOutboundPolicy } from '../../runtime/config';
 import { emit, table, withDatabase } from '../output';
 

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database';
 import { AppError, type ErrorCode } from '../kit/errors';
-import { auditInsert, recordAudit } from './audit';
+import { auditInsert, recordAudit } from '../audit/events';
 import type { GatedWriteRequest } from './contract';
 import type { JustDecided } from './decide';
 import type { GatedWrite } from './writes';

@@ -62,7 +62,7 @@ export type ReviewResolution =
   | { status: 'expired' };
 
 /** What the workflow returns: its first answer and, for a held write, how the review ended. */
-export interface GatedWriteOutcome {
+export interface GatedWriteResult {
   answer: GateAnswer;
   resolution?: ReviewResolution;
 }

@@ -2,10 +2,10 @@ import type { Database, Queryable } from '../../db/database';
 import { evaluatePolicy, type PolicyDecision } from '../../policy/engine';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
-import { auditInsert } from './audit';
+import { auditInsert } from '../audit/events';
 import type { GatedWriteRequest, RecordedDecision } from './contract';
-import { loadCompiledPolicySet } from './policies';
-import { lockReviewQueue } from './review-queue';
+import { loadCompiledPolicySet } from '../policy-sets/versions';
+import { lockReviewQueue } from './reviews/queue';
 import type { GatedWrite } from './writes';
 
 /**

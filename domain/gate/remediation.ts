@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { explainRules } from '../../policy/engine';
 import type { GateAnswer } from './contract';
-import { policySetOfDecision } from './policies';
+import { policySetOfDecision } from '../policy-sets/versions';
 
 /** How a Deny or a Review could go otherwise: the rules that decided, what they read, and what to do next. */
 export const remediationSchema = z

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database';
 import { defaultAbilities, isAbility, isWriteAbility, type Ability, type Access } from './abilities';
-import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
+import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { issueToken } from './tokens';

@@ -2,8 +2,8 @@ import type { Database, Queryable } from '../../db/database';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { findPlan, listPlans } from './plans';
-import { defaultPolicySource, savePolicySet } from '../gate/policies';
-import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
+import { defaultPolicySource, savePolicySet } from '../policy-sets/versions';
+import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 
 export interface Organization {
   id: string;

@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../db/database';
-import { recordAudit } from '../gate/audit';
+import { recordAudit } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { checkPasswordStrength, hashPassword } from './passwords';

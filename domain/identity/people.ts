@@ -1,5 +1,5 @@
 import type { Database, Queryable } from '../../db/database';
-import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
+import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { assertOwned } from '../kit/references';
 import { newId } from '../kit/ids';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database, Queryable } from '../../db/database';
-import { recordAudit } from '../gate/audit';
+import { recordAudit } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import type { Caller, Role } from './actors';
@@ -11,7 +11,7 @@ import { verifyPassword } from './passwords';
 import { digestToken, issueToken, parseToken } from './tokens';
 
 /** How long a console session lives: `idleMs` since its last request, `lifetimeMs` since sign-in, whichever ends first. */
-export interface SessionPolicy {
+export interface SessionRules {
   idleMs: number;
   lifetimeMs: number;
   /** How failed sign-ins are slowed and locked out; `signInThrottle` unless a test needs it quicker. */
@@ -52,7 +52,7 @@ const wrongCredentials = () => new AppError('unauthorized', 'The organization, e
 export async function signIn(
   db: Database,
   input: { orgSlug: string; email: string; password: string; userAgent?: string },
-  policy: SessionPolicy,
+  policy: SessionRules,
 ): Promise<{ token: string; session: Session; caller: Caller }> {
   const throttle = policy.throttle ?? signInThrottle;
   const orgSlug = input.orgSlug.trim().toLowerCase();
@@ -148,7 +148,7 @@ const strangers = {
 export async function resumeSession(
   db: Queryable,
   token: string | undefined,
-  policy: SessionPolicy,
+  policy: SessionRules,
   options: { touch?: boolean } = {},
 ): Promise<{ session: Session; caller: Caller } | undefined> {
   const parsed = token ? parseToken(token) : undefined;

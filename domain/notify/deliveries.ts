@@ -1,11 +1,11 @@
 import { Webhook } from 'standardwebhooks';
 import type { Database, Queryable } from '../../db/database';
-import { recordAudit, type ActorRef } from '../gate/audit';
+import { recordAudit, type ActorRef } from '../audit/events';
 import { reviewWebUrl } from '../gate/links';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
-import { hostOf, postOutbound, type OutboundPolicy } from './outbound';
+import { hostOf, postOutbound, type OutboundRules } from './outbound';
 
 export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
 
@@ -26,7 +26,7 @@ export interface WebhookDelivery {
 
 /** How deliveries are made: where they may go, the links they carry, how long a receiver has to answer. */
 export interface DeliverySettings {
-  policy: OutboundPolicy;
+  policy: OutboundRules;
   publicUrl: string;
   timeoutMs?: number;
   /** Aborts the request in flight (the activity cancelled). */

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database';
-import { cliActor, recordAudit, type ActorRef } from '../gate/audit';
+import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
-import { checkOutboundUrl, hostOf, type OutboundPolicy } from './outbound';
+import { checkOutboundUrl, hostOf, type OutboundRules } from './outbound';
 
 /** What an organization can be told of, and when each is sent. */
 export const webhookEventTypes = {
@@ -82,7 +82,7 @@ export async function createWebhookEndpoint(
   db: Database,
   orgId: string,
   input: { url: string; description?: string | null; eventTypes: string[] },
-  policy: OutboundPolicy,
+  policy: OutboundRules,
   by: ActorRef = cliActor,
 ): Promise<{ endpoint: WebhookEndpoint; secret: string }> {
   const eventTypes = checkEventTypes(input.eventTypes);
@@ -117,7 +117,7 @@ export async function updateWebhookEndpoint(
   orgId: string,
   id: string,
   changes: EndpointChanges,
-  policy: OutboundPolicy,
+  policy: OutboundRules,
   by: ActorRef = cliActor,
 ): Promise<WebhookEndpoint> {
   await findWebhookEndpoint(db, orgId, id);

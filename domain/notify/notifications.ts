@@ -1,8 +1,9 @@
 import type { Database, Queryable } from '../../db/database';
-import { recordAudit } from '../gate/audit';
+import { recordAudit } from '../audit/events';
 import { reviewWebUrl } from '../gate/links';
+import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
 import type { Email, Mailer } from './mailer';
-import { postOutbound, type OutboundPolicy } from './outbound';
+import { postOutbound, type OutboundRules } from './outbound';
 
 /** What a person may be told by email; each person picks theirs (all by default). */
 export const personalNotifications = {
@@ -23,7 +24,7 @@ export interface NotifySettings {
   /** Where email goes out; none: no email is sent (the Slack message and the review page still are). */
   mailer?: Mailer;
   publicUrl: string;
-  policy: OutboundPolicy;
+  policy: OutboundRules;
 }
 
 interface Recipient {
@@ -102,7 +103,7 @@ export async function superviseReviewStep(
   { now = new Date(), tolerateFailures = false }: { now?: Date; tolerateFailures?: boolean } = {},
 ): Promise<SupervisionStep> {
   const { rows } = await db.query<ReviewFacts>(
-    `SELECT r.id, r.org_id, r.workflow_id, r.status, r.created_at, r.expires_at, d.operation, d.reason, k.label AS agent, o.name AS org_name,
+    `SELECT r.id, r.org_id, r.workflow_id, ${reviewStatusSql('r')} AS status, r.created_at, r.expires_at, d.operation, d.reason, k.label AS agent, o.name AS org_name,
             o.review_escalation_ms::float8 AS review_escalation_ms, o.slack_webhook_url
      FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id
      JOIN organizations o ON o.id = r.org_id
@@ -128,7 +129,7 @@ export async function superviseReviewStep(
     // The review and the audit trail together: a retry after a crash finds both written or neither.
     await db.transaction(async (tx) => {
       const { rows: marked } = await tx.query(
-        `UPDATE reviews SET escalated_to = $2, escalated_at = $3 WHERE id = $1 AND status = 'pending' AND escalated_to IS DISTINCT FROM $2 RETURNING id`,
+        `UPDATE reviews r SET escalated_to = $2, escalated_at = $3 WHERE r.id = $1 AND ${stillPendingSql('r')} AND r.escalated_to IS DISTINCT FROM $2 RETURNING r.id`,
         [reviewId, tierName, now],
       );
       if (!marked[0]) return;
@@ -190,7 +191,7 @@ export async function tellOwnersEndpointDisabled(db: Queryable, orgId: string, e
   const text = [
     `Gatehouse switched off the webhook endpoint ${endpoint.url} (${endpoint.id}): its deliveries kept failing every attempt.`,
     '',
-    `See its delivery log and switch it back on when the receiver is fixed: ${settings.publicUrl}/settings/webhooks`,
+    `See its delivery log and switch it back on when the receiver is fixed: ${settings.publicUrl}/settings/advanced/webhooks`,
   ].join('\n');
   await sendAll(settings.mailer, owners.map((person) => ({ to: person.email, subject, text })));
   return owners.length;

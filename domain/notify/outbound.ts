@@ -11,17 +11,17 @@ import { AppError } from '../kit/errors';
  * operator allows more. A URL is checked when it is saved, and every address it resolves to is checked again when
  * a request is made, on the connection itself (a name that later resolves to 10.0.0.1 is refused then).
  */
-export interface OutboundPolicy {
+export interface OutboundRules {
   /** Loopback (127.0.0.0/8, ::1), over http too: for development and tests (`gatehouse dev` allows it). */
   allowLoopback: boolean;
   /** Private, link-local, shared and other non-public ranges (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
   allowPrivate: boolean;
 }
 
-export const publicOnly: OutboundPolicy = { allowLoopback: false, allowPrivate: false };
+export const publicOnly: OutboundRules = { allowLoopback: false, allowPrivate: false };
 
 /** Why an address may not be reached under the policy, or undefined when it may. */
-export function addressRefusal(address: string, policy: OutboundPolicy): string | undefined {
+export function addressRefusal(address: string, policy: OutboundRules): string | undefined {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;
   const parsed = ipaddr.process(address);
   const range = parsed.range();
@@ -47,7 +47,7 @@ const isLoopbackHost = (hostname: string) => {
  * The URL as it will be used, or a validation error naming `field`: https (http only to loopback, where loopback is
  * allowed), no credentials, and a host whose every address the policy allows.
  */
-export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, field = 'url'): Promise<string> {
+export async function checkOutboundUrl(raw: string, policy: OutboundRules, field = 'url'): Promise<string> {
   const refuse = (message: string) => new AppError('validation_failed', `${field} ${message}`, { fields: [{ field, message }] });
   let url: URL;
   try {
@@ -78,7 +78,7 @@ export async function checkOutboundUrl(raw: string, policy: OutboundPolicy, fiel
 }
 
 /** A DNS lookup for the connection that refuses every address the policy does not allow. */
-function guardedLookup(policy: OutboundPolicy): LookupFunction {
+function guardedLookup(policy: OutboundRules): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true, verbatim: true }, (error, found) => {
       if (error) return callback(error, '', 0);
@@ -107,7 +107,7 @@ export function postOutbound(
   url: string,
   body: string,
   headers: Record<string, string>,
-  { policy, timeoutMs = 10_000, signal }: { policy: OutboundPolicy; timeoutMs?: number; signal?: AbortSignal },
+  { policy, timeoutMs = 10_000, signal }: { policy: OutboundRules; timeoutMs?: number; signal?: AbortSignal },
 ): Promise<OutboundAnswer> {
   const target = new URL(url);
   const host = target.hostname.replace(/^\[|\]$/g, '');

@@ -1,7 +1,7 @@
 import type { Database, Queryable } from '../../db/database';
-import { recordAudit, type ActorRef } from '../gate/audit';
+import { recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
-import { checkOutboundUrl, type OutboundPolicy } from './outbound';
+import { checkOutboundUrl, type OutboundRules } from './outbound';
 import { personalNotifications, type PersonalNotification } from './notifications';
 
 /** How an organization's people are told of held writes: when a review escalates, and its Slack channel. */
@@ -30,7 +30,7 @@ export async function updateReviewNotificationSettings(
   db: Database,
   orgId: string,
   change: Partial<ReviewNotificationSettings>,
-  policy: OutboundPolicy,
+  policy: OutboundRules,
   by: ActorRef,
 ): Promise<ReviewNotificationSettings> {
   const escalation = change.reviewEscalationMs;

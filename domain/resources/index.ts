@@ -7,7 +7,7 @@ import { createProject, deleteProject, updateProject } from './projects';
 import { createTask, deleteTask, updateTask } from './tasks';
 
 /** Every gated write of every family, each declared in its family's file; the worker finds them here by name. */
-export const gatedWrites: readonly GatedWrite[] = [
+export const everyGatedWrite: readonly GatedWrite[] = [
   createTask,
   updateTask,
   deleteTask,
@@ -24,7 +24,7 @@ export const gatedWrites: readonly GatedWrite[] = [
   forget,
 ];
 
-const byName = new Map(gatedWrites.map((write) => [write.name, write]));
+const byName = new Map(everyGatedWrite.map((write) => [write.name, write]));
 
 export function findGatedWrite(name: string): GatedWrite | undefined {
   return byName.get(name);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Database, Queryable } from '../../db/database';
-import { recordAudit } from '../gate/audit';
+import { recordAudit } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { createWrite, deleteWrite, type Writer } from '../gate/writes';
 import { createdAt, ifMatch, recordId, recordVersion, text, updatedAt } from '../kit/fields';

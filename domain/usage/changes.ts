@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database';
-import { stillPendingSql } from '../gate/reviews';
+import { stillPendingSql } from '../gate/reviews/state';
 
 /** What people watch change live: the review queue, the agents' calls, and what agents remember. */
 export const liveTopics = ['reviews', 'calls', 'memories'] as const;

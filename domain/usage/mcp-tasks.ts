@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database';
 import type { QueryResultRow } from 'pg';
-import { reviewStatusSql, stillPendingSql } from '../gate/reviews';
+import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
 
 // MCP tasks: gated writes an agent ran as tasks of the MCP protocol (not the organization's tasks). A held
 // write's task follows its review (status, result and failure, kept by the write's workflow); a write answered

@@ -1,6 +1,6 @@
 import type { Database } from '../../db/database';
 
-export interface RetentionPolicy {
+export interface RetentionRules {
   /** Call log rows, and webhook deliveries and their events, older than this many milliseconds are removed; undefined keeps them all. */
   callLogMs: number | undefined;
   /** Reviews decided longer ago than this are removed (their decisions and audit records stay); undefined keeps them. */
@@ -18,12 +18,12 @@ export interface Pruned {
 const batch = 5000;
 
 /**
- * Removes what the retention policy no longer keeps: call log rows and the webhook delivery log by age, and decided reviews (with the MCP task
+ * Removes what the retention rules no longer keep: call log rows and the webhook delivery log by age, and decided reviews (with the MCP task
  * that followed one) by when they were decided. A review is kept while its write may still run: an approved one
  * until it was applied or its failure recorded. Decisions and the audit trail are not pruned. Runs in batches;
  * safe to run again at any time.
  */
-export async function pruneExpiredRecords(db: Database, policy: RetentionPolicy, now: Date = new Date()): Promise<Pruned> {
+export async function pruneExpiredRecords(db: Database, policy: RetentionRules, now: Date = new Date()): Promise<Pruned> {
   const pruned: Pruned = { callLog: 0, reviews: 0, webhookDeliveries: 0 };
   if (policy.callLogMs !== undefined) {
     const before = new Date(now.getTime() - policy.callLogMs);

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
-import { setPolicySet } from '../../domain/gate/policies';
+import { setPolicySet } from '../../domain/policy-sets/versions';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';

@@ -18,7 +18,7 @@ import { createScratchDatabase } from '../../db/scratch-database';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
-import { setPolicySet } from '../../domain/gate/policies';
+import { setPolicySet } from '../../domain/policy-sets/versions';
 import { createWebhookEndpoint } from '../../domain/notify/endpoints';
 import { updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { startOutboxRelay } from '../../runtime/outbox-relay';

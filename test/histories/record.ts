@@ -16,7 +16,7 @@ import { createScratchDatabase } from '../../db/scratch-database';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
-import { setPolicySet } from '../../domain/gate/policies';
+import { setPolicySet } from '../../domain/policy-sets/versions';
 import { findTemporalCli } from '../../runtime/temporal-binary';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';

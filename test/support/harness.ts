@@ -12,21 +12,21 @@ import type { GatedWriteRequest } from '../../domain/gate/contract';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization, type Organization, type OrganizationSettings } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
-import { setPolicySet } from '../../domain/gate/policies';
-import type { SessionPolicy } from '../../domain/identity/sessions';
+import { setPolicySet } from '../../domain/policy-sets/versions';
+import type { SessionRules } from '../../domain/identity/sessions';
 import { bundleWorkflows, createWorker } from '../../worker';
 import type { Tracing } from '../../runtime/tracing';
 import { encryptingDataConverter, type PayloadKey } from '../../runtime/payload-codec';
-import type { RetentionPolicy } from '../../domain/usage/retention';
+import type { RetentionRules } from '../../domain/usage/retention';
 import { connectMcp } from './mcp';
 import { createScratchDatabase } from '../../db/scratch-database';
-import type { OutboundPolicy } from '../../domain/notify/outbound';
+import type { OutboundRules } from '../../domain/notify/outbound';
 import { startOutboxRelay } from '../../runtime/outbox-relay';
 import { smtpMailer } from '../../domain/notify/mailer';
 import type { DeliveryRetry } from '../../workflows/webhooks';
 
 /** The tests' receivers listen on loopback, as a developer's would. */
-const loopbackAllowed: OutboundPolicy = { allowLoopback: true, allowPrivate: false };
+const loopbackAllowed: OutboundRules = { allowLoopback: true, allowPrivate: false };
 
 let runtimeInstalled = false;
 let sequence = 0;
@@ -76,11 +76,11 @@ export interface HarnessOptions {
   /** The app's clock for request limits (the minute, the organization's day); real time by default. */
   clock?: () => Date;
   /** Console sessions and the sign-in throttle (the app's defaults otherwise). */
-  sessions?: SessionPolicy;
+  sessions?: SessionRules;
   trustProxy?: boolean;
   temporalUi?: AppDependencies['temporalUi'];
   /** What the worker's retention runs prune (nothing by default). */
-  retention?: RetentionPolicy;
+  retention?: RetentionRules;
   /** Traces on: the api's client and the worker get Temporal's OpenTelemetry plugin (the workflows are bundled with it). */
   tracing?: Tracing;
   /** Payloads encrypted with these keys (the api's client and the worker alike). */

@@ -1,5 +1,5 @@
-import type { Queryable } from '../../db/database';
-import { stillPendingSql } from './reviews';
+import type { Queryable } from '../../../db/database';
+import { stillPendingSql } from './state';
 
 /** How full an organization's review queue is, as seen by the transaction that holds the queue's lock. */
 export interface ReviewQueue {

@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database';
 import { newId } from '../kit/ids';
-import { contentDigest } from './audit-chain';
+import { contentDigest } from './chain';
 
 /** Who did something: a key (agents, scripts), a person, or the system itself (expiry, the CLI). */
 export type ActorRef =

@@ -1,6 +1,6 @@
 import type { QueryResultRow } from 'pg';
 import type { Database, Queryable } from '../../db/database';
-import { chainLink, contentDigest, type ChainedContent } from './audit-chain';
+import { chainLink, contentDigest, type ChainedContent } from './chain';
 
 /**
  * Sealing and verifying the audit ledger (audit-chain.ts for the hashes). Events are written with their content

@@ -2,7 +2,7 @@ import type { Database, Queryable } from '../../db/database';
 import { compilePolicySet, evaluatePolicy, PolicyParseError, type CompiledPolicySet, type GateDecisionKind } from '../../policy/engine';
 import { parseWait } from '../kit/durations';
 import { AppError } from '../kit/errors';
-import { recordAudit, type ActorRef } from './audit';
+import { recordAudit, type ActorRef } from '../audit/events';
 
 // Changing policy without fear: a draft replayed over the decisions the live policy made (simulation), a draft
 // running beside the live policy on every new write (shadow), and allow rules proposed from what people approved

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Database, Queryable } from '../../db/database';
 import { compilePolicySet, PolicyParseError, type CompiledPolicySet } from '../../policy/engine';
-import { cliActor, recordAudit, type ActorRef } from './audit';
+import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 
 export const defaultPolicySource = readFileSync(new URL('../../policy/default-policy.cedar', import.meta.url), 'utf8');

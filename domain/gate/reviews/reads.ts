@@ -1,0 +1,147 @@
+import type { z } from 'zod';
+import type { QueryResultRow } from 'pg';
+import type { Queryable } from '../../../db/database';
+import { AppError } from '../../kit/errors';
+import { decodeCursor, toPage, type Page } from '../../kit/pagination';
+import type { listReviewsInput, Review, reviewProgressSchema } from './schema';
+import { reviewStatusSql } from './state';
+
+// Reading reviews: the queue, one review, the agent's follow view, and the gauge. One query reads a review whole.
+
+/** Reviews by the status they read as, across organizations (the metrics' gauge). */
+export async function countReviewsByStatus(db: Queryable): Promise<Record<string, number>> {
+  const { rows } = await db.query(`SELECT ${reviewStatusSql('r')} AS status, count(*)::int AS n FROM reviews r GROUP BY 1`);
+  return Object.fromEntries(rows.map((row) => [row.status as string, row.n as number]));
+}
+
+const selectReview = `
+  SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
+         d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
+         u.email AS decided_by_email,
+         (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment) ORDER BY a.approved_at, a.user_id), '[]')
+          FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
+         e.id AS edit_id, e.fields AS edit_fields, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
+         e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version
+  FROM reviews r
+  LEFT JOIN review_edits e ON e.id = r.edit_id
+  LEFT JOIN users eu ON eu.id = e.edited_by
+  JOIN gate_decisions d ON d.id = r.decision_id
+  JOIN api_keys k ON k.id = d.api_key_id
+  LEFT JOIN users u ON u.id = r.decided_by`;
+
+export async function listReviews(db: Queryable, orgId: string, input: z.infer<typeof listReviewsInput>): Promise<Page<Review>> {
+  const after = decodeCursor(input.cursor);
+  const { rows } = await db.query(
+    `${selectReview}
+     WHERE r.org_id = $1 AND ($2::text IS NULL OR ${reviewStatusSql('r')} = $2) AND ($3::text IS NULL OR r.id < $3)
+       AND ($5::text IS NULL OR d.api_key_id = $5) AND ($6::text IS NULL OR d.operation = $6)
+     ORDER BY r.id DESC LIMIT $4`,
+    [orgId, input.status ?? null, after ?? null, input.limit + 1, input.api_key_id ?? null, input.operation ?? null],
+  );
+  return toPage(rows.map(reviewFromRow), input.limit);
+}
+
+export async function getReview(db: Queryable, orgId: string, reviewId: string): Promise<Review> {
+  const { rows } = await db.query(`${selectReview} WHERE r.org_id = $1 AND r.id = $2`, [orgId, reviewId]);
+  if (!rows[0]) throw new AppError('not_found', `review ${reviewId} was not found`);
+  return reviewFromRow(rows[0]);
+}
+
+function iso(value: unknown): string | null {
+  return value ? (value as Date).toISOString() : null;
+}
+
+function reviewFromRow(row: QueryResultRow): Review {
+  return {
+    id: row.id,
+    status: row.effective_status,
+    operation: row.operation,
+    proposed: row.input,
+    resource: row.resource,
+    before: row.before ?? null,
+    policy: {
+      decision_id: row.decision_id,
+      reason: row.reason,
+      policy_ids: row.policy_ids,
+      policy_version: row.policy_version,
+      errors: row.policy_errors,
+    },
+    submitted_by: { api_key_id: row.api_key_id, api_key_label: row.api_key_label, interface: row.interface },
+    created_at: iso(row.created_at)!,
+    expires_at: iso(row.expires_at)!,
+    escalation: row.escalated_to ? { to: row.escalated_to, at: iso(row.escalated_at)! } : null,
+    edit: row.edit_id
+      ? {
+          id: row.edit_id,
+          fields: row.edit_fields,
+          by: { user_id: row.edit_by, email: row.edit_by_email },
+          at: iso(row.edit_at)!,
+          input: row.edit_input,
+          resource: row.edit_resource,
+          decision: { decision: row.edit_decision, reason: row.edit_reason, policy_ids: row.edit_policy_ids, policy_version: row.edit_policy_version },
+        }
+      : null,
+    approvals: {
+      required: row.approvals_required,
+      given: (row.approvals_given as { user_id: string; email: string; at: string; comment: string | null }[]).map((given) => ({
+        ...given,
+        at: new Date(given.at).toISOString(),
+      })),
+    },
+    decided_at: iso(row.decided_at),
+    decided_by: row.decided_by ? { user_id: row.decided_by, email: row.decided_by_email } : null,
+    comment: row.comment,
+    applied_at: iso(row.applied_at),
+    result: row.result ?? null,
+    failure: row.failure ?? null,
+    workflow_id: row.workflow_id,
+  };
+}
+
+/**
+ * Memories belong to the key that wrote them: another key reading the queue learns that one is held, not
+ * what it says. People who review see everything.
+ */
+export function asSeenByKey(review: Review, apiKeyId: string): Review {
+  if (!review.operation.startsWith('memories.') || review.submitted_by.api_key_id === apiKeyId) return review;
+  return {
+    ...review,
+    proposed: { redacted: true },
+    resource: { redacted: true },
+    before: review.before && { redacted: true },
+    edit: review.edit && { ...review.edit, input: { redacted: true }, resource: { redacted: true } },
+    result: null,
+  };
+}
+
+/**
+ * A key follows its own held writes; another key's it reads only with `mayReadQueue` (the reviews.read
+ * ability), and then as asSeenByKey shows them. Any other review is not found.
+ */
+export async function followReview(
+  db: Queryable,
+  orgId: string,
+  follower: { apiKeyId: string; mayReadQueue: boolean },
+  reviewId: string,
+): Promise<z.infer<typeof reviewProgressSchema>> {
+  const review = asSeenByKey(await getReview(db, orgId, reviewId), follower.apiKeyId);
+  if (review.submitted_by.api_key_id !== follower.apiKeyId && !follower.mayReadQueue) {
+    throw new AppError('not_found', `review ${reviewId} was not found`);
+  }
+  return {
+    id: review.id,
+    status: review.status,
+    operation: review.operation,
+    reason: review.policy.reason,
+    expires_at: review.expires_at,
+    edited: review.edit && { fields: review.edit.fields, input: review.edit.input },
+    approvals_required: review.approvals.required,
+    approvals_given: review.approvals.given.length,
+    decided_at: review.decided_at,
+    comment: review.comment,
+    applied: review.applied_at !== null,
+    result: review.result,
+    failure: review.failure,
+  };
+}
+

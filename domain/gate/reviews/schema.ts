@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import { instantField, recordId, text } from '../../kit/fields';
+import { pageInput } from '../../kit/pagination';
+import { reviewStatuses } from './state';
+
+// The review on the wire: what REST, MCP and the console answer about a held write, and the inputs that ask for it.
+
+/** Why a write a person approved could not be applied. */
+const applyFailure = z.object({
+  code: z.string().describe('An error code as in error answers, e.g. conflict, not_found, validation_failed'),
+  message: z.string().describe('What went wrong, for a person to read'),
+});
+
+export const reviewSchema = z
+  .object({
+    id: recordId('review', 'rev', 'use it as {id} in /v1/reviews/{id}; a person approves or denies it at /v1/reviews/{id}/approve or /deny'),
+    status: z
+      .enum(reviewStatuses)
+      .describe('pending (waiting for a person), approved (the write ran or is running), denied (nothing was written), expired (nobody decided in time; nothing was written)'),
+    operation: z.string().describe('The held write, e.g. tasks.create'),
+    proposed: z.record(z.string(), z.unknown()).describe('The write as it was submitted'),
+    resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
+    before: z
+      .record(z.string(), z.unknown())
+      .nullable()
+      .describe('For updates and deletes: the record as it was when the policy decided (compare with resource); null for creates'),
+    policy: z
+      .object({
+        decision_id: z.string().describe('The id of the policy decision that held the write (dec_…)'),
+        reason: z.string().describe('Why the policy held the write'),
+        policy_ids: z.array(z.string()).describe('The policies that held it'),
+        policy_version: z.number().int().describe("The version of the organization's policy set that decided; it increases with every policy change"),
+        errors: z.array(z.string()).describe('Policies that could not be evaluated for this write, with the reason'),
+      })
+      .describe("The policy's decision"),
+    submitted_by: z
+      .object({
+        api_key_id: z.string().describe('The API key that submitted the write (key_…)'),
+        api_key_label: z.string().describe("The key's label, as given when it was created"),
+        interface: z.enum(['rest', 'mcp']).describe('rest or mcp'),
+      })
+      .describe('Which key submitted the write, and through which interface'),
+    created_at: instantField('When the write was held for review'),
+    expires_at: instantField('The deadline', 'after it the review expires and the write never runs'),
+    escalation: z
+      .object({
+        to: z.string().describe('The tier told because the review waited too long: admins, then owners'),
+        at: instantField('When it escalated'),
+      })
+      .nullable()
+      .describe("Whether the review waited past the organization's escalation wait, and whom it was escalated to; null: not escalated"),
+    edit: z
+      .object({
+        id: z.string().describe('The edit (edt_…); send it as seen_edit to approve this version'),
+        fields: z.array(z.string()).describe("The fields whose values the reviewer changed from the agent's version"),
+        by: z
+          .object({ user_id: z.string().describe('The reviewer who edited (usr_…)'), email: z.string().describe("The reviewer's sign-in email") })
+          .describe('The reviewer who edited the write'),
+        at: instantField('When the reviewer edited the write'),
+        input: z.record(z.string(), z.unknown()).describe('The write as the reviewer edited it: what runs on approval (proposed keeps the agent\'s version)'),
+        resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the edited write'),
+        decision: z
+          .object({
+            decision: z.enum(['allow', 'review']).describe("The policy's decision on the edited write"),
+            reason: z.string().describe('Why'),
+            policy_ids: z.array(z.string()).describe('The policies that decided'),
+            policy_version: z.number().int().describe('The version of the policy set that decided'),
+          })
+          .describe("The policy's decision on the edited write, with the agent's key as the principal and the editor in the context"),
+      })
+      .nullable()
+      .describe('A reviewer\'s edit of the held write, which is what runs once approved; null when nobody edited it'),
+    approvals: z
+      .object({
+        required: z.number().int().describe('How many distinct people must approve before the write runs (the policy\'s @approvals; 1 by default)'),
+        given: z
+          .array(
+            z.object({
+              user_id: z.string().describe('The person who approved (usr_…)'),
+              email: z.string().describe("The person's sign-in email"),
+              at: instantField('When they approved'),
+              comment: z.string().nullable().describe('Their comment; null when none'),
+            }),
+          )
+          .describe('Who has approved so far, oldest first; one deny ends the review whatever the count'),
+      })
+      .describe('The approvals the write needs and has'),
+    decided_at: instantField('When a person decided, or when the expiry was recorded', 'null while pending').nullable(),
+    decided_by: z
+      .object({
+        user_id: z.string().describe('The id of the person who decided (usr_…)'),
+        email: z.string().describe("The person's sign-in email"),
+      })
+      .nullable()
+      .describe('The person who decided; null while pending and for expired reviews'),
+    comment: z.string().nullable().describe("The person's comment; null when none"),
+    applied_at: instantField('When the approved write ran', 'null until it has run').nullable(),
+    result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
+    failure: applyFailure.nullable().describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
+    workflow_id: z.string().describe('The Temporal workflow that holds the write'),
+  })
+  .describe('A gated write held for a person to approve or deny');
+
+export type Review = z.infer<typeof reviewSchema>;
+
+export const listReviewsInput = z.strictObject({
+  status: z.enum(reviewStatuses).optional().describe('Only reviews with this status'),
+  api_key_id: text({ max: 100 }).optional().describe('Only writes submitted by this API key (key_…)'),
+  operation: text({ max: 100 }).optional().describe('Only this operation, e.g. tasks.update'),
+  ...pageInput,
+});
+
+export const decideReviewInput = z.strictObject({
+  id: text({ max: 100 }).describe('The review id'),
+  comment: text({ max: 2000 }).optional().describe('Why, for the record'),
+});
+
+/** An approval names the version it approves when a reviewer edited the write (the review's edit.id). */
+export const approveReviewInput = decideReviewInput.extend({
+  seen_edit: text({ max: 100 })
+    .optional()
+    .describe("The edit you saw (the review's edit.id) when a reviewer edited the write; leave it out to approve the agent's version. 409 when the review holds another version now"),
+});
+
+export const followReviewInput = z.strictObject({ review_id: text({ max: 100 }).describe('The review id from the held write') });
+
+/** Where a held write stands, as the agent that submitted it follows it. */
+export const reviewProgressSchema = z.object({
+  id: z.string().describe('The review id'),
+  status: z.enum(reviewStatuses).describe('Where the review stands'),
+  operation: z.string().describe('The held write, e.g. tasks.create'),
+  reason: z.string().describe('Why the policy held it'),
+  expires_at: z.string().describe('When it expires if nobody decides (RFC 3339)'),
+  edited: z
+    .object({
+      fields: z.array(z.string()).describe('The fields the reviewer changed'),
+      input: z.record(z.string(), z.unknown()).describe('The write as the reviewer edited it; what runs (or ran) instead of yours'),
+    })
+    .nullable()
+    .describe('Set when a reviewer changed your write before approving it: result is then the edited write\'s record'),
+  approvals_required: z.number().int().describe('How many distinct people must approve before the write runs'),
+  approvals_given: z.number().int().describe('How many have approved so far'),
+  decided_at: z.string().nullable().describe('When a person decided, or null'),
+  comment: z.string().nullable().describe("The person's comment, or null"),
+  applied: z.boolean().describe('True once the approved write has run'),
+  result: z.unknown().describe('The record the approved write produced, once applied'),
+  failure: applyFailure.nullable().describe('Why an approved write could not be applied, or null'),
+});
+

@@ -1,0 +1,12 @@
+/** A review's states: waiting for people, then approved, denied or expired. */
+export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
+export type ReviewStatus = (typeof reviewStatuses)[number];
+
+/**
+ * A pending review past its deadline counts as expired, even before its workflow has recorded it. The one rule of
+ * a review's state in SQL, for the review table under `alias`, in its two forms: the filter of the reviews still
+ * waiting (which an index on the status can serve), and the status a review reads as. Every query that reads a
+ * review's state goes through these.
+ */
+export const stillPendingSql = (alias: string) => `(${alias}.status = 'pending' AND ${alias}.expires_at > now())`;
+export const reviewStatusSql = (alias: string) => `CASE WHEN ${stillPendingSql(alias)} THEN 'pending' WHEN ${alias}.status = 'pending' THEN 'expired' ELSE ${alias}.status END`;

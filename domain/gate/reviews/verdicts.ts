@@ -1,0 +1,222 @@
+import type { Database, Queryable } from '../../../db/database';
+import { recordAudit } from '../../audit/events';
+import { AppError } from '../../kit/errors';
+import type { GatedWrite } from '../writes';
+import { editHeldWrite, type EditRefused, type HeldWrite } from './edits';
+import { getReview } from './reads';
+import type { Review } from './schema';
+import { reviewStatusSql, type ReviewStatus } from './state';
+
+// A review's verdict: a person's approval (of the agent's version, or with their edit) or denial, and the expiry its
+// workflow records when nobody gave one. (The policy *decides* a write; a person gives a *verdict* on its review.)
+// Each is written first and atomically, with its audit event.
+
+/** A person's verdict on a held write, as they sent it. */
+export interface PersonsVerdict {
+  orgId: string;
+  reviewId: string;
+  person: { userId: string; role: string };
+  verdict: 'approved' | 'denied';
+  comment?: string;
+  /** The reviewer's edit the person saw and approves (its id); absent: the agent's version. */
+  seenEditId?: string;
+  /** Fields to change over the agent's input as they approve (a held create or update only). */
+  edit?: Record<string, unknown>;
+}
+
+/** What a verdict needs from outside the gate: the held writes by name, and the workflow that holds the write. */
+export interface VerdictPorts {
+  /** The gated write an operation names (the resources' registry), for an edit to be parsed and decided as it. */
+  writeOf(operation: string): GatedWrite | undefined;
+  /**
+   * Told once a verdict that ends the review is committed: tells the held write's workflow, and may wait for it
+   * to run the write, so that the answer carries its result.
+   */
+  reviewEnded(workflowId: string, verdict: 'approved' | 'denied'): Promise<unknown>;
+}
+
+/**
+ * A person's verdict on a review: the one way in. It locks the review once and, in that transaction, denies it,
+ * or counts the approval (after the edit, when there is one, is decided by the policy again); a verdict that ends
+ * the review is then told to its workflow. Answers the review as it stands after all that, read once.
+ *
+ * A deny ends the review. An approval counts once per person; the review is approved when it has as many as the
+ * policy asked for (one, unless a rule's @approvals says more), and stays pending until then. Unless the
+ * organization allows it, nobody approves a write made with an API key they created. Of verdicts racing, the
+ * first to lock the review settles it and the others are told 409.
+ */
+export async function recordVerdict(db: Database, given: PersonsVerdict, ports: VerdictPorts): Promise<Review> {
+  const { workflowId, ended, refused } = await db.transaction(async (tx): Promise<{ workflowId: string; ended: boolean; refused?: EditRefused }> => {
+    const review = await lockPendingReview(tx, given.orgId, given.reviewId);
+    if (given.verdict === 'denied') {
+      await settle(tx, review, given, 'denied');
+      return { workflowId: review.workflowId, ended: true };
+    }
+    assertNotSelfApproval(review, given.person.userId);
+    if (given.edit === undefined) {
+      assertSawCurrentVersion(review, given.seenEditId);
+      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given) };
+    }
+    const edited = await editHeldWrite(tx, review, heldWrite(review, ports), given.person, given.edit);
+    // A refused edit stays on the record (with its decision): the transaction commits, then the person is told.
+    if ('refusal' in edited) return { workflowId: review.workflowId, ended: false, refused: edited };
+    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, { edit_id: edited.editId }) };
+  });
+  if (refused) throw refused.refusal;
+  if (ended) await ports.reviewEnded(workflowId, given.verdict);
+  return getReview(db, given.orgId, given.reviewId);
+}
+
+/** The gated write a review holds, for an edit to be parsed and decided as that write. */
+function heldWrite(review: LockedReview, ports: VerdictPorts): GatedWrite {
+  const write = ports.writeOf(review.operation);
+  if (!write) throw new AppError('conflict', `review ${review.id} holds ${review.operation}, which this version of Gatehouse does not know`);
+  return write;
+}
+
+/** A review being decided, locked in the caller's transaction: the held write and what a verdict on it needs. */
+interface LockedReview extends HeldWrite {
+  approvalsRequired: number;
+  /** The person who created the key that made the write (null: the CLI). */
+  keyCreatedBy: string | null;
+  selfApproval: boolean;
+}
+
+const lockReview = `
+  SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.interface,
+         d.api_key_id, k.label AS api_key_label, k.access AS api_key_access, k.abilities AS api_key_abilities,
+         k.created_by AS key_created_by, o.self_approval, r.edit_id, e.input AS edit_input
+  FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
+  LEFT JOIN review_edits e ON e.id = r.edit_id
+  WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`;
+
+/**
+ * Locks a review that is still pending, for a verdict in this transaction; 404 when there is none, 409 when it
+ * was decided (or expired) already. Of verdicts racing, the first to lock it goes first.
+ */
+async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string): Promise<LockedReview> {
+  const row = (await tx.query(lockReview, [orgId, reviewId])).rows[0];
+  if (!row) throw new AppError('not_found', `review ${reviewId} was not found`);
+  if (row.status !== 'pending') {
+    throw new AppError('conflict', `review ${reviewId} is ${row.status} already; it can be decided only once, while pending`, { status: row.status });
+  }
+  return {
+    id: reviewId,
+    orgId,
+    workflowId: row.workflow_id,
+    operation: row.operation,
+    input: row.input,
+    apiKey: { id: row.api_key_id, label: row.api_key_label, access: row.api_key_access, abilities: row.api_key_abilities },
+    interface: row.interface,
+    approvalsRequired: row.approvals_required,
+    keyCreatedBy: row.key_created_by,
+    selfApproval: row.self_approval,
+    edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
+  };
+}
+
+/**
+ * An approval counts for the version of the write the person saw: the agent's (`seenEditId` absent) or a
+ * reviewer's edit (its id). Approving after someone else edited it, without having seen the edit, is refused.
+ */
+function assertSawCurrentVersion(review: LockedReview, seenEditId: string | undefined): void {
+  if ((review.edit?.id ?? undefined) === seenEditId) return;
+  throw new AppError(
+    'conflict',
+    review.edit
+      ? `review ${review.id} was edited (${review.edit.id}) since you read it; read it again and approve the write it holds now (send seen_edit "${review.edit.id}")`
+      : `review ${review.id} holds the agent's version, not the edit ${seenEditId}; read it again`,
+    { status: 'pending', edit_id: review.edit?.id ?? null },
+  );
+}
+
+/** Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created. */
+function assertNotSelfApproval(review: LockedReview, userId: string): void {
+  if (review.keyCreatedBy === userId && !review.selfApproval) {
+    throw new AppError(
+      'self_approval',
+      `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner or admin can allow self-approval in the organization's settings)`,
+    );
+  }
+}
+
+/**
+ * One person's approval of a locked review: counted once per person; the review is approved once it has as many
+ * as it needs (`approvalsRequired`, the review's own unless an edit set anew), else it stays pending. True when
+ * this approval ended the review.
+ */
+async function approveIn(tx: Queryable, review: LockedReview, given: PersonsVerdict, auditData: { edit_id?: string } = {}): Promise<boolean> {
+  const comment = given.comment ?? null;
+  const userId = given.person.userId;
+  const required = review.approvalsRequired;
+  const added = await tx.query(`INSERT INTO review_approvals (review_id, user_id, org_id, comment) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
+    review.id,
+    userId,
+    review.orgId,
+    comment,
+  ]);
+  if (!added.rowCount) {
+    throw new AppError('conflict', `you have approved review ${review.id} already; it needs ${required} approvals from different people`, { status: 'pending' });
+  }
+  const approvers = (await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 ORDER BY approved_at, user_id', [review.id])).rows.map(
+    (row) => row.user_id as string,
+  );
+  if (approvers.length < required) {
+    await recordAudit(tx, review.orgId, {
+      type: 'review.approval_added',
+      actor: { type: 'user', id: userId },
+      workflowId: review.workflowId,
+      reviewId: review.id,
+      data: { comment, approvals: approvers.length, required, ...auditData },
+    });
+    return false;
+  }
+  await settle(tx, review, given, 'approved', { ...(required > 1 ? { approvals: approvers } : {}), ...auditData });
+  return true;
+}
+
+/** Records the verdict that ends a review (by whom, when, their comment) and its audit event. */
+async function settle(tx: Queryable, review: LockedReview, given: PersonsVerdict, status: 'approved' | 'denied', auditData: Record<string, unknown> = {}) {
+  const comment = given.comment ?? null;
+  await tx.query(`UPDATE reviews SET status = $3, decided_by = $4, decided_at = now(), comment = $5 WHERE org_id = $1 AND id = $2`, [
+    review.orgId,
+    review.id,
+    status,
+    given.person.userId,
+    comment,
+  ]);
+  await recordAudit(tx, review.orgId, {
+    type: status === 'approved' ? 'review.approved' : 'review.denied',
+    actor: { type: 'user', id: given.person.userId },
+    workflowId: review.workflowId,
+    reviewId: review.id,
+    data: { comment, ...auditData },
+  });
+}
+
+/** The status a review's workflow finds when it checks (a person's verdict, or the expiry it recorded). */
+export async function readReviewStatus(db: Queryable, reviewId: string): Promise<ReviewStatus> {
+  const { rows } = await db.query('SELECT status FROM reviews WHERE id = $1', [reviewId]);
+  if (!rows[0]) throw new AppError('not_found', `review ${reviewId} was not found`);
+  return rows[0].status;
+}
+
+/** Expires a review nobody decided; if a person decided meanwhile, their verdict stands. */
+export async function expireReview(db: Database, reviewId: string): Promise<ReviewStatus> {
+  return db.transaction(async (tx) => {
+    const { rows } = await tx.query(
+      `UPDATE reviews SET status = 'expired', decided_at = now() WHERE id = $1 AND status = 'pending'
+       RETURNING org_id, workflow_id`,
+      [reviewId],
+    );
+    if (!rows[0]) return readReviewStatus(tx, reviewId);
+    await recordAudit(tx, rows[0].org_id, {
+      type: 'review.expired',
+      actor: { type: 'system', id: null },
+      workflowId: rows[0].workflow_id,
+      reviewId,
+      data: {},
+    });
+    return 'expired';
+  });
+}
