@@ -2,20 +2,23 @@ import type { Browser, Page } from 'playwright-core';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from './support/browser';
+import { createPersonalToken } from '../domain/identity/people';
 import { addPerson, type TestPerson } from './support/console';
-import { startHarness, type Harness, type TestOrganization } from './support/harness';
+import { json, publicUrl, startHarness, type Harness, type TestOrganization } from './support/harness';
+import { linksIn, startMailCatcher, type MailCatcher } from './support/mail-catcher';
 import { startReceiver, type Received, type Receiver } from './support/receiver';
 
 // The console's Webhooks page in Chromium against the real api, worker, outbox relay, Temporal and PostgreSQL: an
 // owner adds an endpoint (a receiver on loopback), keeps its secret, sees an agent's write arrive signed with it,
-// reads the delivery log, redelivers, switches the endpoint off and deletes it; members and reviewers are not
-// offered the page.
+// reads the delivery log, redelivers, switches the endpoint off and deletes it; the owners' email about an endpoint
+// the service switched off leads to this page; members and reviewers are not offered the page.
 
 let h: Harness;
 let acme: TestOrganization;
 let browser: Browser;
 let origin: string;
 let receiver: Receiver;
+let catcher: MailCatcher;
 let owner: TestPerson;
 let page: Page;
 let hookUrl: string;
@@ -24,7 +27,9 @@ let eventId: string;
 const pageErrors: string[] = [];
 
 beforeAll(async () => {
-  h = await startHarness({ webhooks: {} });
+  catcher = await startMailCatcher();
+  // One delivery failing all its attempts switches an endpoint off, and the owners are emailed.
+  h = await startHarness({ webhooks: { smtpUrl: catcher.url, disableAfter: 1 } });
   acme = await h.createOrganization({ name: 'Acme Inc.' });
   owner = await addPerson(h.db, acme.organization, 'owner', 'olivia@acme.test');
   receiver = await startReceiver();
@@ -38,6 +43,7 @@ afterAll(async () => {
   await browser?.close();
   await receiver?.close();
   await h?.close();
+  await catcher?.close();
 });
 
 const signedInPage = (person: TestPerson): Promise<Page> =>
@@ -170,6 +176,35 @@ describe('the Webhooks page', () => {
     await page.getByText('No endpoints yet.').waitFor();
     expect(await log().count()).toBe(0);
     expect(await endpointsInDatabase()).toEqual([]);
+  });
+
+  it("the owners' email about an endpoint switched off after failing leads a signed-in owner to it on this page", async () => {
+    const failing = await startReceiver();
+    try {
+      failing.answerWith(500, 500, 500);
+      const token = (await createPersonalToken(h.db, owner.user)).token;
+      const created = await h.request({ method: 'POST', url: '/api/v1/webhook-endpoints', token, payload: { url: `${failing.url}/down`, event_types: ['write.applied'] } });
+      expect(created.statusCode, created.body).toBe(200);
+      const endpointId = json(created).data.endpoint.id as string;
+      expect((await agentWrite('Water the plants')).statusCode).toBe(201);
+
+      const mail = await catcher.mailTo(owner.email, endpointId, 20_000);
+      const [link, ...others] = linksIn(mail, publicUrl);
+      expect(others).toEqual([]);
+      // The link on the console this test serves (the email names the public URL, which nothing here answers).
+      const { pathname, search, hash } = new URL(link!);
+      await page.goto(`${origin}${pathname}${search}${hash}`);
+      const heading = page.getByRole('heading', { level: 1 });
+      await heading.waitFor();
+      // Not "No such page", nor "Not for your role".
+      expect(await heading.innerText()).toBe('Webhooks');
+      const row = page.getByRole('table', { name: 'Webhook endpoints' }).getByRole('row', { name: new RegExp(`${failing.url}/down`) });
+      expect(await row.innerText()).toMatch(/Off\s+Switched off by Gatehouse: \d+ deliveries in a row failed/);
+      await row.getByRole('button', { name: `Switch on ${failing.url}/down` }).waitFor();
+      expect(await accessibilityViolations(page)).toEqual([]);
+    } finally {
+      await failing.close();
+    }
   });
 
   it('is not offered to a member or a reviewer, and says so at its address', async () => {

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { serveMetrics, type MetricsServer } from '../runtime/metrics-server';
 import { loadConfig } from '../runtime/config';
+import { createApiKey } from '../domain/identity/api-keys';
 import { freePort } from '../runtime/temporal-dev-server';
 import { cleanEnv, startCli } from './support/cli';
 import { json, startHarness, type Harness, type TestOrganization } from './support/harness';
@@ -88,22 +89,54 @@ describe('Prometheus metrics', () => {
     expect(delta(after, 'gatehouse_calls_total{interface="mcp",outcome="applied"}')).toBe(1);
   });
 
-  it('count the requests the limits refuse, by interface and limit', async () => {
-    // An organization on a plan of its own: two REST requests a minute.
-    const plan = `metrics-${Date.now().toString(36)}`;
-    await h.db.query(
-      `INSERT INTO plans (name, daily_budget, rest_per_minute, mcp_per_minute, pending_review_cap, features, description)
-       VALUES ($1, 100000, 2, 1000, 1000, '{}', 'a plan of the metrics test')`,
-      [plan],
-    );
-    const small = await h.createOrganization({ plan });
+  it('count the requests the limits refuse, by interface and the limit that refused them', async () => {
+    // An organization on a plan of its own: two REST requests a minute; another with two requests a day.
+    const plan = async (name: string, dailyBudget: number, restPerMinute: number) => {
+      await h.db.query(
+        `INSERT INTO plans (name, daily_budget, rest_per_minute, mcp_per_minute, pending_review_cap, features, description)
+         VALUES ($1, $2, $3, 1000, 1000, '{}', 'a plan of the metrics test')`,
+        [name, dailyBudget, restPerMinute],
+      );
+      return name;
+    };
+    const suffix = Date.now().toString(36);
+    const perMinute = await h.createOrganization({ plan: await plan(`metrics-minute-${suffix}`, 100_000, 2) });
+    const daily = await h.createOrganization({ plan: await plan(`metrics-day-${suffix}`, 2, 1000) });
+    const keyDaily = await createApiKey(h.db, { orgId: acme.organization.id, label: 'metrics key day', access: 'read', dailyRequestBudget: 2 });
+    const keyOperation = await createApiKey(h.db, {
+      orgId: acme.organization.id,
+      label: 'metrics key writes',
+      access: 'read_write',
+      writeCaps: { 'tasks.create': 2 },
+      writeOperations: ['tasks.create'],
+    });
+    const read = async (token: string) => (await h.request({ method: 'GET', url: '/api/v1/tasks', token })).statusCode;
     const before = await scrape();
-    const statuses = [];
-    for (let n = 0; n < 5; n++) statuses.push((await h.request({ method: 'GET', url: '/api/v1/tasks', token: small.readOnlyToken })).statusCode);
-    expect(statuses).toEqual([200, 200, 429, 429, 429]);
+    const statuses: Record<string, number[]> = { per_minute: [], daily: [], key_daily: [], key_operation_daily: [] };
+    for (let n = 0; n < 5; n++) {
+      statuses.per_minute!.push(await read(perMinute.readOnlyToken));
+      statuses.daily!.push(await read(daily.readOnlyToken));
+      statuses.key_daily!.push(await read(keyDaily.token));
+      statuses.key_operation_daily!.push((await write(`capped ${n}`, keyOperation.token)).statusCode);
+    }
+    expect(statuses).toEqual({
+      per_minute: [200, 200, 429, 429, 429],
+      daily: [200, 200, 429, 429, 429],
+      key_daily: [200, 200, 429, 429, 429],
+      key_operation_daily: [201, 201, 429, 429, 429],
+    });
+    // Each refusal under the label the README names, and no refusal under any other.
     const after = await scrape();
-    const sample = 'gatehouse_limit_refusals_total{interface="rest",limit="per_minute"}';
-    expect((after.get(sample) ?? 0) - (before.get(sample) ?? 0)).toBe(3);
+    const refusals = (sample: Map<string, number>) =>
+      Object.fromEntries([...sample].filter(([name]) => name.startsWith('gatehouse_limit_refusals_total{')).map(([name, value]) => [name, value]));
+    const [was, now] = [refusals(before), refusals(after)];
+    const moved = Object.fromEntries(Object.keys(now).filter((name) => now[name] !== (was[name] ?? 0)).map((name) => [name, now[name]! - (was[name] ?? 0)]));
+    expect(moved).toEqual({
+      'gatehouse_limit_refusals_total{interface="rest",limit="per_minute"}': 3,
+      'gatehouse_limit_refusals_total{interface="rest",limit="daily"}': 3,
+      'gatehouse_limit_refusals_total{interface="rest",limit="key_daily"}': 3,
+      'gatehouse_limit_refusals_total{interface="rest",limit="key_operation_daily"}': 3,
+    });
   });
 
   it('read the reviews by status from the database when scraped', async () => {
