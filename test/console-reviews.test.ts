@@ -143,13 +143,68 @@ describe('the review queue', () => {
     await page.getByLabel('Status').selectOption('pending');
   });
 
+  it('a decision answered after the filter changed leaves the list of the filter shown', async () => {
+    // The decision is recorded at once and the live feed takes the card out of the queue, but its answer waits
+    // for the workflow (seconds on a busy machine); meanwhile the person looks at another filter.
+    const held = await postTask('review the slow answer');
+    expect(held.status).toBe(202);
+    const shown = card(page, 'review the slow answer');
+    await shown.waitFor({ timeout: 10_000 });
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const answered = new Promise<void>((resolve) => {
+      void page.route('**/console/api/v1/reviews/*/deny', async (route) => {
+        const response = await route.fetch();
+        await released;
+        await route.fulfill({ response });
+        resolve();
+      });
+    });
+    await shown.getByRole('button', { name: 'Deny' }).click();
+    await shown.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.getByLabel('Status').selectOption('denied');
+    await card(page, 'review the slow answer').waitFor();
+
+    // The late answer reloads the list: the one of the filter shown, which keeps the card.
+    const reloaded = page.waitForResponse((response) => response.url().includes('/console/api/v1/reviews?'));
+    release();
+    await answered;
+    expect(new URL((await reloaded).url()).searchParams.get('status')).toBe('denied');
+    await page.waitForTimeout(300);
+    expect(await page.getByLabel('Status').inputValue()).toBe('denied');
+    expect(await card(page, 'review the slow answer').innerText()).toContain(`Denied by ${reviewer.email}`);
+    await page.unroute('**/console/api/v1/reviews/*/deny');
+    await page.getByLabel('Status').selectOption('pending');
+  });
+
   it('someone else’s decision leaves the open queue without a reload', async () => {
+    // The open queue, whatever filter a failed test before left chosen (its failure is its own).
+    await page.getByLabel('Status').selectOption('pending');
     const held = await postTask('review decided elsewhere');
     const shown = card(page, 'review decided elsewhere');
     await shown.waitFor({ timeout: 10_000 });
     const decided = await h.request({ method: 'POST', url: `/api/v1/reviews/${held.body.review.id}/deny`, token: acme.reviewerToken });
     expect(decided.statusCode).toBe(200);
     await shown.waitFor({ state: 'detached', timeout: 10_000 });
+  });
+
+  it('a page whose live stream was refused (an api stopping, a proxy between replicas) opens another and keeps up', async () => {
+    await page.getByRole('heading', { level: 1, name: 'Review queue' }).waitFor();
+    let refused = 0;
+    await page.route(
+      '**/console/api/live',
+      async (route) => {
+        refused++;
+        await route.fulfill({ status: 503, contentType: 'application/json', body: '{"success":false,"error":{"code":"unavailable","message":"stopping"}}' });
+      },
+      { times: 1 },
+    );
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Review queue' }).waitFor();
+    await page.locator('section[aria-label="Reviews"][aria-busy="false"]').waitFor();
+    await expect.poll(() => refused).toBe(1);
+    expect((await postTask('review after a refused stream')).status).toBe(202);
+    await card(page, 'review after a refused stream').waitFor({ timeout: 10_000 });
   });
 
   it('a member sees the queue but cannot decide; another organization sees none of it', async () => {

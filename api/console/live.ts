@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../db/database';
-import { resumeSession, type SessionPolicy } from '../../domain/identity/sessions';
+import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { AppError } from '../../domain/kit/errors';
 import { changeStamps, liveTopics, type LiveTopic } from '../../domain/usage/changes';
 import { errorBody } from '../rest/http';
@@ -13,7 +13,7 @@ import type { SessionCookie } from './cookies';
 
 export interface LiveOptions {
   db: Database;
-  sessions: SessionPolicy;
+  sessions: SessionRules;
   cookie: SessionCookie;
   /** How often a watched organization is polled. */
   intervalMs?: number;
@@ -21,21 +21,35 @@ export interface LiveOptions {
 
 type Listener = (topics: LiveTopic[]) => void;
 
+interface Watched {
+  orgId: string;
+  listeners: Set<Listener>;
+  /** The fingerprint last read; none before the first read, or while every read so far has failed. */
+  stamps?: Record<LiveTopic, string>;
+  /** The first read, which the pages that start the watch wait for (see `watch`). */
+  first: Promise<void>;
+  timer: NodeJS.Timeout;
+  busy: boolean;
+  failed: boolean;
+}
+
 /** One poller per organization that someone watches in this process, however many pages watch it. */
 function createWatcher(db: Database, intervalMs: number, log: (error: unknown) => void) {
-  const watched = new Map<string, { listeners: Set<Listener>; stamps?: Record<LiveTopic, string>; timer: NodeJS.Timeout; busy: boolean }>();
+  const watched = new Map<string, Watched>();
 
-  async function poll(orgId: string) {
-    const entry = watched.get(orgId);
-    if (!entry || entry.busy) return;
+  async function poll(entry: Watched) {
+    if (entry.busy) return;
     entry.busy = true;
     try {
-      const stamps = await changeStamps(db, orgId);
-      const changed = entry.stamps ? liveTopics.filter((topic) => stamps[topic] !== entry.stamps![topic]) : [];
+      const stamps = await changeStamps(db, entry.orgId);
+      // After failed reads anything may have changed since the pages fetched: they fetch everything again.
+      const changed = entry.stamps ? liveTopics.filter((topic) => stamps[topic] !== entry.stamps![topic]) : entry.failed ? [...liveTopics] : [];
       entry.stamps = stamps;
+      entry.failed = false;
       if (changed.length) for (const listener of entry.listeners) listener(changed);
     } catch (error) {
       // A dropped connection costs one beat; the next poll tries again.
+      entry.failed = true;
       log(error);
     } finally {
       entry.busy = false;
@@ -43,15 +57,21 @@ function createWatcher(db: Database, intervalMs: number, log: (error: unknown) =
   }
 
   return {
-    watch(orgId: string, listener: Listener): () => void {
+    /**
+     * Calls `listener` with the topics that change from now on. Resolves once the organization's fingerprint has
+     * been read, so that a page told it may fetch only then (the `ready` event) misses nothing: a change committed
+     * before that read is in what it fetches, one after it moves the fingerprint.
+     */
+    async watch(orgId: string, listener: Listener): Promise<() => void> {
       let entry = watched.get(orgId);
       if (!entry) {
-        entry = { listeners: new Set(), timer: setInterval(() => void poll(orgId), intervalMs).unref(), busy: false };
-        watched.set(orgId, entry);
-        void poll(orgId);
+        const created: Watched = { orgId, listeners: new Set(), first: Promise.resolve(), timer: setInterval(() => void poll(created), intervalMs).unref(), busy: false, failed: false };
+        created.first = poll(created);
+        watched.set(orgId, created);
+        entry = created;
       }
       entry.listeners.add(listener);
-      return () => {
+      const unwatch = () => {
         const current = watched.get(orgId);
         if (!current) return;
         current.listeners.delete(listener);
@@ -60,6 +80,8 @@ function createWatcher(db: Database, intervalMs: number, log: (error: unknown) =
           watched.delete(orgId);
         }
       };
+      await entry.first;
+      return unwatch;
     },
     close() {
       for (const entry of watched.values()) clearInterval(entry.timer);
@@ -104,9 +126,11 @@ export async function liveRoute(app: FastifyInstance, options: LiveOptions): Pro
     });
     stream.write('retry: 3000\n\n');
     const send = (event: string, data: unknown) => stream.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
-    send('ready', { topics: liveTopics });
 
-    const unwatch = watcher.watch(orgId, (topics) => {
+    // Watching starts now; `ready`, which tells the page to fetch everything, waits until the fingerprint that
+    // later changes are told against has been read, or a change committed between the page's fetch and that
+    // read would never be told.
+    const watching = watcher.watch(orgId, (topics) => {
       for (const topic of topics) send(topic, {});
     });
     const heartbeat = setInterval(() => {
@@ -125,11 +149,14 @@ export async function liveRoute(app: FastifyInstance, options: LiveOptions): Pro
     const stop = () => {
       if (!streams.delete(stop)) return;
       clearInterval(heartbeat);
-      unwatch();
+      void watching.then((unwatch) => unwatch());
       if (!stream.writableEnded) stream.end();
     };
     streams.add(stop);
     request.raw.once('close', stop);
     stream.once('close', stop);
+
+    await watching;
+    if (streams.has(stop)) send('ready', { topics: liveTopics });
   });
 }

@@ -7,6 +7,9 @@ export interface Refresh {
   background: boolean;
 }
 
+/** How long a page waits before opening a stream that the server refused (the stream's own `retry:`). */
+const reopenAfterMs = 3000;
+
 /**
  * Calls `onChange` whenever the server says a topic changed (server-sent events from /console/api/live), and for
  * every topic whenever the stream (re)connects, so nothing that changed while it was away is missed. A hidden
@@ -21,15 +24,26 @@ export function useLive(topics: LiveTopic[], onChange: (topic: LiveTopic) => voi
   useEffect(() => {
     const watched = key.split(',') as LiveTopic[];
     let source: EventSource | undefined;
+    let reopen: number | undefined;
+    const everything = () => {
+      for (const topic of watched) latest.current(topic);
+    };
     const open = () => {
       if (source) return;
       source = new EventSource('/console/api/live');
-      source.addEventListener('ready', () => {
-        for (const topic of watched) latest.current(topic);
-      });
+      source.addEventListener('ready', everything);
       for (const topic of watched) source.addEventListener(topic, () => latest.current(topic));
+      source.addEventListener('error', () => {
+        // A dropped stream reconnects by itself, but an answer that is not a stream (a stopping api's 503, a
+        // proxy's 502, a 401) ends it for good: fetch now (a 401 then signs the person out), and open another.
+        if (source?.readyState !== EventSource.CLOSED) return;
+        close();
+        everything();
+        reopen = window.setTimeout(open, reopenAfterMs);
+      });
     };
     const close = () => {
+      window.clearTimeout(reopen);
       source?.close();
       source = undefined;
     };

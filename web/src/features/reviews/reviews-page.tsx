@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { FormError } from '../../lib/form-error';
 import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
@@ -13,11 +13,15 @@ export function ReviewsPage() {
   const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
   const [error, setError] = useState<unknown>();
 
+  // Every load asks for the filters shown now, whoever calls it: a card's decision answered after the person
+  // changed the filter reloads what the page shows, not the list of the filter it was decided under (which, being
+  // the newest request, would replace the right answer and stay until the next change).
+  const shownFilters = useRef(filters);
   const latest = useLatest();
   const load = useCallback(
     (background = false) =>
       latest(
-        reviewsApi.list(filters, background),
+        reviewsApi.list(shownFilters.current, background),
         (list) => {
       setReviews(list);
       setError(undefined);
@@ -34,10 +38,13 @@ export function ReviewsPage() {
         },
         setError,
       ),
-    [filters, latest],
+    [latest],
   );
 
-  useEffect(() => load(), [load]);
+  useEffect(() => {
+    shownFilters.current = filters;
+    load();
+  }, [filters, load]);
   useLive(['reviews'], () => load(true));
 
   const set = (change: Partial<ReviewFilters>) => setFilters((current) => ({ ...current, ...change }));
