@@ -10,7 +10,7 @@
 // elsewhere too (a ticket, a mail to yourself, another system): a later export whose chain does not pass
 // through it was rewritten. Exits 1 and names what does not verify.
 //
-// The scheme (domain/gate/audit-chain.ts): digest = SHA-256 of the canonical JSON of the event's content (id,
+// The scheme (domain/audit/chain.ts): digest = SHA-256 of the canonical JSON of the event's content (id,
 // org_id, type, actor_type, actor_id, workflow_id, review_id, resource_type, resource_id, data; object keys
 // sorted; the values of `email`, `name` and `comment` replaced by "sha256:<hex>" of the value, an erased value
 // {"erased": "sha256:<hex>"} by its digest); chain(n) = SHA-256(chain(n-1) ‖ decimal n ‖ digest(n)), chain(0) =
