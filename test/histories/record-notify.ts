@@ -1,5 +1,5 @@
 // Records the histories of the webhook and reviewer-notification workflows as the code stands, for
-// test/replay.test.ts. A held write's supervision waits for hours on its timers and a delivery retries for a day,
+// test/workflows/replay.test.ts. A held write's supervision waits for hours on its timers and a delivery retries for a day,
 // so runs started by older code must replay on newer code. Run it before changing those workflows, and commit
 // what it writes:
 //

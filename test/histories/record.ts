@@ -1,4 +1,4 @@
-// Records the histories of the gated-write workflow as the code stands, for test/replay.test.ts.
+// Records the histories of the gated-write workflow as the code stands, for test/workflows/replay.test.ts.
 // Run it before changing the workflow, and commit what it writes:
 //
 //   node bin/run-ts.js test/histories/record.ts [name-prefix]

@@ -45,6 +45,15 @@ export interface EditRefused {
   refusal: EditDeniedError;
 }
 
+/** Only a held create or update can be edited (checked before who may approve it, as the answer's order has it). */
+export function assertEditable(held: HeldWrite, write: GatedWrite): void {
+  if (!/\.(create|update)$/.test(held.operation) || held.operation !== write.name) {
+    throw new AppError('validation_failed', `only a held create or update can be edited; this review holds ${held.operation}`, {
+      fields: [{ field: 'edit', message: 'a held create or update only' }],
+    });
+  }
+}
+
 /**
  * A reviewer changes the fields of a held create or update as they approve it, in the transaction that holds the
  * review's lock. The edited write goes through the policy again, with the agent's key as the principal and the
@@ -62,11 +71,7 @@ export async function editHeldWrite(
   editor: { userId: string; role: string },
   changes: Record<string, unknown>,
 ): Promise<{ editId: string; approvalsRequired: number } | EditRefused> {
-  if (!/\.(create|update)$/.test(held.operation) || held.operation !== write.name) {
-    throw new AppError('validation_failed', `only a held create or update can be edited; this review holds ${held.operation}`, {
-      fields: [{ field: 'edit', message: 'a held create or update only' }],
-    });
-  }
+  assertEditable(held, write);
   const fixed = Object.keys(changes).filter((field) => fixedFields.includes(field));
   if (fixed.length > 0) {
     throw new AppError('validation_failed', `an edit cannot change ${fixed.join(', ')}`, {

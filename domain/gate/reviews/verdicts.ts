@@ -2,7 +2,7 @@ import type { Database, Queryable } from '../../../db/database';
 import { recordAudit } from '../../audit/events';
 import { AppError } from '../../kit/errors';
 import type { GatedWrite } from '../writes';
-import { editHeldWrite, type EditRefused, type HeldWrite } from './edits';
+import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
 import { getReview } from './reads';
 import type { Review } from './schema';
 import { reviewStatusSql, type ReviewStatus } from './state';
@@ -52,12 +52,15 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
       await settle(tx, review, given, 'denied');
       return { workflowId: review.workflowId, ended: true };
     }
-    assertNotSelfApproval(review, given.person.userId);
     if (given.edit === undefined) {
+      assertNotSelfApproval(review, given.person.userId);
       assertSawCurrentVersion(review, given.seenEditId);
       return { workflowId: review.workflowId, ended: await approveIn(tx, review, given) };
     }
-    const edited = await editHeldWrite(tx, review, heldWrite(review, ports), given.person, given.edit);
+    const write = heldWrite(review, ports);
+    assertEditable(review, write);
+    assertNotSelfApproval(review, given.person.userId);
+    const edited = await editHeldWrite(tx, review, write, given.person, given.edit);
     // A refused edit stays on the record (with its decision): the transaction commits, then the person is told.
     if ('refusal' in edited) return { workflowId: review.workflowId, ended: false, refused: edited };
     return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, { edit_id: edited.editId }) };

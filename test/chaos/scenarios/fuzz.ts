@@ -5,7 +5,7 @@ import { stripVTControlCharacters } from 'node:util';
 import { seconds, type Scenario } from '../scenario';
 
 const projectRoot = fileURLToPath(new URL('../../..', import.meta.url));
-const fuzzTest = 'test/fuzz.test.ts';
+const fuzzTest = 'test/api/fuzz.test.ts';
 /** vitest's own entry (what `npx vitest` runs), so that a budget's SIGTERM reaches vitest itself, not npx. */
 const vitestEntry = fileURLToPath(new URL('../../../node_modules/vitest/vitest.mjs', import.meta.url));
 

@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../runtime/config';
+
+describe('configuration', () => {
+  it('has working defaults', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({ port: 3000, host: '127.0.0.1', publicUrl: 'http://localhost:3000', reviewExpiryMs: 7 * 24 * 3600 * 1000 });
+    expect(config.temporal).toMatchObject({ namespace: 'default', taskQueue: 'gatehouse', devPort: 7233, uiPort: 8233 });
+  });
+
+  it.each([
+    ['30m', 30 * 60 * 1000],
+    ['12h', 12 * 3600 * 1000],
+    ['30d', 30 * 24 * 3600 * 1000],
+    ['90000', 90_000],
+  ])('reads REVIEW_EXPIRY=%s', (value, ms) => {
+    expect(loadConfig({ REVIEW_EXPIRY: value }).reviewExpiryMs).toBe(ms);
+  });
+
+  it.each([['31d'], ['soon'], ['0']])('refuses REVIEW_EXPIRY=%s with the variable named', (value) => {
+    expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(ConfigError);
+    expect(() => loadConfig({ REVIEW_EXPIRY: value })).toThrowError(/REVIEW_EXPIRY/);
+  });
+
+  it('retention: units required, a floor under each, off keeps for good; metrics ports', () => {
+    const day = 24 * 3600 * 1000;
+    expect(loadConfig({}).retention).toEqual({ callLogMs: 90 * day, reviewsMs: 365 * day });
+    expect(loadConfig({ CALL_LOG_RETENTION: '14d', REVIEW_RETENTION: 'off' }).retention).toEqual({ callLogMs: 14 * day, reviewsMs: undefined });
+    for (const [name, value] of [
+      ['CALL_LOG_RETENTION', '90'],
+      ['CALL_LOG_RETENTION', '12h'],
+      ['REVIEW_RETENTION', '365'],
+      ['REVIEW_RETENTION', '30d'],
+      ['REVIEW_RETENTION', 'soon'],
+    ] as const) {
+      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrowError(new RegExp(name));
+    }
+    expect(loadConfig({}).metrics).toEqual({ host: '127.0.0.1', port: undefined, temporalPort: 9466 });
+    expect(loadConfig({ METRICS_PORT: 'off', TEMPORAL_METRICS_PORT: 'off', METRICS_HOST: '0.0.0.0' }).metrics).toEqual({ host: '0.0.0.0', port: 'off', temporalPort: 'off' });
+  });
+
+  it('console settings: sessions, a trusted proxy, and who sees Temporal Web UI links (nobody unless named)', () => {
+    const defaults = loadConfig({});
+    expect(defaults.sessions).toEqual({ idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 });
+    expect(defaults.trustProxy).toBe(false);
+    expect(defaults.temporal.uiRoles).toEqual([]);
+    const set = loadConfig({ SESSION_IDLE_TIMEOUT: '30m', SESSION_MAX_AGE: '1d', TRUST_PROXY: '10.0.0.1, 10.0.0.2', TEMPORAL_UI_ROLES: 'owner, admin' });
+    expect(set.sessions).toEqual({ idleMs: 30 * 60 * 1000, lifetimeMs: 24 * 60 * 60 * 1000 });
+    expect(set.trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
+    expect(set.temporal.uiRoles).toEqual(['owner', 'admin']);
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
+    expect(() => loadConfig({ TEMPORAL_UI_ROLES: 'owner,boss' })).toThrowError(/TEMPORAL_UI_ROLES: unknown roles: boss/);
+    expect(() => loadConfig({ SESSION_IDLE_TIMEOUT: 'soon' })).toThrowError(/SESSION_IDLE_TIMEOUT/);
+  });
+
+  it('RATE_LIMITS is on unless turned off (for the benchmark), and takes nothing else', () => {
+    expect(loadConfig({}).rateLimits).toBe(true);
+    expect(loadConfig({ RATE_LIMITS: 'on' }).rateLimits).toBe(true);
+    expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBe(false);
+    expect(() => loadConfig({ RATE_LIMITS: 'no' })).toThrowError(/RATE_LIMITS/);
+  });
+
+  it('refuses a port that is not one', () => {
+    expect(() => loadConfig({ PORT: 'eighty' })).toThrowError(/PORT/);
+  });
+});
