@@ -396,11 +396,16 @@ describe('editing a held write before approving it, and two people approving one
     await opened.context().close();
   });
 
-  it('a review that needs two people shows 1 of 2 after the first approval; a second person’s approval runs it', async () => {
+  it('a review that needs two people shows 1 of 2 after the first approval, also on the second person’s open page; their approval runs it', async () => {
     const reviewId = await hold({ title: 'big launch plan' });
     const first = await signedInPage(initech, editor, `/reviews/${reviewId}`);
     const shown = card(first, 'big launch plan');
     await shown.waitFor({ timeout: 10_000 });
+    // The second person has the review open already: the first approval reaches their page without a reload.
+    const cosigner = await addPerson(h.db, initech.organization, 'admin');
+    const second = await signedInPage(initech, cosigner, `/reviews/${reviewId}`);
+    const theirs = card(second, 'big launch plan');
+    await theirs.getByText('Approvals: 0 of 2').waitFor({ timeout: 10_000 });
     expect(await shown.innerText()).toContain('Approvals: 0 of 2');
     expect(await shown.innerText()).toContain('Big tasks need two people');
     await shown.getByRole('button', { name: 'Approve (1 of 2)' }).click();
@@ -412,10 +417,8 @@ describe('editing a held write before approving it, and two people approving one
     expect(await accessibilityViolations(first)).toEqual([]);
     expect((await h.db.query('SELECT 1 FROM tasks WHERE org_id = $1 AND title = $2', [initech.organization.id, 'big launch plan'])).rowCount).toBe(0);
 
-    const cosigner = await addPerson(h.db, initech.organization, 'admin');
-    const second = await signedInPage(initech, cosigner, `/reviews/${reviewId}`);
-    const theirs = card(second, 'big launch plan');
     await theirs.getByText('Approvals: 1 of 2').waitFor({ timeout: 10_000 });
+    expect(await theirs.innerText()).toContain(`${editor.email} approved`);
     await theirs.getByRole('button', { name: 'Approve (2 of 2)' }).click();
     await theirs.getByText('The write ran.').waitFor({ timeout: 20_000 });
     expect(await theirs.innerText()).toContain('Approvals: 2 of 2');
