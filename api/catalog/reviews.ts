@@ -88,8 +88,8 @@ const approveWithEditInput = approveReviewInput.extend({
     ),
 });
 
-/** A person's decision: the domain's one entry for it, which tells the held write's workflow once the review ends. */
-function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, { db, caller, gate }: OperationContext) {
+/** A person's verdict: the domain's one entry for it, which tells the held write's workflow once the review ends. */
+function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, { db, caller, gate }: OperationContext) {
   const person = caller.actor as PersonActor;
   return recordVerdict(
     db,
@@ -102,7 +102,7 @@ function decide(verdict: 'approved' | 'denied', input: z.infer<typeof approveWit
       seenEditId: input.seen_edit,
       edit: verdict === 'approved' ? input.edit : undefined,
     },
-    { writeOf: findGatedWrite, reviewEnded: (workflowId) => gate.reviewDecided(workflowId, verdict, outcomeWaitMs) },
+    { writeOf: findGatedWrite, reviewEnded: (workflowId, given) => gate.reviewDecided(workflowId, given, outcomeWaitMs) },
   );
 }
 
@@ -119,7 +119,7 @@ export const approveReviewOperation = defineOperation({
   refusals: ['self_approval', 'policy_denied'],
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
-  handler: (input, context) => decide('approved', input, context),
+  handler: (input, context) => giveVerdict('approved', input, context),
 });
 
 export const denyReviewOperation = defineOperation({
@@ -134,5 +134,5 @@ export const denyReviewOperation = defineOperation({
   input: decideReviewInput,
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
-  handler: (input, context) => decide('denied', input, context),
+  handler: (input, context) => giveVerdict('denied', input, context),
 });
