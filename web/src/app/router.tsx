@@ -5,6 +5,7 @@ import { ApiKeysPage } from '../features/api-keys/api-keys-page';
 import { AuditPage } from '../features/audit/audit-page';
 import { SetPasswordPage } from '../features/auth/set-password-page';
 import { SignInPage } from '../features/auth/sign-in-page';
+import { ConsentPage } from '../features/connect/consent-page';
 import { NotificationsPage } from '../features/notifications/notifications-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
@@ -55,6 +56,15 @@ function NotFound() {
 export const router = createBrowserRouter([
   { path: '/sign-in', element: <SignInPage /> },
   { path: '/set-password', element: <SetPasswordPage /> },
+  {
+    // An app's request to connect (OAuth consent): behind sign-in, but a page of its own, without the console's frame.
+    path: '/oauth/interaction/:uid',
+    element: (
+      <SignedIn>
+        <ConsentPage />
+      </SignedIn>
+    ),
+  },
   {
     element: (
       <SignedIn>

@@ -1,5 +1,6 @@
 // The console's one API client: the console's routes under /console/api, the JSON envelope, and the session's
-// cross-site request token on every call that changes something.
+// cross-site request token on every call that changes something. The envelope is read the same way for the few
+// same-origin routes outside /console/api that the console calls (OAuth's consent, features/connect).
 
 export class ApiError extends Error {
   constructor(
@@ -31,7 +32,7 @@ export function whenSignedOut(listener: () => void): void {
   onSignedOut = listener;
 }
 
-type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
 /** A page of a list, and the cursor of the next one (null on the last). */
 export interface ListPage<T> {
@@ -50,30 +51,40 @@ export async function request<T>(method: Method, path: string, body?: unknown, o
   return (await exchange<T>(method, path, body, options)).data;
 }
 
-async function exchange<T>(method: Method, path: string, body?: unknown, options: { background?: boolean } = {}): Promise<{ data: T; page?: { next_cursor: string | null } }> {
+async function exchange<T>(method: Method, path: string, body?: unknown, options: { background?: boolean } = {}): Promise<Envelope<T>> {
   const headers: Record<string, string> = { accept: 'application/json' };
   // A refresh the page makes by itself is not the person's activity: it does not keep an idle session alive.
   if (options.background) headers['x-gatehouse-background'] = '1';
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && csrfToken) headers['x-csrf-token'] = csrfToken;
+  return exchangeJson<T>(`/console/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }, { tellsSignedOut: !path.startsWith('/session') });
+}
+
+/** A success's envelope: its data, and a list's cursor of the next page. */
+export interface Envelope<T> {
+  data: T;
+  page?: { next_cursor: string | null };
+}
+
+/**
+ * One call to a JSON route of this origin (the console's, or another that answers in the same envelope, such as
+ * OAuth's consent): the session's cookie goes with it, a failure comes back as an ApiError. A 401 tells the app
+ * the session is gone, unless the call is the session's own (`tellsSignedOut: false`).
+ */
+export async function exchangeJson<T>(url: string, init: { method: Method; headers: Record<string, string>; body?: string }, options: { tellsSignedOut?: boolean } = {}): Promise<Envelope<T>> {
   let response: Response;
   try {
-    response = await fetch(`/console/api${path}`, {
-      method,
-      headers,
-      body: body === undefined ? undefined : JSON.stringify(body),
-      credentials: 'same-origin',
-    });
+    response = await fetch(url, { ...init, credentials: 'same-origin' });
   } catch {
     throw new ApiError(0, 'network', 'The service could not be reached. Check your connection and try again.');
   }
   const envelope = (await response.json().catch(() => null)) as
-    | { success: true; data: T; page?: { next_cursor: string | null } }
+    | ({ success: true } & Envelope<T>)
     | { success: false; error: { code: string; message: string; details?: Record<string, unknown> } }
     | null;
   if (envelope?.success) return envelope;
   const error = envelope?.error ?? { code: 'internal_error', message: `The service answered ${response.status}` };
-  if (response.status === 401 && !path.startsWith('/session')) onSignedOut();
+  if (response.status === 401 && (options.tellsSignedOut ?? true)) onSignedOut();
   throw new ApiError(response.status, error.code, error.message, error.details);
 }
 

@@ -1,15 +1,15 @@
 import { useEffect, useRef, useState } from 'react';
 import { ConfirmButton } from '../../lib/confirm-button';
-import { actionsColumn, DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
 import { ShownOnce } from '../../lib/shown-once';
-import { day, when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
-import { keysApi, type AbilityInfo, type ApiKey } from './api';
+import { isConnectedApp, keysApi, type AbilityInfo, type ApiKey } from './api';
 import { ApiAccessSwitch } from './api-access-switch';
+import { ConnectedAppsTable } from './connected-apps-table';
 import { CreateKeyForm } from './create-key-form';
-import { budgetSummary, KeyBudgetForm } from './key-budget-form';
+import { KeyBudgetForm } from './key-budget-form';
+import { KeysTable } from './keys-table';
 
 /** Settings → Advanced → API Keys. */
 export function ApiKeysPage() {
@@ -22,8 +22,9 @@ export function ApiKeysPage() {
   const [confirming, setConfirming] = useState<string>();
   const [budgeting, setBudgeting] = useState<string>();
   const [error, setError] = useState<unknown>();
-  // Where the keyboard goes when what it was on goes away (a card closed, a key revoked).
+  // Where the keyboard goes when what it was on goes away (a card closed, a key revoked, an app disconnected).
   const keysHeading = useRef<HTMLHeadingElement>(null);
+  const appsHeading = useRef<HTMLHeadingElement>(null);
 
   useEffect(() => {
     Promise.all([keysApi.list(), keysApi.abilities(), keysApi.organization()]).then(([list, known, organization]) => {
@@ -33,23 +34,76 @@ export function ApiKeysPage() {
     }, setError);
   }, []);
 
-  async function revoke(id: string) {
+  const ownKeys = keys?.filter((key) => !isConnectedApp(key)) ?? [];
+  const connectedApps = keys?.filter(isConnectedApp) ?? [];
+  /** The heading of the table a key is in, where the keyboard goes when its row's card closes or it stops. */
+  const homeOf = (key: ApiKey) => (isConnectedApp(key) ? appsHeading : keysHeading);
+
+  /** An answer about a key, into the list; the connection an answer may not carry is kept. */
+  const adopt = (changed: ApiKey) => setKeys((list) => list?.map((key) => (key.id === changed.id ? { ...key, ...changed } : key)));
+
+  async function revoke(key: ApiKey) {
     setError(undefined);
     try {
-      const revoked = await keysApi.revoke(id);
-      setKeys((list) => list?.map((key) => (key.id === id ? revoked : key)));
+      adopt(await keysApi.revoke(key.id));
       setConfirming(undefined);
-      keysHeading.current?.focus();
+      homeOf(key).current?.focus();
     } catch (failure) {
       setError(failure);
     }
+  }
+
+  /** A row's buttons: its budgets, and ending it (revoking a key, disconnecting an app: the same for the server). */
+  function rowActions(key: ApiKey, verb: 'Revoke' | 'Disconnect') {
+    if (key.state === 'revoked') return null;
+    return (
+      <div className="action-buttons">
+        {budgeting !== key.id && (
+          <button type="button" className="button secondary small" onClick={() => setBudgeting(key.id)} aria-label={`Set budgets of ${key.label}`}>
+            Budgets
+          </button>
+        )}
+        <ConfirmButton
+          label={verb}
+          accessibleLabel={`${verb} ${key.label}`}
+          confirmLabel={`${verb} "${key.label}" now`}
+          open={confirming === key.id}
+          onOpen={() => setConfirming(key.id)}
+          onCancel={() => setConfirming(undefined)}
+          onConfirm={() => void revoke(key)}
+        />
+      </div>
+    );
+  }
+
+  /** The budgets card of the key being budgeted, under the table it is in. */
+  function budgetForm(list: ApiKey[]) {
+    const key = list.find((candidate) => candidate.id === budgeting);
+    if (!key || !abilities) return null;
+    return (
+      <div key={key.id} className="card">
+        <KeyBudgetForm
+          apiKey={key}
+          abilities={abilities}
+          onSaved={(saved) => {
+            adopt(saved);
+            setBudgeting(undefined);
+            homeOf(key).current?.focus();
+          }}
+          onCancel={() => {
+            setBudgeting(undefined);
+            homeOf(key).current?.focus();
+          }}
+        />
+      </div>
+    );
   }
 
   return (
     <>
       <p className="breadcrumbs">Settings › Advanced</p>
       <h1>API keys</h1>
-      <p className="lede">Agents, automation and scripts use these keys with the REST API and the MCP server. A key's token is shown once, when it is created.</p>
+      <p className="lede">Agents, automation and scripts use these keys with the REST API and the MCP server. A key's token is shown once, when it is created. Apps connected through OAuth are listed under the keys.</p>
       <FormError error={error} />
       {apiAccess !== undefined && (
         <section className="card">
@@ -93,73 +147,27 @@ export function ApiKeysPage() {
         </h2>
         {keys === undefined ? (
           <p role="status">Loading…</p>
-        ) : keys.length === 0 ? (
+        ) : ownKeys.length === 0 ? (
           <p>No keys yet.</p>
         ) : (
-          <DataTable columns={['Label', 'Access', 'Created', 'Last used', 'Expires', 'State', 'Own budget', actionsColumn]}>
-            {keys.map((key) => (
-              <tr key={key.id}>
-                <th scope="row">
-                  {key.label}
-                  <span className="hint block">
-                    <code>{key.id}</code> · {key.abilities.length} abilities
-                  </span>
-                </th>
-                <td>{key.access === 'read' ? 'Read only' : 'Read and write'}</td>
-                <td>
-                  {day(key.created_at)}
-                  <span className="hint block">by {key.created_by?.email ?? 'the command line'}</span>
-                </td>
-                <td>{when(key.last_used_at, 'Never')}</td>
-                <td>{day(key.expires_at, 'Never')}</td>
-                <td>
-                  <span className={`state ${key.state === 'active' ? 'on' : 'off'}`}>{key.state === 'active' ? 'Active' : key.state === 'expired' ? 'Expired' : 'Revoked'}</span>
-                </td>
-                <td>{budgetSummary(key)}</td>
-                <td>
-                  <div className="action-buttons">
-                    {key.state !== 'revoked' && budgeting !== key.id && (
-                      <button type="button" className="button secondary small" onClick={() => setBudgeting(key.id)} aria-label={`Set budgets of ${key.label}`}>
-                        Budgets
-                      </button>
-                    )}
-                    {key.state !== 'revoked' && (
-                      <ConfirmButton
-                        label="Revoke"
-                        accessibleLabel={`Revoke ${key.label}`}
-                        confirmLabel={`Revoke "${key.label}" now`}
-                        open={confirming === key.id}
-                        onOpen={() => setConfirming(key.id)}
-                        onCancel={() => setConfirming(undefined)}
-                        onConfirm={() => void revoke(key.id)}
-                      />
-                    )}
-                  </div>
-                </td>
-              </tr>
-            ))}
-          </DataTable>
+          <KeysTable keys={ownKeys} actions={(key) => rowActions(key, 'Revoke')} />
         )}
-        {abilities &&
-          keys
-            ?.filter((key) => key.id === budgeting)
-            .map((key) => (
-              <div key={key.id} className="card">
-                <KeyBudgetForm
-                  apiKey={key}
-                  abilities={abilities}
-                  onSaved={(saved) => {
-                    setKeys((list) => list?.map((candidate) => (candidate.id === saved.id ? saved : candidate)));
-                    setBudgeting(undefined);
-                    keysHeading.current?.focus();
-                  }}
-                  onCancel={() => {
-                    setBudgeting(undefined);
-                    keysHeading.current?.focus();
-                  }}
-                />
-              </div>
-            ))}
+        {budgetForm(ownKeys)}
+      </section>
+      <section aria-labelledby="apps-heading">
+        <h2 id="apps-heading" ref={appsHeading} tabIndex={-1}>
+          Connected apps (OAuth)
+        </h2>
+        <p className="lede">
+          Apps such as chat assistants and MCP clients that an owner or admin connected through OAuth. Each acts with the abilities it was given, its writes go through
+          the organization's policy like any agent's, and it stops when it is disconnected or its connection ends.
+        </p>
+        {keys === undefined ? null : connectedApps.length === 0 ? (
+          <p>No apps connected.</p>
+        ) : (
+          <ConnectedAppsTable apps={connectedApps} actions={(app) => rowActions(app, 'Disconnect')} />
+        )}
+        {budgetForm(connectedApps)}
       </section>
     </>
   );
