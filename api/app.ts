@@ -12,6 +12,7 @@ import { consoleApi, signedInOnly } from './console/plugin';
 import type { SessionRules } from '../domain/identity/sessions';
 import type { TemporalUiLinks } from './console/session-routes';
 import { mcpRoute } from './mcp/route';
+import { oauthApi, resourceMetadataUrl } from './oauth/plugin';
 import { apiDocs } from './rest/docs';
 import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
@@ -38,7 +39,7 @@ export interface AppDependencies {
   temporalUi?: TemporalUiLinks;
   /** The built console (default: web/dist in this package). */
   consoleDir?: string;
-  /** Where webhook endpoints may point (default: public addresses only). */
+  /** Where webhook endpoints and OAuth clients' metadata documents may be fetched from (default: public addresses only). */
   outbound?: OutboundRules;
 }
 
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     db: deps.db,
     gate: deps.gate,
     apiBaseUrl,
+    mcpResource: `${deps.publicUrl}/mcp`,
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
     sessions,
@@ -164,8 +166,23 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(consolePages, { dir: consoleDir });
   await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions, publicUrl: deps.publicUrl }) });
   await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi });
-  await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl });
-  await app.register(mcpRoute, { pipeline, db: deps.db, apiBaseUrl, publicUrl: deps.publicUrl, allowedOrigins: deps.mcpAllowedOrigins ?? [] });
+  await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl, resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'api') });
+  await app.register(mcpRoute, {
+    pipeline,
+    db: deps.db,
+    apiBaseUrl,
+    publicUrl: deps.publicUrl,
+    allowedOrigins: deps.mcpAllowedOrigins ?? [],
+    resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'mcp'),
+  });
+  await app.register(oauthApi, {
+    db: deps.db,
+    publicUrl: deps.publicUrl,
+    outbound: deps.outbound ?? publicOnly,
+    trustProxy: Boolean(deps.trustProxy),
+    sessions,
+    sendPage: (reply) => sendConsolePage(reply, consoleDir),
+  });
   return app;
 }
 

@@ -1,4 +1,5 @@
 import { msToNumber } from '@temporalio/common/lib/time';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
@@ -131,6 +132,9 @@ const environmentSchema = z.object({
   // (and plain http to it) only where asked, as `gatehouse dev` does.
   WEBHOOK_ALLOW_PRIVATE_ADDRESSES: z.enum(['true', 'false']).default('false'),
   WEBHOOK_ALLOW_LOOPBACK: z.enum(['true', 'false']).optional(),
+  // Certificate authorities (a PEM file) trusted for the service's own https requests besides the system's:
+  // receivers and OAuth clients' metadata documents behind an internal CA.
+  OUTBOUND_CA_FILE: z.preprocess(emptyAsUndefined, z.string().optional()),
   // A delivery's attempts: the first retry after WEBHOOK_RETRY_INITIAL, each wait 4 times the last up to 5 hours,
   // WEBHOOK_MAX_ATTEMPTS in all (10: about a day); an endpoint is switched off after WEBHOOK_DISABLE_AFTER
   // deliveries in a row failed every attempt.
@@ -195,6 +199,8 @@ export interface Config {
   webhooks: {
     allowPrivate: boolean;
     allowLoopback: boolean | undefined;
+    /** OUTBOUND_CA_FILE's certificates, read at start. */
+    extraCertificateAuthorities: string[] | undefined;
     retry: DeliveryRetry;
     timeoutMs: number;
     disableAfter: number;
@@ -207,12 +213,24 @@ export class ConfigError extends Error {}
 
 /** Where the service's own requests (webhooks) may go: loopback only where allowed (`gatehouse dev` allows it). */
 export function outboundPolicy(config: Config): OutboundRules {
-  return { allowLoopback: config.webhooks.allowLoopback ?? false, allowPrivate: config.webhooks.allowPrivate };
+  return {
+    allowLoopback: config.webhooks.allowLoopback ?? false,
+    allowPrivate: config.webhooks.allowPrivate,
+    extraCertificateAuthorities: config.webhooks.extraCertificateAuthorities,
+  };
 }
 
 /** As the CLI checks URLs: as the service would, and on the embedded database (a developer's machine) loopback too. */
 export function cliOutboundPolicy(config: Config): OutboundRules {
   return { ...outboundPolicy(config), allowLoopback: config.webhooks.allowLoopback ?? !config.databaseUrl };
+}
+
+function readCertificates(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError(`Invalid configuration:\n  OUTBOUND_CA_FILE: cannot read ${path} (${(error as Error).message})`);
+  }
 }
 
 const asMs = (value: number | 'off'): number | undefined => (value === 'off' ? undefined : value);
@@ -254,6 +272,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',
       allowLoopback: e.WEBHOOK_ALLOW_LOOPBACK === undefined ? undefined : e.WEBHOOK_ALLOW_LOOPBACK === 'true',
+      extraCertificateAuthorities: e.OUTBOUND_CA_FILE === undefined ? undefined : [readCertificates(e.OUTBOUND_CA_FILE)],
       retry: { initialIntervalMs: e.WEBHOOK_RETRY_INITIAL, backoffCoefficient: 4, maximumIntervalMs: 5 * 60 * 60 * 1000, maximumAttempts: e.WEBHOOK_MAX_ATTEMPTS },
       timeoutMs: e.WEBHOOK_TIMEOUT,
       disableAfter: e.WEBHOOK_DISABLE_AFTER,

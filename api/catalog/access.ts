@@ -1,3 +1,4 @@
+import type { Ability } from '../../domain/identity/abilities';
 import type { Caller } from '../../domain/identity/actors';
 import { includesFeature } from '../../domain/identity/plans';
 import { AppError, type ErrorCode } from '../../domain/kit/errors';
@@ -22,6 +23,15 @@ export function authorize(operation: Operation, caller: Caller): void {
 /** For listings (discovery, MCP tools): the same rule as authorize, asked of every operation. */
 export function isAllowed(operation: Operation, caller: Caller): boolean {
   return denialOf(operation, caller) === undefined;
+}
+
+/**
+ * The scopes a connected client's call needs and its token was not granted (the scope challenge), or undefined
+ * when the call is refused for another reason, or not at all.
+ */
+export function scopeShortfall(operation: Operation, caller: Caller): string[] | undefined {
+  const denial = denialOf(operation, caller);
+  return denial?.code === 'insufficient_scope' ? (denial.details!.scopes as string[]) : undefined;
 }
 
 /** The organization's "Enable API access" switch: off, no token of it reaches the API; the console stays open. */
@@ -56,14 +66,20 @@ function denialOf(operation: Operation, caller: Caller): Denial | undefined {
         message: `${operation.name} is for people only: use a personal token of someone with the reviewer role; API keys never can`,
       };
     }
-    if (operation.kind === 'gated_write' && actor.access !== 'read_write') {
-      return { code: 'read_only_key', message: `This key is read-only; ${operation.name} needs a read-write key` };
+    const needed = [rule.ability, ...(rule.alsoNeeds ?? [])].filter((ability): ability is Ability => Boolean(ability));
+    const readOnly = operation.kind === 'gated_write' && actor.access !== 'read_write';
+    const missing = needed.find((ability) => !actor.abilities.includes(ability));
+    // A connected client's token: a scope challenge naming every scope the call needs, which the client may ask for.
+    if (actor.oauthClientId !== undefined && (readOnly || missing)) {
+      const scopes = needed;
+      return {
+        code: 'insufficient_scope',
+        message: `This connection was not granted ${missing ?? 'write access'}, which ${operation.name} needs; it needs the scopes ${scopes.join(' ')}, which an owner or admin may grant when the client asks again`,
+        details: { required: missing ?? needed[0], scopes },
+      };
     }
-    for (const ability of [rule.ability, ...(rule.alsoNeeds ?? [])]) {
-      if (ability && !actor.abilities.includes(ability)) {
-        return { code: 'insufficient_ability', message: `This key lacks the ability ${ability}, which ${operation.name} needs`, details: { required: ability } };
-      }
-    }
+    if (readOnly) return { code: 'read_only_key', message: `This key is read-only; ${operation.name} needs a read-write key` };
+    if (missing) return { code: 'insufficient_ability', message: `This key lacks the ability ${missing}, which ${operation.name} needs`, details: { required: missing } };
     return undefined;
   }
   const rule = operation.access.person;

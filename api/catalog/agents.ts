@@ -45,6 +45,7 @@ export const listAgentsOperation = defineOperation({
       held_today: z.number().int(),
       denied_today: z.number().int(),
       budget_share: z.number().describe("The key's calls today over the organization's daily budget, 0 to 1"),
+      oauth_client_id: z.string().nullable().describe('The client a person connected over OAuth, when the key is one (its label is the client\'s name); null for a key made as a key'),
       request_budget: z
         .object({ used: z.number().int(), budget: z.number().int() })
         .nullable()

@@ -36,6 +36,15 @@ const apiKeySchema = z.object({
   state: z.enum(['active', 'expired', 'revoked']),
   daily_request_budget: z.number().int().nullable().describe("The key's own requests a day; null: the organization's budget alone"),
   write_caps: z.record(z.string(), z.number().int()).describe('Daily caps of writes submitted, by gated-write operation'),
+  connection: z
+    .object({
+      client_id: z.string().describe("The client's id: the https URL of its metadata document, or the id it was registered under"),
+      client_name: z.string(),
+      client_uri: z.string().nullable(),
+      identified_by: z.enum(['metadata_document', 'registration']).describe('How the client identified itself when it was connected'),
+    })
+    .nullable()
+    .describe('A client a person connected over OAuth (created_by: who; label: its name); null for a key made as a key'),
 });
 
 function wireOf(key: ApiKey): z.infer<typeof apiKeySchema> {
@@ -53,6 +62,12 @@ function wireOf(key: ApiKey): z.infer<typeof apiKeySchema> {
     state: key.revokedAt ? 'revoked' : expired ? 'expired' : 'active',
     daily_request_budget: key.dailyRequestBudget,
     write_caps: key.writeCaps,
+    connection: key.connection && {
+      client_id: key.connection.clientId,
+      client_name: key.label,
+      client_uri: key.connection.clientUri,
+      identified_by: key.connection.clientId.startsWith('https://') ? 'metadata_document' : 'registration',
+    },
   };
 }
 

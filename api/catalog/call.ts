@@ -9,7 +9,7 @@ import { AppError, asRefusal, invalidFields, toAppError, type FieldProblem } fro
 import type { Page } from '../../domain/kit/pagination';
 import { callLogWriter, type CallInterface } from '../../domain/usage/call-log';
 import { createRequestLimits, rateLimitedError, type RequestVerdict } from '../../domain/usage/limits';
-import { apiAccessRefusal, authorize, isAllowed } from './access';
+import { apiAccessRefusal, authorize, isAllowed, scopeShortfall } from './access';
 import type { GateClient } from './gate-client';
 import { catalog } from './index';
 import { isOfferedOn, type Operation, type OperationContext } from './operation';
@@ -79,8 +79,10 @@ export interface CallPipeline {
 export interface CallPipelineOptions {
   db: Database;
   gate: GateClient;
-  /** Absolute URL of the REST base (`…/api`), for links in answers. */
+  /** Absolute URL of the REST base (`…/api`), for links in answers; the REST API's resource identifier (OAuth). */
   apiBaseUrl: string;
+  /** The MCP server's resource identifier (`…/mcp`): an OAuth access token must be for it. */
+  mcpResource: string;
   /** Where people reach the console (`http://localhost:3000`), for links to its pages. */
   publicUrl: string;
   /** Where webhook endpoints may point. */
@@ -111,7 +113,10 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         throw new AppError('organization_mismatch', `This token belongs to another organization than "${request.orgSlug}"`);
       }
       // An MCP client is offered only the tools its key may use; to it, any other does not exist.
-      if (via === 'mcp' && !isAllowed(operation, caller)) throw new AppError('not_found', `Tool ${request.tool ?? operation.name} not found for this key`);
+      // (A connected client's token is told which scopes the tool needs instead: the scope challenge.)
+      if (via === 'mcp' && !isAllowed(operation, caller) && !scopeShortfall(operation, caller)) {
+        throw new AppError('not_found', `Tool ${request.tool ?? operation.name} not found for this key`);
+      }
       authorize(operation, caller);
       if (request.misplaced?.length) throw invalidFields(request.misplaced);
       input = parse(operation, request.input);
@@ -155,7 +160,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
         return forged ? { ...common, admitted: false, refusal: csrfRefusal() } : { ...common, admitted: true };
       }
       const { via } = credential;
-      const { caller, verdict } = await limits.admit(credential.authorization, via);
+      const { caller, verdict } = await limits.admit(credential.authorization, via, via === 'mcp' ? options.mcpResource : apiBaseUrl);
       const common = { caller, via, verdict, startedAt };
       const refusal = refusalAtTheDoor(caller, via, verdict);
       return refusal ? { ...common, admitted: false, refusal } : { ...common, admitted: true };

@@ -13,7 +13,9 @@ import { readFileSync } from 'node:fs';
 import type { Database } from '../../db/database';
 import { AppError } from '../../domain/kit/errors';
 import type { CallPipeline } from '../catalog/call';
-import { httpError, keepReadingTheBody, rateLimitHeaders } from '../rest/http';
+import { allAbilities } from '../../domain/identity/abilities';
+import { scopeShortfall } from '../catalog/access';
+import { bearerChallenge, httpError, keepReadingTheBody, rateLimitHeaders } from '../rest/http';
 import { operationOfTool } from '../catalog/index';
 import { buildMcpServer } from './server';
 import { ExchangeTransport } from './transport';
@@ -26,13 +28,24 @@ export interface McpOptions {
   publicUrl: string;
   /** Browser origins allowed to call /mcp besides the service's own; requests without Origin (non-browser clients) pass. */
   allowedOrigins: string[];
+  /** Where the MCP server's OAuth metadata is (RFC 9728): named in every Bearer challenge. */
+  resourceMetadataUrl: string;
 }
+
+/**
+ * The JSON-RPC code of an authorization denial. SEP-2643 (structured authorization denials) leaves its value to be
+ * assigned; until it is, this one, in the server range, with the SEP's `data.authorization` envelope.
+ */
+export const authorizationDenialCode = -32043;
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
 
-/** A refusal before the MCP exchange starts, as a JSON-RPC error with the fitting HTTP status. */
-function refuse(reply: FastifyReply, error: AppError) {
-  if (error.status === 401) reply.header('www-authenticate', 'Bearer realm="gatehouse", error="invalid_token"');
+/**
+ * A refusal before the MCP exchange starts, as a JSON-RPC error with the fitting HTTP status. A 401 carries the
+ * Bearer challenge that sends an MCP client to the server's OAuth metadata (`challenge`).
+ */
+function refuse(reply: FastifyReply, error: AppError, challenge?: string) {
+  if (error.status === 401 && challenge) reply.header('www-authenticate', challenge);
   return reply.status(error.status).send({
     jsonrpc: '2.0',
     error: { code: jsonRpcCodeOf(error), message: `${error.code}: ${error.message}`, data: { code: error.code, ...error.details } },
@@ -62,11 +75,13 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     await Promise.all([...open].map((exchange) => exchange.close().catch(() => {})));
   });
 
+  const { resourceMetadataUrl } = options;
   app.setErrorHandler((error, request, reply) => {
     const appError = httpError(error);
     keepReadingTheBody(request, reply);
     if (appError.status >= 500) request.log.error({ err: error }, 'mcp request failed');
-    return refuse(reply, appError);
+    const challenge = bearerChallenge({ resourceMetadataUrl, scopes: allAbilities, error: request.headers.authorization ? 'invalid_token' : undefined });
+    return refuse(reply, appError, challenge);
   });
 
   app.post('/mcp', async (request, reply) => {
@@ -91,6 +106,30 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
       const toolCall = toolCallIn(request.body);
       if (toolCall) await pipeline.call(admission, { operation: operationOfTool(toolCall.name), tool: toolCall.name, input: toolCall.input });
       return refuse(reply, admission.refusal);
+    }
+
+    // A connected client's tool call outside its grant: HTTP 403 with the scope challenge (the client may ask the
+    // person for more), and the denial in the structured shape of SEP-2643.
+    const toolCall = toolCallIn(request.body);
+    const operation = toolCall && operationOfTool(toolCall.name);
+    if (toolCall && operation && admission.caller.actor.kind === 'api_key' && admission.caller.actor.oauthClientId && scopeShortfall(operation, admission.caller)) {
+      const outcome = await pipeline.call(admission, { operation, tool: toolCall.name, input: toolCall.input });
+      const refusal = outcome.kind === 'refused' || outcome.kind === 'failed' ? outcome.error : new AppError('insufficient_scope', 'Not granted');
+      const scopes = (refusal.details?.scopes as string[] | undefined) ?? [];
+      reply.header('www-authenticate', bearerChallenge({ resourceMetadataUrl, scopes, error: 'insufficient_scope', description: refusal.message }));
+      return reply.status(403).send({
+        jsonrpc: '2.0',
+        id: ((Array.isArray(request.body) ? request.body[0] : request.body) as { id?: string | number }).id ?? null,
+        error: {
+          code: authorizationDenialCode,
+          message: refusal.message,
+          data: {
+            code: refusal.code,
+            ...refusal.details,
+            authorization: { reason: 'insufficient_authorization', credentialDisposition: 'replacement' },
+          },
+        },
+      });
     }
 
     const message = (Array.isArray(request.body) ? request.body[0] : request.body) as JSONRPCMessage;

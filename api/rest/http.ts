@@ -93,3 +93,17 @@ export function keepReadingTheBody(request: FastifyRequest, reply: FastifyReply)
   const length = Number(request.headers['content-length']);
   if (Number.isFinite(length) && length <= drainedAtMost) reply.removeHeader('connection');
 }
+
+/**
+ * A Bearer challenge (RFC 6750) that names where the resource's OAuth metadata is (RFC 9728) and the scopes it
+ * takes: a client that follows the MCP specification's authorization finds the authorization server from here.
+ * `error` is left out when no token came at all.
+ */
+export function bearerChallenge({ resourceMetadataUrl, scopes, error, description }: { resourceMetadataUrl: string; scopes: readonly string[]; error?: 'invalid_token' | 'insufficient_scope'; description?: string }): string {
+  const quoted = (value: string) => `"${value.replace(/["\\]/g, '')}"`;
+  const parts = [`realm="gatehouse"`, `resource_metadata=${quoted(resourceMetadataUrl)}`];
+  if (error) parts.push(`error=${quoted(error)}`);
+  if (description) parts.push(`error_description=${quoted(description)}`);
+  parts.push(`scope=${quoted(scopes.join(' '))}`);
+  return `Bearer ${parts.join(', ')}`;
+}

@@ -11,6 +11,7 @@ const meaning: Record<ErrorCode, string> = {
   api_access_disabled: 'the organization has turned API access off',
   read_only_key: 'the key is read-only and this is a write',
   insufficient_ability: 'the key lacks the ability this operation needs, or a personal token called an operation that is for API keys',
+  insufficient_scope: "an OAuth access token was not granted the scopes this operation needs (WWW-Authenticate names them: the client may ask the person for them)",
   person_required: 'only a person may do this, with a personal token; API keys never can',
   insufficient_role: "the person's role is not one this operation allows",
   csrf_failed: "a console call that changes something came without the session's `X-CSRF-Token` (the console's own, never the API's)",

@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { CallPipeline, Credential } from '../catalog/call';
 import { catalog } from '../catalog/index';
 import { isOfferedOn, pathParameters, type Operation } from '../catalog/operation';
-import type { FieldProblem } from '../../domain/kit/errors';
+import type { AppError, FieldProblem } from '../../domain/kit/errors';
 import { httpAnswer } from './answer';
 import { rateLimitHeaders } from './http';
 
@@ -19,6 +19,8 @@ export interface RestDialect {
   credentialOf(request: FastifyRequest): Credential;
   /** Whether the /v1/organizations/{slug}/… shape is offered too. */
   explicitOrganization: boolean;
+  /** The WWW-Authenticate header of a refusal, where the dialect gives one (the agents' scope challenge). */
+  challengeOf?(error: AppError): string | undefined;
 }
 
 export const agentsDialect: RestDialect = {
@@ -75,6 +77,9 @@ async function handle(
     idempotencyKey: Array.isArray(idempotencyKey) ? idempotencyKey[0] : idempotencyKey,
   });
   const answer = httpAnswer(operation, outcome);
+  const refusal = outcome.kind === 'refused' || outcome.kind === 'failed' ? outcome.error : undefined;
+  const challenge = refusal && dialect.challengeOf?.(refusal);
+  if (challenge) reply.header('www-authenticate', challenge);
   return reply.status(answer.status).headers({ ...rateLimitHeaders(admission.verdict), ...answer.headers }).send(answer.body);
 }
 

@@ -42,6 +42,15 @@ export type AuditEvent =
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number; comment?: string } }
   | { type: 'policy.shadow_started' | 'policy.shadow_stopped'; actor: ActorRef; data: Record<string, never> }
   | { type: 'api_key.created' | 'api_key.revoked'; actor: ActorRef; resourceId: string; data: { label: string; access?: string; abilities?: string[]; expires_at?: string | null } }
+  /** A client a person connected over OAuth (its key, key_…), its tokens refreshed, and its end. */
+  | {
+      type: 'oauth.connected';
+      actor: ActorRef;
+      resourceId: string;
+      data: { client_id: string; client_name: string; identified_by: string; access: string; abilities: string[]; expires_at: string };
+    }
+  | { type: 'oauth.refreshed'; actor: ActorRef; resourceId: string; data: { client_id: string; client_name: string } }
+  | { type: 'oauth.disconnected'; actor: ActorRef; resourceId: string; data: { client_id: string; client_name: string; reason: string } }
   /** A key's own daily request budget or write caps set or changed (key_…), with what they were. */
   | { type: 'api_key.budget_changed'; actor: ActorRef; resourceId: string; data: { label: string; daily_request_budget: number | null; write_caps: Record<string, number>; before: { daily_request_budget: number | null; write_caps: Record<string, number> } } }
   | {

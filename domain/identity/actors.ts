@@ -38,6 +38,11 @@ export interface ApiKeyActor {
   dailyRequestBudget: number | null;
   /** The key's daily caps of writes submitted, by gated-write operation (`customers.update`). */
   writeCaps: Readonly<Record<string, number>>;
+  /**
+   * Set when the key is a client a person connected over OAuth, and this request came with one of its access
+   * tokens: its abilities are the token's scopes, and a call outside them is answered with a scope challenge.
+   */
+  oauthClientId?: string;
 }
 
 export interface PersonActor {

@@ -3,6 +3,7 @@ import { defaultAbilities, isAbility, isWriteAbility, type Ability, type Access 
 import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
+import { endGrant } from './oauth-records';
 import { issueToken } from './tokens';
 
 export interface ApiKey {
@@ -22,6 +23,8 @@ export interface ApiKey {
   dailyRequestBudget: number | null;
   /** The key's daily caps of writes submitted, by gated-write operation (`{"customers.update": 20}`). */
   writeCaps: Record<string, number>;
+  /** The client a person connected over OAuth (its label is the client's name); null for a key made as a key. */
+  connection: { clientId: string; clientUri: string | null } | null;
 }
 
 /** What an organization may give a key of its own: a daily request budget and daily caps of writes, by operation. */
@@ -139,17 +142,37 @@ export async function findApiKey(db: Queryable, orgId: string, keyId: string): P
   return apiKeyFromRow(rows[0]);
 }
 
-/** Revocation counts from the next request; revoking a revoked key changes nothing and records nothing. */
+/**
+ * Revocation counts from the next request; revoking a revoked key changes nothing and records nothing. A connected
+ * client's key is disconnected: its grant and every token of it end with it (`oauth.disconnected`).
+ */
 export async function revokeApiKey(db: Database, orgId: string, keyId: string, by: ActorRef = cliActor): Promise<ApiKey> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
-      `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL RETURNING label`,
+      `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL RETURNING label, oauth_grant_id, oauth_client_id`,
       [keyId, orgId],
     );
     const key = await findApiKey(tx, orgId, keyId);
-    if (rows[0]) await recordAudit(tx, orgId, { type: 'api_key.revoked', actor: by, resourceId: keyId, data: { label: key.label } });
+    const revoked = rows[0];
+    if (revoked?.oauth_grant_id) await endConnection(tx, { id: keyId, orgId, grantId: revoked.oauth_grant_id, clientId: revoked.oauth_client_id, label: key.label }, by, 'disconnected');
+    else if (revoked) await recordAudit(tx, orgId, { type: 'api_key.revoked', actor: by, resourceId: keyId, data: { label: key.label } });
     return key;
   });
+}
+
+/**
+ * Ends a connected client's key, revoked already or now: its grant and every code and token of it end at once,
+ * recorded as `oauth.disconnected` by `by` (a person, or the client itself) with why.
+ */
+export async function endConnection(
+  tx: Queryable,
+  key: { id: string; orgId: string; grantId: string; clientId: string; label: string },
+  by: ActorRef,
+  reason: 'disconnected' | 'revoked_by_client' | 'token_replayed',
+): Promise<void> {
+  await tx.query(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND org_id = $2`, [key.id, key.orgId]);
+  await endGrant(tx, key.grantId);
+  await recordAudit(tx, key.orgId, { type: 'oauth.disconnected', actor: by, resourceId: key.id, data: { client_id: key.clientId, client_name: key.label, reason } });
 }
 
 /**
@@ -221,5 +244,6 @@ function apiKeyFromRow(row: Record<string, unknown>): ApiKey {
     revokedAt: row.revoked_at ? (row.revoked_at as Date).toISOString() : null,
     dailyRequestBudget: (row.daily_request_budget as number | null) ?? null,
     writeCaps: sortedCaps((row.write_caps as Record<string, number> | null) ?? {}),
+    connection: row.oauth_client_id ? { clientId: row.oauth_client_id as string, clientUri: (row.oauth_client_uri as string | null) ?? null } : null,
   };
 }

@@ -7,6 +7,7 @@ export const errorStatus = {
   api_access_disabled: 403,
   read_only_key: 403,
   insufficient_ability: 403,
+  insufficient_scope: 403,
   person_required: 403,
   insufficient_role: 403,
   csrf_failed: 403,

@@ -4,6 +4,7 @@ import { promises as dns } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
+import { rootCertificates } from 'node:tls';
 import { AppError } from '../kit/errors';
 
 /**
@@ -16,6 +17,13 @@ export interface OutboundRules {
   allowLoopback: boolean;
   /** Private, link-local, shared and other non-public ranges (WEBHOOK_ALLOW_PRIVATE_ADDRESSES). */
   allowPrivate: boolean;
+  /** Certificate authorities trusted besides the system's (PEM), for receivers behind an internal CA (OUTBOUND_CA_FILE). */
+  extraCertificateAuthorities?: string[];
+}
+
+/** The `ca` of an https request under the rules: the system's authorities and the extra ones, or Node's default. */
+function trustedAuthorities(policy: OutboundRules): string[] | undefined {
+  return policy.extraCertificateAuthorities?.length ? [...rootCertificates, ...policy.extraCertificateAuthorities] : undefined;
 }
 
 export const publicOnly: OutboundRules = { allowLoopback: false, allowPrivate: false };
@@ -126,6 +134,7 @@ export function postOutbound(
         lookup: guardedLookup(policy),
         signal: signal ? AbortSignal.any([deadline, signal]) : deadline,
         agent: false,
+        ca: trustedAuthorities(policy),
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -145,6 +154,61 @@ export function postOutbound(
     );
     request.on('error', (error) => reject(deadline.aborted ? new Error(`no answer within ${timeoutMs / 1000} s`) : error));
     request.end(body);
+  });
+}
+
+export interface FetchedDocument {
+  status: number;
+  headers: Record<string, string>;
+  body: Buffer;
+}
+
+/**
+ * GETs a document under the rules (an OAuth client's metadata document): https only, every address checked on the
+ * connection, redirects not followed, refused when its body passes `maxBytes` or the whole exchange takes longer
+ * than `timeoutMs`.
+ */
+export function getOutbound(
+  url: string,
+  { policy, timeoutMs = 5_000, maxBytes, headers = {}, signal }: { policy: OutboundRules; timeoutMs?: number; maxBytes: number; headers?: Record<string, string>; signal?: AbortSignal },
+): Promise<FetchedDocument> {
+  const target = new URL(url);
+  if (target.protocol !== 'https:') return Promise.reject(new Error(`refused: ${url} is not an https URL`));
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  if (ipaddr.isValid(host)) {
+    const refusal = addressRefusal(host, policy);
+    if (refusal) return Promise.reject(new Error(`refused: ${refusal}`));
+  }
+  const deadline = AbortSignal.timeout(timeoutMs);
+  return new Promise((resolve, reject) => {
+    const request = https.get(
+      target,
+      { headers, lookup: guardedLookup(policy), signal: signal ? AbortSignal.any([deadline, signal]) : deadline, agent: false, ca: trustedAuthorities(policy) },
+      (response) => {
+        const declared = Number(response.headers['content-length']);
+        if (declared > maxBytes) {
+          response.destroy();
+          return reject(new Error(`refused: the document is ${declared} bytes, more than ${maxBytes}`));
+        }
+        const chunks: Buffer[] = [];
+        let received = 0;
+        response.on('data', (chunk: Buffer) => {
+          received += chunk.length;
+          if (received > maxBytes) {
+            response.destroy();
+            return reject(new Error(`refused: the document is more than ${maxBytes} bytes`));
+          }
+          chunks.push(chunk);
+        });
+        response.on('end', () => {
+          const flat: Record<string, string> = {};
+          for (const [name, value] of Object.entries(response.headers)) if (value !== undefined) flat[name] = Array.isArray(value) ? value.join(', ') : value;
+          resolve({ status: response.statusCode ?? 0, headers: flat, body: Buffer.concat(chunks) });
+        });
+        response.on('error', reject);
+      },
+    );
+    request.on('error', (error) => reject(deadline.aborted ? new Error(`no answer within ${timeoutMs / 1000} s`) : error));
   });
 }
 

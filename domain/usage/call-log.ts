@@ -214,12 +214,14 @@ export interface AgentDay {
   denied_today: number;
   /** The key's calls today as a share of the organization's daily budget (0–1). */
   budget_share: number;
+  /** Set when the key is a client a person connected over OAuth: the client's id. */
+  oauth_client_id: string | null;
 }
 
 /** Each key's day, in the organization's time zone: its calls, and its writes applied, held and denied. */
 export async function agentDays(db: Queryable, organization: { id: string; timezone: string }, dailyBudget: number): Promise<AgentDay[]> {
   const { rows } = await db.query(
-    `SELECT k.id, k.label, k.access, k.last_used_at, k.revoked_at, k.expires_at <= now() AS expired,
+    `SELECT k.id, k.label, k.access, k.last_used_at, k.revoked_at, k.expires_at <= now() AS expired, k.oauth_client_id,
             count(c.id)::int AS calls, count(c.id) FILTER (WHERE c.outcome = 'applied')::int AS applied,
             count(c.id) FILTER (WHERE c.outcome = 'pending_review')::int AS held,
             count(c.id) FILTER (WHERE c.outcome = 'policy_denied')::int AS denied
@@ -242,5 +244,6 @@ export async function agentDays(db: Queryable, organization: { id: string; timez
     held_today: row.held,
     denied_today: row.denied,
     budget_share: dailyBudget > 0 ? row.calls / dailyBudget : 0,
+    oauth_client_id: row.oauth_client_id ?? null,
   }));
 }

@@ -49,9 +49,10 @@ export interface RequestLimits {
   readonly enabled: boolean;
   /**
    * Authenticates a bearer token (401 when it does not) and counts its request over an interface, in one
-   * statement; the verdict is undefined when limits are off.
+   * statement; the verdict is undefined when limits are off. `audience` is the resource the request is for (an
+   * OAuth access token must have been issued for it).
    */
-  admit(authorization: string | undefined, via: Interface): Promise<{ caller: Caller; verdict: RequestVerdict | undefined }>;
+  admit(authorization: string | undefined, via: Interface, audience?: string): Promise<{ caller: Caller; verdict: RequestVerdict | undefined }>;
   /** The organization's budget today, as counted so far (this request included when it was counted). */
   dailyUsage(caller: Caller): Promise<DailyUsage>;
   /** Waits for a sweep of old counters that is under way. */
@@ -72,7 +73,7 @@ export interface RequestLimitsOptions {
 const sweepEveryMs = 60_000;
 
 /** The counter of a key's requests in the organization's local day (its period is the local date). */
-const keyDayScope = (keyId: string) => `keyday:${keyId}`;
+const keyDayScopePrefix = 'keyday:';
 
 // The local day and its end are computed by PostgreSQL from the organization's IANA zone, so a day of 23 or 25
 // hours (a daylight-saving change) ends at its real midnight.
@@ -100,18 +101,19 @@ export const nextLocalMidnight = (now: string, zone: string) =>
  * does not count read the day as it stands): one runaway token cannot lock out its organization. A day row's end
  * follows the organization's zone as it is now (the zone may have changed since the row was made).
  *
- * Parameters: the lookup's $1 and $2, then $3 the request's time, $4 the minute counter's scope and $5 the key's
- * day counter's scope.
+ * Parameters: the lookup's $1 and $2, then $3 the request's time, and the prefixes of the scopes of the minute's
+ * counter ($4, the interface's: `rest:`) and the key's day ($5, `keyday:`), which end with the caller's
+ * `credential_id` (a key, whatever token a connected client holds now, or a personal token).
  */
 const buildAdmitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute' | 'mcp_per_minute') => `
   WITH caller AS MATERIALIZED (${lookup}), minute AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
-    SELECT $4, to_char($3::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $3::timestamptz, 'UTC') + interval '1 minute' FROM caller
+    SELECT $4 || caller.credential_id, to_char($3::timestamptz AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI'), 1, date_trunc('minute', $3::timestamptz, 'UTC') + interval '1 minute' FROM caller
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1
     RETURNING c.count, c.expires_at
   ), keyday AS (
     INSERT INTO usage_counters AS c (scope, period, count, expires_at)
-    SELECT $5, ${localDate('$3', 'caller.timezone')}, 1, ${nextLocalMidnight('$3', 'caller.timezone')}
+    SELECT $5 || caller.credential_id, ${localDate('$3', 'caller.timezone')}, 1, ${nextLocalMidnight('$3', 'caller.timezone')}
     FROM caller CROSS JOIN minute WHERE caller.daily_request_budget IS NOT NULL AND minute.count <= caller.${perMinuteCeiling}
     ON CONFLICT (scope, period) DO UPDATE SET count = c.count + 1, expires_at = GREATEST(c.expires_at, EXCLUDED.expires_at)
     RETURNING c.count, c.expires_at
@@ -130,7 +132,7 @@ const buildAdmitStatement = (lookup: string, perMinuteCeiling: 'rest_per_minute'
     COALESCE(day.count, (SELECT u.count FROM usage_counters u WHERE u.scope = 'day:' || caller.id AND u.period = ${localDate('$3', 'caller.timezone')}), 0) AS day_used,
     COALESCE(day.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) AS day_resets_at,
     CASE WHEN caller.daily_request_budget IS NOT NULL THEN
-      COALESCE(keyday.count, (SELECT u.count FROM usage_counters u WHERE u.scope = $5 AND u.period = ${localDate('$3', 'caller.timezone')}), 0) END AS key_day_used,
+      COALESCE(keyday.count, (SELECT u.count FROM usage_counters u WHERE u.scope = $5 || caller.credential_id AND u.period = ${localDate('$3', 'caller.timezone')}), 0) END AS key_day_used,
     CASE WHEN caller.daily_request_budget IS NOT NULL THEN
       COALESCE(keyday.expires_at, ${nextLocalMidnight('$3', 'caller.timezone')}) END AS key_day_resets_at
   FROM caller CROSS JOIN minute CROSS JOIN unsynced LEFT JOIN day ON true LEFT JOIN keyday ON true`;
@@ -172,15 +174,15 @@ export function createRequestLimits({ db, clock = () => new Date(), enabled = tr
   return {
     enabled,
 
-    async admit(authorization, via) {
-      if (!enabled) return { caller: await authenticate(db, authorization), verdict: undefined };
-      const lookup = bearerLookup(authorization);
+    async admit(authorization, via, audience) {
+      if (!enabled) return { caller: await authenticate(db, authorization, audience), verdict: undefined };
+      const lookup = bearerLookup(authorization, audience);
       const now = clock();
       const statement = admitStatement(lookup.sql, via === 'rest' ? 'rest_per_minute' : 'mcp_per_minute');
-      const { rows } = await db.query(statement, [...lookup.params, now, `${via}:${lookup.params[0]}`, keyDayScope(lookup.params[0])]);
+      const { rows } = await db.query(statement, [...lookup.params, now, `${via}:`, keyDayScopePrefix]);
       const row = rows[0];
       if (!row) throw unauthorized();
-      noteUse(db, lookup);
+      noteUse(db, lookup, row);
       sweepNow(now);
       const caller = lookup.callerOf(row);
       const perMinuteCeiling = via === 'rest' ? caller.plan.restPerMinute : caller.plan.mcpPerMinute;

@@ -3,6 +3,7 @@ import { Client } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
 import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fastify';
 import { readFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import { buildApp, type AppDependencies } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
@@ -90,6 +91,22 @@ export interface HarnessOptions {
    * of the harness's own (a relay hands every organization's events to its own worker).
    */
   webhooks?: { retry?: Partial<DeliveryRetry>; disableAfter?: number; smtpUrl?: string };
+  /**
+   * Served at its own public URL, http://localhost:<a free port> (OAuth: the issuer and the resources are that
+   * URL, and clients and the browser reach it there), rather than at http://gatehouse.test for `inject`.
+   */
+  servedAtLocalhost?: boolean;
+  /** Where the service's own requests may go (default: loopback, as a developer's receivers listen). */
+  outbound?: OutboundRules;
+}
+
+/** A port nothing listens on now. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
 }
 
 /** Quick retries for tests: 100 ms, then 200 ms, 400 ms…, three attempts in all. */
@@ -152,19 +169,21 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const retry = { ...testDeliveryRetry, ...options.webhooks?.retry };
   const relay = options.webhooks ? startOutboxRelay({ db, client: temporal, taskQueue, retry, everyMs: 100 }) : undefined;
   const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
+  const localPort = options.servedAtLocalhost ? await freePort() : undefined;
+  const appUrl = localPort ? `http://localhost:${localPort}` : publicUrl;
   let baseUrl: string | undefined;
   const mcpClients: McpClient[] = [];
   const app = await buildApp({
     db,
     gate,
-    publicUrl,
+    publicUrl: appUrl,
     logLevel: 'silent',
     clock: options.clock,
     sessions: options.sessions,
     trustProxy: options.trustProxy,
     temporalUi: options.temporalUi,
     consoleDir: inject('consoleDir'),
-    outbound: loopbackAllowed,
+    outbound: options.outbound ?? loopbackAllowed,
   });
 
   const harness: Harness = {
@@ -212,6 +231,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     stopWorker,
     startWorker,
     async listen() {
+      if (!baseUrl && localPort) {
+        await app.listen({ port: localPort, host: 'localhost' });
+        baseUrl = appUrl;
+      }
       if (!baseUrl) {
         await app.listen({ port: 0, host: '127.0.0.1' });
         baseUrl = `http://127.0.0.1:${(app.server.address() as { port: number }).port}`;

@@ -124,6 +124,7 @@ export function AgentsPage() {
               <th scope="row">
                 {day.label}
                 <span className="hint block">
+                  {day.oauth_client_id ? 'Connected app · ' : ''}
                   {day.access === 'read' ? 'Read only' : 'Read and write'}
                   {day.state !== 'active' ? ` · ${day.state}` : ''}
                 </span>

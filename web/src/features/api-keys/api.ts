@@ -5,16 +5,10 @@ export type KeyBudget = Body<'api_keys_update_budget'>;
 export type AbilityInfo = Item<'api_keys_abilities'>;
 export type NewKey = Body<'api_keys_create'>;
 
-/** An app connected through OAuth (an MCP client); null for a key made here or by the command line. */
-export interface Connection {
-  client_id: string;
-  client_name: string;
-  client_uri: string | null;
-}
+export type ApiKey = Item<'api_keys_list'>;
 
-// The contract's `connection` is written here until the catalog's schema of a key has it; then ApiKey is
-// Item<'api_keys_list'> again and Connection is NonNullable<ApiKey['connection']>.
-export type ApiKey = Item<'api_keys_list'> & { connection?: Connection | null };
+/** An app connected through OAuth (an MCP client); null for a key made here or by the command line. */
+export type Connection = NonNullable<ApiKey['connection']>;
 
 /** A key an app holds through its OAuth connection: `created_by` connected it, `label` is the app's name. */
 export type ConnectedApp = ApiKey & { connection: Connection };
@@ -24,7 +18,7 @@ export const isConnectedApp = (key: ApiKey): key is ConnectedApp => Boolean(key.
 const keyPath = (id: string) => `/v1/api-keys/${encodeURIComponent(id)}`;
 
 export const keysApi = {
-  list: () => api.get<ApiKey[]>('/v1/api-keys'),
+  list: () => api.get<Data<'api_keys_list'>>('/v1/api-keys'),
   abilities: () => api.get<Data<'api_keys_abilities'>>('/v1/api-keys/abilities'),
   create: (key: NewKey) => api.post<Data<'api_keys_create'>>('/v1/api-keys', key),
   revoke: (id: string) => api.post<Data<'api_keys_revoke'>>(`${keyPath(id)}/revoke`),

@@ -1,0 +1,95 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../db/database';
+import { allAbilities } from '../../domain/identity/abilities';
+import type { SessionRules } from '../../domain/identity/sessions';
+import type { OutboundRules } from '../../domain/notify/outbound';
+import type Provider from 'oidc-provider';
+import { interactionRoutes } from './interactions';
+import { createAuthorizationServer, protectedResources } from './server';
+
+// OAuth for MCP clients and the REST API, as the MCP specification's authorization (2025-11-25) has it:
+//
+//   /.well-known/oauth-protected-resource/mcp   the MCP server's Protected Resource Metadata (RFC 9728); also at
+//   /.well-known/oauth-protected-resource       the root, for clients that look only there
+//   /.well-known/oauth-protected-resource/api   the REST API's
+//   /.well-known/oauth-authorization-server     the authorization server's metadata (RFC 8414); the same document
+//   /.well-known/openid-configuration           at OpenID Connect's address
+//   /oauth/…                                    the protocol's endpoints (authorize, token, register, revoke, jwks)
+//   /oauth/interaction/{uid}                    the consent page (the console's), and its calls
+
+export interface OAuthOptions {
+  db: Database;
+  publicUrl: string;
+  outbound: OutboundRules;
+  trustProxy: boolean;
+  sessions: SessionRules;
+  /** Answers the console's page (the consent page is one of its pages). */
+  sendPage(reply: FastifyReply): FastifyReply;
+}
+
+/** Where a resource's Protected Resource Metadata is: named in its Bearer challenges. */
+export function resourceMetadataUrl(publicUrl: string, resource: 'mcp' | 'api'): string {
+  return `${publicUrl}/.well-known/oauth-protected-resource/${resource}`;
+}
+
+export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Promise<void> {
+  const { publicUrl } = options;
+  const resources = protectedResources(publicUrl);
+  // Made at its first request, not at start: its secrets are read from (or first written to) the database, and an
+  // api starts, and answers 503, while the database is out of reach. A failed attempt is tried again next time.
+  let made: Promise<Provider> | undefined;
+  const provider = () => {
+    made ??= createAuthorizationServer({
+      db: options.db,
+      publicUrl,
+      outbound: options.outbound,
+      trustProxy: options.trustProxy,
+      log: (error, message) => app.log.error({ err: error }, message),
+    }).catch((error: unknown) => {
+      made = undefined;
+      throw error;
+    });
+    return made;
+  };
+
+  const metadataOf = (resource: string, name: string) => ({
+    resource,
+    authorization_servers: [publicUrl],
+    scopes_supported: allAbilities,
+    bearer_methods_supported: ['header'],
+    resource_name: name,
+    resource_documentation: `${publicUrl}/api/docs`,
+  });
+  const mcpMetadata = metadataOf(resources.mcp, 'Gatehouse MCP server');
+  const restMetadata = metadataOf(resources.rest, 'Gatehouse REST API');
+  const cors = (reply: FastifyReply) => reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300');
+  app.get('/.well-known/oauth-protected-resource', async (_request, reply) => cors(reply).send(mcpMetadata));
+  app.get('/.well-known/oauth-protected-resource/mcp', async (_request, reply) => cors(reply).send(mcpMetadata));
+  app.get('/.well-known/oauth-protected-resource/api', async (_request, reply) => cors(reply).send(restMetadata));
+
+  // The protocol's endpoints are the library's (a Koa app): each request is handed to it whole, its body unread,
+  // with the security headers every answer of the service carries.
+  let callback: ReturnType<Provider['callback']> | undefined;
+  const handOver = async (request: FastifyRequest, reply: FastifyReply, url?: string) => {
+    callback ??= (await provider()).callback();
+    reply.hijack();
+    for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string);
+    if (url) request.raw.url = url;
+    void callback(request.raw, reply.raw);
+  };
+  await app.register(async (protocol) => {
+    protocol.removeAllContentTypeParsers();
+    protocol.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    const methods = ['GET', 'POST', 'OPTIONS', 'PUT', 'DELETE'] as const;
+    protocol.route({ method: [...methods], url: '/oauth/*', handler: (request, reply) => handOver(request, reply) });
+    protocol.route({ method: ['GET', 'OPTIONS'], url: '/.well-known/openid-configuration', handler: (request, reply) => handOver(request, reply) });
+    // RFC 8414's address of the same metadata (the issuer has no path).
+    protocol.route({
+      method: ['GET', 'OPTIONS'],
+      url: '/.well-known/oauth-authorization-server',
+      handler: (request, reply) => handOver(request, reply, '/.well-known/openid-configuration'),
+    });
+  });
+
+  await app.register(interactionRoutes, { db: options.db, publicUrl, provider, sessions: options.sessions, sendPage: options.sendPage, resources });
+}

@@ -1,0 +1,203 @@
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import Provider, { errors, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type { Database } from '../../db/database';
+import { allAbilities } from '../../domain/identity/abilities';
+import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
+import { oauthRecords, oauthSecret, type OAuthRecords } from '../../domain/identity/oauth-records';
+import { checkOutboundUrl, getOutbound, type OutboundRules } from '../../domain/notify/outbound';
+
+// Gatehouse as an OAuth 2.1 authorization server (RFC 8414 metadata, authorization code with PKCE S256, refresh
+// tokens that rotate, revocation, dynamic registration and Client ID Metadata Documents), as the MCP
+// specification's authorization asks of a server that MCP clients connect to. The protocol is oidc-provider's, a
+// certified implementation; what is ours: its records in PostgreSQL, which resources it issues tokens for (the
+// REST API and the MCP server, RFC 8707), the consent (a person of the organization, in the console:
+// api/oauth/interactions.ts), and what a connection is (an API key of the organization:
+// domain/identity/oauth-connections.ts).
+
+/** The resources a token may be for, by their identifiers (RFC 8707): the REST API and the MCP server. */
+export interface ProtectedResources {
+  rest: string;
+  mcp: string;
+}
+
+export function protectedResources(publicUrl: string): ProtectedResources {
+  return { rest: `${publicUrl}/api`, mcp: `${publicUrl}/mcp` };
+}
+
+/** Where the protocol's endpoints are, under the service's own URL (the issuer). */
+export const oauthRoutes = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  registration: '/oauth/register',
+  revocation: '/oauth/revoke',
+  jwks: '/oauth/jwks',
+  end_session: '/oauth/session/end',
+  introspection: '/oauth/introspect',
+  userinfo: '/oauth/userinfo',
+  pushed_authorization_request: '/oauth/par',
+  backchannel_authentication: '/oauth/backchannel',
+  code_verification: '/oauth/device',
+  device_authorization: '/oauth/device/auth',
+  challenge: '/oauth/challenge',
+  credential: '/oauth/credential',
+} as const;
+
+/** How long things live, in seconds: an access token an hour, a code a minute, a refresh token two weeks (each use renews it). */
+export const oauthLifetimes = { accessToken: 3600, authorizationCode: 60, refreshToken: 14 * 24 * 3600, interaction: 30 * 60, session: 30 * 60 } as const;
+
+export interface AuthorizationServerOptions {
+  db: Database;
+  /** The issuer: where people and clients reach the service. */
+  publicUrl: string;
+  /** Where a client's metadata document may be fetched from: the rules webhooks follow. */
+  outbound: OutboundRules;
+  /** X-Forwarded-* believed (TLS ends at a proxy). */
+  trustProxy: boolean;
+  log: (error: unknown, message: string) => void;
+}
+
+/** The authorization server's records of a kind, as oidc-provider's adapter. */
+class RecordsAdapter implements Adapter {
+  private readonly records: OAuthRecords;
+  constructor(db: Database, kind: string) {
+    this.records = oauthRecords(db, kind);
+  }
+  upsert(id: string, payload: AdapterPayload, expiresIn: number) {
+    return this.records.upsert(id, payload as Record<string, unknown>, expiresIn || undefined);
+  }
+  find(id: string) {
+    return this.records.find(id) as Promise<AdapterPayload | undefined>;
+  }
+  findByUid(uid: string) {
+    return this.records.findByUid(uid) as Promise<AdapterPayload | undefined>;
+  }
+  findByUserCode(userCode: string) {
+    return this.records.findByUserCode(userCode) as Promise<AdapterPayload | undefined>;
+  }
+  consume(id: string) {
+    return this.records.consume(id);
+  }
+  destroy(id: string) {
+    return this.records.destroy(id);
+  }
+  revokeByGrantId(grantId: string) {
+    return this.records.revokeByGrantId(grantId);
+  }
+}
+
+/** The largest client metadata document read (the library refuses past 5 KiB; this bounds the read itself). */
+const metadataDocumentMaxBytes = 64 * 1024;
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+export async function createAuthorizationServer(options: AuthorizationServerOptions): Promise<Provider> {
+  const { db, publicUrl, outbound } = options;
+  const resources = protectedResources(publicUrl);
+  const cookieKeys = await oauthSecret(db, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
+  const jwks = await oauthSecret(db, 'jwks', () => {
+    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+    return { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' }] };
+  });
+
+  const configuration: Configuration = {
+    adapter: (name: string) => new RecordsAdapter(db, name),
+    // Clients identify themselves (a metadata document, or registration): none is configured here. They are public
+    // clients (no secret: PKCE proves the code's requester) that may refresh.
+    clients: [],
+    clientDefaults: { grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' },
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    cookies: { keys: cookieKeys },
+    jwks: jwks as Configuration['jwks'],
+    // The account is the person who consented; what a token may do is the connection's (its key).
+    findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    // The abilities are the scopes of both resources; listed here too, because a client's registered `scope` is
+    // checked against this list (api/oauth/interactions.ts grants them both ways, for the resource and here).
+    scopes: ['openid', 'offline_access', ...allAbilities],
+    routes: oauthRoutes,
+    interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
+    // Every authorization asks the person again: the grant is the one this authorization's consent made, never an
+    // earlier one the browser's session remembers for the client.
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    features: {
+      devInteractions: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      userinfo: { enabled: false },
+      introspection: { enabled: false },
+      revocation: { enabled: true },
+      registration: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        // A client that names no resource asks for the MCP server (what MCP clients connect to).
+        defaultResource: async () => resources.mcp,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx, resourceIndicator) => {
+          if (resourceIndicator !== resources.mcp && resourceIndicator !== resources.rest) {
+            throw new errors.InvalidTarget(`tokens are issued for ${resources.mcp} and ${resources.rest} only`);
+          }
+          return { scope: allAbilities.join(' '), audience: resourceIndicator, accessTokenTTL: oauthLifetimes.accessToken, accessTokenFormat: 'opaque' };
+        },
+      },
+      clientIdMetadataDocument: {
+        enabled: true,
+        ack: 'draft-02',
+        // Fetched under the rules webhooks follow: https, public addresses only unless the operator allows more.
+        allowFetch: async (_ctx, clientId) => {
+          try {
+            await checkOutboundUrl(clientId, outbound, 'client_id');
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        cacheDuration: { min: 30, max: 3600 },
+      },
+    } as Configuration['features'],
+    rotateRefreshToken: true,
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    ttl: {
+      AccessToken: oauthLifetimes.accessToken,
+      AuthorizationCode: oauthLifetimes.authorizationCode,
+      RefreshToken: oauthLifetimes.refreshToken,
+      Interaction: oauthLifetimes.interaction,
+      Session: oauthLifetimes.session,
+      // A grant lives as long as the person let the connection last (set when it is saved, api/oauth/interactions.ts).
+      Grant: 365 * 24 * 3600,
+    },
+    // The library's own requests (a client's metadata document) go through ours: the outbound rules checked on the
+    // connection itself, a size and a time limit, no redirects followed.
+    fetch: (async (url: string | URL, init?: { signal?: AbortSignal }) => {
+      const fetched = await getOutbound(String(url), {
+        policy: outbound,
+        timeoutMs: 5_000,
+        maxBytes: metadataDocumentMaxBytes,
+        headers: { accept: 'application/json' },
+        signal: init?.signal,
+      });
+      const bodyless = [101, 204, 205, 304].includes(fetched.status);
+      return new Response(bodyless ? null : new Uint8Array(fetched.body), { status: fetched.status, headers: fetched.headers });
+    }) as unknown as Configuration['fetch'],
+    renderError: async (ctx, out) => {
+      ctx.type = 'html';
+      const said = escapeHtml(String(out.error_description ?? out.error ?? 'The request could not be completed'));
+      ctx.body = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Cannot connect · Gatehouse</title><main><h1>This app cannot connect</h1><p>${said}</p><p>Go back to the app and start again; if it keeps failing, tell whoever looks after it.</p></main></html>`;
+    },
+  };
+
+  const provider = new Provider(publicUrl, configuration);
+  provider.proxy = options.trustProxy;
+  provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
+    if (ctx.oidc.params?.grant_type !== 'refresh_token') return;
+    const grantId = ctx.oidc.entities.RefreshToken?.grantId;
+    if (grantId) recordRefresh(db, grantId).catch((error) => options.log(error, 'token refresh not recorded'));
+  });
+  provider.on('grant.revoked', (ctx: KoaContextWithOIDC, grantId: string) => {
+    const reason = ctx.path === oauthRoutes.revocation ? 'revoked_by_client' : 'token_replayed';
+    grantRevoked(db, grantId, reason).catch((error) => options.log(error, 'grant revocation not recorded'));
+  });
+  provider.on('server_error', (_ctx: unknown, error: unknown) => options.log(error, 'authorization server failed'));
+  return provider;
+}

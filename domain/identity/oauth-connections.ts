@@ -1,0 +1,134 @@
+import type { Database, Queryable } from '../../db/database';
+import { recordAudit, type ActorRef } from '../audit/events';
+import { invalidFields, type FieldProblem } from '../kit/errors';
+import { newId } from '../kit/ids';
+import { isAbility, isWriteAbility, type Ability, type Access } from './abilities';
+import { rolesThat, type Role } from './actors';
+import { endConnection, findApiKey, type ApiKey } from './api-keys';
+import { issueToken } from './tokens';
+
+// A client a person connected over OAuth (an MCP client, a chat app's connector) is one of the organization's API
+// keys: the policy's principal, counted by the plan's limits and its own budget, the submitter of its held writes.
+// It holds no key token of its own: it calls with the access tokens the authorization server issues for its grant,
+// and is disconnected as a key is revoked.
+
+/** How long a person may let a connection last, in days; the consent page offers these. */
+export const connectionDays = { options: [7, 30, 90, 365], default: 90 } as const;
+
+/** What the consent page asks of the person, checked here whoever sends it. */
+export interface ConsentChoice {
+  access: Access;
+  abilities: string[];
+  lastsDays: number;
+}
+
+/** The client as the authorization server knows it. */
+export interface ConnectingClient {
+  id: string;
+  name: string;
+  uri: string | null;
+  /** How it identified itself: a Client ID Metadata Document at its id, or dynamic registration. */
+  identifiedBy: 'metadata_document' | 'registration';
+}
+
+/** What the person may grant: the abilities asked for, read-only ones only on a read connection, at least one. */
+export function consentProblems(choice: ConsentChoice, requested: readonly string[]): FieldProblem[] {
+  const problems: FieldProblem[] = [];
+  if (choice.access !== 'read' && choice.access !== 'read_write') problems.push({ field: 'access', message: 'must be read or read_write' });
+  if (!Array.isArray(choice.abilities) || choice.abilities.length === 0) {
+    problems.push({ field: 'abilities', message: 'choose at least one ability' });
+  } else {
+    for (const ability of choice.abilities) {
+      if (!isAbility(ability) || !requested.includes(ability)) problems.push({ field: 'abilities', message: `${ability} is not among the abilities the client asked for` });
+      else if (choice.access === 'read' && isWriteAbility(ability)) problems.push({ field: 'abilities', message: `${ability} needs read and write access` });
+    }
+  }
+  if (!(connectionDays.options as readonly number[]).includes(choice.lastsDays)) {
+    problems.push({ field: 'lasts_days', message: `must be one of ${connectionDays.options.join(', ')}` });
+  }
+  return problems;
+}
+
+/** Whether a person of this role may connect a client (as they may make keys). */
+export function mayConnect(role: Role): boolean {
+  return (rolesThat.manageKeys as readonly Role[]).includes(role);
+}
+
+/** The people who may connect clients to the organization: told to someone who may not. */
+export async function connectors(db: Queryable, orgId: string): Promise<{ name: string | null; email: string; role: Role }[]> {
+  const { rows } = await db.query(
+    `SELECT name, email, role FROM users WHERE org_id = $1 AND role = ANY($2) AND deactivated_at IS NULL ORDER BY role = 'owner' DESC, email`,
+    [orgId, rolesThat.manageKeys],
+  );
+  return rows.map((row) => ({ name: row.name, email: row.email, role: row.role }));
+}
+
+/**
+ * Records the connection a person consented to: the key of the client's grant, with the abilities and the end the
+ * person chose, in the audit trail as `oauth.connected`.
+ */
+export async function connectClient(
+  db: Database,
+  input: { orgId: string; personId: string; client: ConnectingClient; grantId: string; choice: ConsentChoice; requested: readonly string[] },
+): Promise<ApiKey> {
+  const problems = consentProblems(input.choice, input.requested);
+  if (problems.length) throw invalidFields(problems);
+  const id = newId('key');
+  // A connection calls with the authorization server's tokens: its key token is made and thrown away, never usable.
+  const { digest } = issueToken('api_key', id);
+  const abilities = [...new Set(input.choice.abilities)] as Ability[];
+  const expiresAt = new Date(Date.now() + input.choice.lastsDays * 24 * 60 * 60 * 1000).toISOString();
+  const by: ActorRef = { type: 'user', id: input.personId };
+  return db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, oauth_client_id, oauth_client_uri, oauth_grant_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+      [id, input.orgId, input.client.name, input.choice.access, abilities, digest, input.personId, expiresAt, input.client.id, input.client.uri, input.grantId],
+    );
+    await recordAudit(tx, input.orgId, {
+      type: 'oauth.connected',
+      actor: by,
+      resourceId: id,
+      data: {
+        client_id: input.client.id,
+        client_name: input.client.name,
+        identified_by: input.client.identifiedBy,
+        access: input.choice.access,
+        abilities,
+        expires_at: expiresAt,
+      },
+    });
+    return findApiKey(tx, input.orgId, id);
+  });
+}
+
+/** The live connection of a grant, if its key is neither revoked nor expired. */
+export async function connectionOfGrant(db: Queryable, grantId: string): Promise<{ keyId: string; orgId: string; clientId: string; label: string } | undefined> {
+  const { rows } = await db.query(
+    `SELECT id, org_id, oauth_client_id, label FROM api_keys WHERE oauth_grant_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())`,
+    [grantId],
+  );
+  return rows[0] ? { keyId: rows[0].id, orgId: rows[0].org_id, clientId: rows[0].oauth_client_id, label: rows[0].label } : undefined;
+}
+
+/** A connected client refreshed its token: in the audit trail, as the client. */
+export async function recordRefresh(db: Queryable, grantId: string): Promise<void> {
+  const connection = await connectionOfGrant(db, grantId);
+  if (!connection) return;
+  await recordAudit(db, connection.orgId, {
+    type: 'oauth.refreshed',
+    actor: { type: 'api_key', id: connection.keyId },
+    resourceId: connection.keyId,
+    data: { client_id: connection.clientId, client_name: connection.label },
+  });
+}
+
+/** The authorization server revoked a grant (the client revoked its token, or a code was replayed). */
+export async function grantRevoked(db: Database, grantId: string, reason: 'revoked_by_client' | 'token_replayed'): Promise<void> {
+  await db.transaction(async (tx) => {
+    const { rows } = await tx.query(`SELECT id, org_id, oauth_client_id, label FROM api_keys WHERE oauth_grant_id = $1 AND revoked_at IS NULL FOR UPDATE`, [grantId]);
+    const row = rows[0];
+    if (!row) return;
+    await endConnection(tx, { id: row.id, orgId: row.org_id, grantId, clientId: row.oauth_client_id, label: row.label }, { type: 'api_key', id: row.id }, reason);
+  });
+}

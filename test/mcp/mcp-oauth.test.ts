@@ -1,0 +1,459 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp } from '../../api/app';
+import { createGateClient } from '../../api/catalog/gate-client';
+import { allAbilities } from '../../domain/identity/abilities';
+import { publicOnly } from '../../domain/notify/outbound';
+import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { addPerson, signIn, type TestPerson } from '../support/console';
+import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { MemoryOAuthClient, startCallback, startLocalHttps, type Callback, type LocalHttps } from '../support/oauth-client';
+
+// MCP clients that follow the specification's authorization (2025-11-25) connect to a running Gatehouse from its
+// URL alone: the SDK's own client, with its OAuth provider, discovers the metadata, identifies itself by a Client
+// ID Metadata Document (served over local https) or registers itself, a person signs in and consents in Chromium,
+// and the client works as an agent of the organization until the person disconnects it in the console.
+
+let h: Harness;
+let acme: TestOrganization;
+let owner: TestPerson;
+let member: TestPerson;
+let browser: Browser;
+let base: string;
+let https: LocalHttps;
+let callback: Callback;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  https = await startLocalHttps();
+  // The metadata document is on loopback over https: loopback and private addresses allowed, the test's
+  // authority trusted (as OUTBOUND_CA_FILE does).
+  h = await startHarness({ servedAtLocalhost: true, outbound: { allowLoopback: true, allowPrivate: true, extraCertificateAuthorities: [https.ca] } });
+  acme = await h.createOrganization({ name: 'Acme Inc.' });
+  owner = await addPerson(h.db, acme.organization, 'owner');
+  member = await addPerson(h.db, acme.organization, 'member');
+  base = await h.listen();
+  callback = await startCallback();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await callback?.close();
+  await https?.close();
+  await h?.close();
+});
+
+async function newPage(width = 1280): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width, height: 1000 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  return page;
+}
+
+/** The person opens the authorization URL the client was given, and signs in to the console there. */
+async function signInAt(page: Page, url: URL, person: TestPerson): Promise<void> {
+  await page.goto(url.toString());
+  await page.getByLabel('Organization').fill(acme.organization.slug);
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { level: 1 }).filter({ hasText: 'Connect' }).waitFor();
+}
+
+/** The person signs in at the authorization URL, keeps only `keep` checked and connects: the code the client is brought. */
+async function consentInBrowser(url: URL, person: TestPerson, keep: string[]): Promise<string> {
+  const page = await newPage();
+  await signInAt(page, url, person);
+  for (const ability of allAbilities) {
+    const box = page.getByRole('checkbox', { name: ability, exact: true });
+    if ((await box.isEnabled()) && (await box.isChecked()) !== keep.includes(ability)) await box.setChecked(keep.includes(ability));
+  }
+  await page.getByRole('button', { name: 'Connect' }).click();
+  const code = await callback.next();
+  await page.context().close();
+  return code;
+}
+
+/** An MCP client on the SDK's Streamable HTTP transport, authorized by the provider. */
+function mcpClient(provider: MemoryOAuthClient): { client: Client; transport: StreamableHTTPClientTransport } {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { authProvider: provider });
+  return { client: new Client({ name: 'oauth-test', version: '1.0.0' }), transport };
+}
+
+/** A raw MCP tools/call with a bearer token, to read the HTTP answer itself. */
+async function rawToolCall(token: string, name: string, args: Record<string, unknown>) {
+  return fetch(`${base}/mcp`, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name, arguments: args } }),
+  });
+}
+
+async function auditTypes(): Promise<string[]> {
+  const { rows } = await h.db.query(`SELECT type FROM audit_events WHERE org_id = $1 AND type LIKE 'oauth.%' ORDER BY created_at, id`, [acme.organization.id]);
+  return rows.map((row) => row.type);
+}
+
+describe('discovery', () => {
+  it('names the metadata in the 401 challenge of /mcp and /api, and serves RFC 9728 and RFC 8414 documents', async () => {
+    const mcp = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+    expect(mcp.status).toBe(401);
+    const challenge = mcp.headers.get('www-authenticate')!;
+    expect(challenge).toMatch(/^Bearer /);
+    expect(challenge).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    expect(challenge).toContain(`scope="${allAbilities.join(' ')}"`);
+    expect(challenge).not.toContain('error=');
+
+    const rest = await fetch(`${base}/api/v1/tasks`, { headers: { authorization: 'Bearer nonsense' } });
+    expect(rest.status).toBe(401);
+    expect(rest.headers.get('www-authenticate')).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/api"`);
+    expect(rest.headers.get('www-authenticate')).toContain('error="invalid_token"');
+
+    const resource = await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json();
+    expect(resource).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [base], scopes_supported: allAbilities });
+    expect(((await (await fetch(`${base}/.well-known/oauth-protected-resource/api`)).json()) as { resource: string }).resource).toBe(`${base}/api`);
+
+    const server = (await (await fetch(`${base}/.well-known/oauth-authorization-server`)).json()) as Record<string, unknown>;
+    expect(server).toMatchObject({
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      registration_endpoint: `${base}/oauth/register`,
+      revocation_endpoint: `${base}/oauth/revoke`,
+      code_challenge_methods_supported: ['S256'],
+      client_id_metadata_document_supported: true,
+    });
+    expect(server.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+  });
+});
+
+describe('a client identified by its metadata document', () => {
+  let provider: MemoryOAuthClient;
+  let client: Client;
+  let keyId: string;
+  const documentPath = '/assistant/client.json';
+
+  it('is sent to sign in and consent, and connects with the abilities the person chose', async () => {
+    const clientId = `${https.origin}${documentPath}`;
+    provider = new MemoryOAuthClient(callback.url, clientId, 'Chat Assistant');
+    // The client's metadata document, at its id: what it would send to register, and the id itself.
+    https.serve(documentPath, { ...provider.clientMetadata, client_id: clientId, client_uri: https.origin });
+    const first = mcpClient(provider);
+    await expect(first.client.connect(first.transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const authorizationUrl = provider.authorizationUrl!;
+    expect(authorizationUrl.searchParams.get('client_id')).toBe(clientId);
+    expect(authorizationUrl.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorizationUrl.searchParams.get('resource')).toBe(`${base}/mcp`);
+
+    const page = await newPage();
+    await signInAt(page, authorizationUrl, owner);
+    await expect(page.getByRole('heading', { level: 1 }).textContent()).resolves.toContain('Chat Assistant');
+    // What proves who asks: the host of its metadata document.
+    await page.getByText(new URL(https.origin).host).first().waitFor();
+    expect(https.fetched(documentPath)).toBeGreaterThan(0);
+    // The page cannot be framed.
+    const framing = (await page.request.get(page.url())).headers()['content-security-policy'];
+    expect(framing).toContain("frame-ancestors 'none'");
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'oauth-consent');
+
+    // Only what the person keeps checked is granted.
+    for (const ability of allAbilities) {
+      const box = page.getByRole('checkbox', { name: ability, exact: true });
+      const keep = ['tasks.read', 'tasks.write', 'reviews.read'].includes(ability);
+      if ((await box.isChecked()) !== keep && (await box.isEnabled())) await box.setChecked(keep);
+    }
+    await page.getByRole('button', { name: 'Connect' }).click();
+    const code = await callback.next();
+    await first.transport.finishAuth(code);
+    await page.context().close();
+
+    const connected = mcpClient(provider);
+    client = connected.client;
+    await client.connect(connected.transport);
+    const tools = (await client.listTools()).tools.map((tool) => tool.name);
+    expect(tools).toContain('create_task');
+    expect(tools).toContain('list_tasks');
+    expect(tools).not.toContain('search_customers');
+    expect(tools).not.toContain('remember');
+
+    const { rows } = await h.db.query(`SELECT id, label, access, abilities, oauth_client_id, created_by FROM api_keys WHERE org_id = $1 AND oauth_client_id IS NOT NULL`, [
+      acme.organization.id,
+    ]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ label: 'Chat Assistant', access: 'read_write', oauth_client_id: clientId, created_by: owner.user.id });
+    expect([...rows[0].abilities].sort()).toEqual(['reviews.read', 'tasks.read', 'tasks.write']);
+    keyId = rows[0].id;
+    expect(await auditTypes()).toEqual(['oauth.connected']);
+  });
+
+  it('makes a gated write as the connection: held, then approved by a reviewer', async () => {
+    const held = await client.callTool({ name: 'create_task', arguments: { title: 'review the follow-up from the chat' } });
+    expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
+    const review = (held.structuredContent as { review: { id: string } }).review;
+    const { rows } = await h.db.query(`SELECT d.api_key_id FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.id = $1`, [review.id]);
+    expect(rows[0].api_key_id).toBe(keyId);
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${review.id}/approve`, token: acme.reviewerToken });
+    expect(approved.statusCode).toBe(200);
+    const done = await client.callTool({ name: 'get_review_status', arguments: { review_id: review.id } });
+    expect(done.structuredContent).toMatchObject({ status: 'approved', applied: true, result: { title: 'review the follow-up from the chat' } });
+    // The Agent Command Center counts it as the agent it is.
+    const console = await signIn(h.app, acme.organization, owner);
+    const agents = (await console.request({ method: 'GET', url: '/console/api/v1/agents' })).json().data as { api_key_id: string; label: string; held_today: number; oauth_client_id: string | null }[];
+    expect(agents.find((agent) => agent.api_key_id === keyId)).toMatchObject({ label: 'Chat Assistant', held_today: 1, oauth_client_id: `${https.origin}/assistant/client.json` });
+  });
+
+  it('is told insufficient_scope for a tool outside its grant, with the scopes it needs', async () => {
+    const token = provider.tokens()!.access_token;
+    const answer = await rawToolCall(token, 'search_customers', {});
+    expect(answer.status).toBe(403);
+    const challenge = answer.headers.get('www-authenticate')!;
+    expect(challenge).toContain('error="insufficient_scope"');
+    expect(challenge).toContain('scope="customers.read"');
+    expect(challenge).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    const body = await answer.json();
+    expect(body).toMatchObject({
+      jsonrpc: '2.0',
+      id: 7,
+      error: { data: { code: 'insufficient_scope', scopes: ['customers.read'], authorization: { reason: 'insufficient_authorization' } } },
+    });
+    // The SDK's client, told so, tries to step up; with nothing more granted it gives up and says why.
+    await expect(client.callTool({ name: 'search_customers', arguments: {} })).rejects.toThrow(/403/);
+  });
+
+  it('refreshes its token (rotated), is recorded, and keeps working', async () => {
+    const before = provider.tokens()!;
+    expect(before.refresh_token).toBeTruthy();
+    expect(await auth(provider, { serverUrl: `${base}/mcp` })).toBe('AUTHORIZED');
+    const after = provider.tokens()!;
+    expect(after.access_token).not.toBe(before.access_token);
+    expect(after.refresh_token).not.toBe(before.refresh_token);
+    const again = mcpClient(provider);
+    await again.client.connect(again.transport);
+    expect((await again.client.listTools()).tools.length).toBeGreaterThan(0);
+    client = again.client;
+    expect(await auditTypes()).toContain('oauth.refreshed');
+  });
+
+  it('a token for the MCP server is refused by the REST API', async () => {
+    const token = provider.tokens()!.access_token;
+    const answer = await fetch(`${base}/api/v1/tasks`, { headers: { authorization: `Bearer ${token}` } });
+    expect(answer.status).toBe(401);
+  });
+
+  it('shows in Settings → Advanced → API keys, and is refused at once after the person disconnects it', async () => {
+    const page = await newPage();
+    await page.goto(`${base}/settings/advanced/api-keys`);
+    await page.getByLabel('Organization').fill(acme.organization.slug);
+    await page.getByLabel('Email').fill(owner.email);
+    await page.getByLabel('Password').fill(owner.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const apps = page.getByRole('region', { name: /Connected apps/ });
+    await apps.getByText('Chat Assistant').first().waitFor();
+    await apps.getByText(owner.email).first().waitFor();
+    await screenshot(page, 'oauth-connected-apps');
+    await apps.getByRole('button', { name: 'Disconnect Chat Assistant' }).click();
+    await page.getByRole('button', { name: 'Disconnect "Chat Assistant" now' }).click();
+    await apps.getByText(/revoked/i).first().waitFor();
+    await page.context().close();
+
+    const token = provider.tokens()!.access_token;
+    const refused = await rawToolCall(token, 'list_tasks', {});
+    expect(refused.status).toBe(401);
+    // Its refresh token is gone too: the SDK's client is sent to authorize again.
+    await expect(client.listTools()).rejects.toThrow();
+    expect(await auditTypes()).toContain('oauth.disconnected');
+  });
+});
+
+describe('a client that registers itself', () => {
+  it('is refused consent by a member, who is told who can; an owner connects it', async () => {
+    const provider = new MemoryOAuthClient(callback.url, undefined, 'Registered Helper');
+    const first = mcpClient(provider);
+    await expect(first.client.connect(first.transport)).rejects.toBeInstanceOf(UnauthorizedError);
+    const registered = provider.clientInformation();
+    expect(registered?.client_id).toBeTruthy();
+    expect(registered?.client_id).not.toMatch(/^https:/);
+
+    const asMember = await newPage(390);
+    await signInAt(asMember, provider.authorizationUrl!, member);
+    await asMember.getByRole('heading', { name: 'Only owners and admins can connect apps' }).waitFor();
+    await asMember.getByText(owner.email).first().waitFor();
+    expect(await asMember.getByRole('button', { name: 'Connect' }).count()).toBe(0);
+    expect(await accessibilityViolations(asMember)).toEqual([]);
+    // Nor can the member consent by calling the page's endpoint.
+    const uid = new URL(asMember.url()).pathname.split('/').pop();
+    const refused = await asMember.evaluate(async (path) => {
+      const details = (await (await fetch(`${path}/details`)).json()) as { data: { csrf_token: string } };
+      const answer = await fetch(`${path}/consent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-csrf-token': details.data.csrf_token },
+        body: JSON.stringify({ access: 'read', abilities: ['tasks.read'], lasts_days: 30 }),
+      });
+      return { status: answer.status, body: await answer.json() };
+    }, `/oauth/interaction/${uid}`);
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'insufficient_role' } } });
+    await asMember.context().close();
+
+    const asOwner = await newPage();
+    await signInAt(asOwner, provider.authorizationUrl!, owner);
+    await asOwner.getByText('registered itself').first().waitFor();
+    await asOwner.getByRole('radio', { name: 'Read only' }).check();
+    await asOwner.getByRole('button', { name: 'Connect' }).click();
+    await first.transport.finishAuth(await callback.next());
+    await asOwner.context().close();
+
+    const connected = mcpClient(provider);
+    await connected.client.connect(connected.transport);
+    const tools = (await connected.client.listTools()).tools.map((tool) => tool.name);
+    expect(tools).toContain('list_tasks');
+    expect(tools).not.toContain('create_task');
+    // A read-only grant asked for a write: the scope it needs.
+    const answer = await rawToolCall(provider.tokens()!.access_token, 'create_task', { title: 'x' });
+    expect(answer.status).toBe(403);
+    expect(answer.headers.get('www-authenticate')).toContain('scope="tasks.write"');
+    await connected.client.close();
+
+    // A refresh token used twice (stolen, replayed) ends the grant: the connection is disconnected, recorded.
+    const stale = provider.tokens()!.refresh_token!;
+    expect(await auth(provider, { serverUrl: `${base}/mcp` })).toBe('AUTHORIZED');
+    const replay = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: stale, client_id: registered!.client_id }),
+    });
+    expect(replay.status).toBe(400);
+    await expect.poll(async () => (await rawToolCall(provider.tokens()!.access_token, 'list_tasks', {})).status).toBe(401);
+  });
+});
+
+describe('the REST API as a protected resource', () => {
+  it('takes a token issued for it, and challenges a call outside its scopes', async () => {
+    const provider = new MemoryOAuthClient(callback.url, undefined, 'Script Runner');
+    expect(await auth(provider, { serverUrl: `${base}/api` })).toBe('REDIRECT');
+    expect(provider.authorizationUrl!.searchParams.get('resource')).toBe(`${base}/api`);
+    const code = await consentInBrowser(provider.authorizationUrl!, owner, ['tasks.read']);
+    expect(await auth(provider, { serverUrl: `${base}/api`, authorizationCode: code })).toBe('AUTHORIZED');
+    const token = provider.tokens()!.access_token;
+
+    const tasks = await fetch(`${base}/api/v1/tasks`, { headers: { authorization: `Bearer ${token}` } });
+    expect(tasks.status).toBe(200);
+    const customers = await fetch(`${base}/api/v1/customers`, { headers: { authorization: `Bearer ${token}` } });
+    expect(customers.status).toBe(403);
+    expect(customers.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
+    expect(customers.headers.get('www-authenticate')).toContain('scope="customers.read"');
+    expect(((await customers.json()) as { error: unknown }).error).toMatchObject({ code: 'insufficient_scope', details: { scopes: ['customers.read'] } });
+    // …and is refused by the MCP server.
+    expect((await rawToolCall(token, 'list_tasks', {})).status).toBe(401);
+  });
+
+  it('API keys keep their answers: no scope challenge, the missing ability in details.required', async () => {
+    const narrow = await acme.keyWith(['tasks.read']);
+    const answer = await h.request({ method: 'GET', url: '/api/v1/customers', token: narrow });
+    expect(answer.statusCode).toBe(403);
+    expect(answer.headers['www-authenticate']).toBeUndefined();
+    expect(answer.json().error).toMatchObject({ code: 'insufficient_ability', details: { required: 'customers.read' } });
+  });
+
+});
+
+describe('what a client cannot do', () => {
+  let provider: MemoryOAuthClient;
+
+  beforeAll(async () => {
+    provider = new MemoryOAuthClient(callback.url, undefined, 'Careful Client');
+    expect(await auth(provider, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
+  });
+
+  it('a redirect URI is matched exactly: another one is refused on the page, never redirected to', async () => {
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set('redirect_uri', `${callback.url}/elsewhere`);
+    const answer = await fetch(url, { redirect: 'manual' });
+    expect(answer.status).toBe(400);
+    expect(answer.headers.get('location')).toBeNull();
+    expect(await answer.text()).toContain('redirect_uri');
+  });
+
+  it('a consent without the page’s CSRF token, or from another site, is refused', async () => {
+    const page = await newPage();
+    await signInAt(page, provider.authorizationUrl!, owner);
+    const uid = new URL(page.url()).pathname.split('/').pop();
+    const forged = await page.evaluate(async (path) => {
+      const answer = await fetch(`${path}/consent`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ access: 'read', abilities: ['tasks.read'], lasts_days: 30 }),
+      });
+      return { status: answer.status, body: await answer.json() };
+    }, `/oauth/interaction/${uid}`);
+    expect(forged).toMatchObject({ status: 403, body: { error: { code: 'csrf_failed' } } });
+    const crossSite = await h.app.inject({
+      method: 'POST',
+      url: `/oauth/interaction/${uid}/consent`,
+      headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site', 'content-type': 'application/json' },
+      payload: { access: 'read', abilities: ['tasks.read'], lasts_days: 30 },
+    });
+    expect(crossSite.statusCode).toBe(403);
+    await page.context().close();
+  });
+
+  it('a code is single use: used again, it is refused and the connection it made is ended', async () => {
+    const code = await consentInBrowser(provider.authorizationUrl!, owner, ['tasks.read']);
+    expect(await auth(provider, { serverUrl: `${base}/mcp`, authorizationCode: code })).toBe('AUTHORIZED');
+    const token = provider.tokens()!.access_token;
+    expect((await rawToolCall(token, 'list_tasks', {})).status).toBe(200);
+    const replay = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: callback.url,
+        code_verifier: provider.codeVerifier(),
+        client_id: provider.clientInformation()!.client_id,
+      }),
+    });
+    expect(replay.status).toBe(400);
+    expect(((await replay.json()) as { error: string }).error).toBe('invalid_grant');
+    await expect.poll(async () => (await rawToolCall(token, 'list_tasks', {})).status).toBe(401);
+    const ended = async () =>
+      (await h.db.query(`SELECT data FROM audit_events WHERE org_id = $1 AND type = 'oauth.disconnected' AND data->>'client_name' = 'Careful Client'`, [acme.organization.id])).rows;
+    await expect.poll(ended).toEqual([{ data: expect.objectContaining({ reason: 'token_replayed' }) }]);
+  });
+
+  it('a metadata document on an address the outbound rules refuse is never fetched', async () => {
+    // The same service with the default rules (public addresses only): the document on loopback is refused.
+    const strict = await buildApp({
+      db: h.db,
+      gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }),
+      publicUrl: base,
+      logLevel: 'silent',
+      outbound: publicOnly,
+    });
+    try {
+      const clientId = `${https.origin}/strict/client.json`;
+      https.serve('/strict/client.json', { client_id: clientId, client_name: 'Loopback Client', redirect_uris: [callback.url], token_endpoint_auth_method: 'none' });
+      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'tasks.read' });
+      const answer = await strict.inject({ method: 'GET', url: `/oauth/authorize?${query}` });
+      expect(answer.statusCode).toBe(400);
+      expect(answer.body).toContain('metadata document fetch not allowed');
+      expect(https.fetched('/strict/client.json')).toBe(0);
+    } finally {
+      await strict.close();
+    }
+  });
+
+  it('no page error in the browser', () => {
+    expect(pageErrors).toEqual([]);
+  });
+});
