@@ -15,6 +15,14 @@ export default defineConfig({
     assetsInlineLimit: 0,
   },
   server: {
-    proxy: { '/api': api, '/console/api': api, '/mcp': api },
+    proxy: {
+      '/api': api,
+      '/console/api': api,
+      '/mcp': api,
+      '/.well-known': api,
+      // The authorization server's endpoints and the consent page's calls go to the api; the consent page itself
+      // (/oauth/interaction/{uid}) is the console's, served here.
+      '/oauth': { target: api, bypass: (request) => (/^\/oauth\/interaction\/[^/?]+(\?|$)/.test(request.url ?? '') ? '/index.html' : undefined) },
+    },
   },
 });

@@ -52,6 +52,7 @@ function devBanner(service: DevService): string[] {
     `  Console           ${service.apiUrl.replace(/\/api$/, '')}/   (people sign in here)`,
     `  REST API          ${service.apiUrl}   (discovery: GET ${service.apiUrl}/v1/me)`,
     `  API playground    ${service.apiUrl}/docs   (signed-in people)`,
+    `  MCP server        ${service.apiUrl.replace(/\/api$/, '')}/mcp   (an API key, or a sign-in: OAuth)`,
     `  Temporal Web UI   ${service.temporalUiUrl ?? '(set TEMPORAL_UI_URL to show it here)'}`,
     `  Temporal server   ${service.temporalAddress}`,
     `  PostgreSQL        ${service.databaseDescription}`,
