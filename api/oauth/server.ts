@@ -1,5 +1,6 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import Provider, { errors, type Adapter, type AdapterPayload, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import type Provider from 'oidc-provider';
+import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
 import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
@@ -91,6 +92,8 @@ const metadataDocumentMaxBytes = 64 * 1024;
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 export async function createAuthorizationServer(options: AuthorizationServerOptions): Promise<Provider> {
+  // Loaded when first used (an api that no client signs in to never loads it, nor prints its runtime notice).
+  const { default: Provider, errors } = await import('oidc-provider');
   const { db, publicUrl, outbound } = options;
   const resources = protectedResources(publicUrl);
   const cookieKeys = await oauthSecret(db, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);

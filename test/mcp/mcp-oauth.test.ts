@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { allAbilities } from '../../domain/identity/abilities';
+import { setApiKeyBudget } from '../../domain/identity/api-keys';
 import { publicOnly } from '../../domain/notify/outbound';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { addPerson, signIn, type TestPerson } from '../support/console';
@@ -355,6 +356,15 @@ describe('the REST API as a protected resource', () => {
     expect(((await customers.json()) as { error: unknown }).error).toMatchObject({ code: 'insufficient_scope', details: { scopes: ['customers.read'] } });
     // …and is refused by the MCP server.
     expect((await rawToolCall(token, 'list_tasks', {})).status).toBe(401);
+
+    // Its own daily budget, set as for any key, counts its calls, whatever token it holds.
+    const { rows } = await h.db.query(`SELECT id FROM api_keys WHERE org_id = $1 AND label = 'Script Runner'`, [acme.organization.id]);
+    await setApiKeyBudget(h.db, acme.organization.id, rows[0].id, { dailyRequestBudget: 5 }, []);
+    const statuses: number[] = [];
+    for (let call = 0; call < 6; call++) statuses.push((await fetch(`${base}/api/v1/tasks`, { headers: { authorization: `Bearer ${token}` } })).status);
+    expect(statuses).toContain(429);
+    const refused = await fetch(`${base}/api/v1/tasks`, { headers: { authorization: `Bearer ${token}` } });
+    expect(((await refused.json()) as { error: { details: { limit: string } } }).error.details.limit).toBe('key_daily');
   });
 
   it('API keys keep their answers: no scope challenge, the missing ability in details.required', async () => {
