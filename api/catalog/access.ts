@@ -34,6 +34,15 @@ export function scopeShortfall(operation: Operation, caller: Caller): string[] |
   return denial?.code === 'insufficient_scope' ? (denial.details!.scopes as string[]) : undefined;
 }
 
+/**
+ * The scopes a scope challenge (WWW-Authenticate) names for an `insufficient_scope` refusal: those the token holds
+ * and those the call needs, so that a client which asks for exactly these keeps what it had (MCP 2025-11-25).
+ */
+export function scopesToAskFor(refusal: AppError): string[] {
+  const details = refusal.details ?? {};
+  return [...new Set([...((details.granted as string[] | undefined) ?? []), ...((details.scopes as string[] | undefined) ?? [])])];
+}
+
 /** The organization's "Enable API access" switch: off, no token of it reaches the API; the console stays open. */
 export function apiAccessRefusal(caller: Caller): AppError | undefined {
   const denial = apiAccessDenial(caller);
@@ -75,7 +84,7 @@ function denialOf(operation: Operation, caller: Caller): Denial | undefined {
       return {
         code: 'insufficient_scope',
         message: `This connection was not granted ${missing ?? 'write access'}, which ${operation.name} needs; it needs the scopes ${scopes.join(' ')}, which an owner or admin may grant when the client asks again`,
-        details: { required: missing ?? needed[0], scopes },
+        details: { required: missing ?? needed[0], scopes, granted: [...actor.abilities] },
       };
     }
     if (readOnly) return { code: 'read_only_key', message: `This key is read-only; ${operation.name} needs a read-write key` };

@@ -14,7 +14,7 @@ import type { Database } from '../../db/database';
 import { AppError } from '../../domain/kit/errors';
 import type { CallPipeline } from '../catalog/call';
 import { allAbilities } from '../../domain/identity/abilities';
-import { scopeShortfall } from '../catalog/access';
+import { scopesToAskFor, scopeShortfall } from '../catalog/access';
 import { bearerChallenge, httpError, keepReadingTheBody, rateLimitHeaders } from '../rest/http';
 import { operationOfTool } from '../catalog/index';
 import { buildMcpServer } from './server';
@@ -115,8 +115,7 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     if (toolCall && operation && admission.caller.actor.kind === 'api_key' && admission.caller.actor.oauthClientId && scopeShortfall(operation, admission.caller)) {
       const outcome = await pipeline.call(admission, { operation, tool: toolCall.name, input: toolCall.input });
       const refusal = outcome.kind === 'refused' || outcome.kind === 'failed' ? outcome.error : new AppError('insufficient_scope', 'Not granted');
-      const scopes = (refusal.details?.scopes as string[] | undefined) ?? [];
-      reply.header('www-authenticate', bearerChallenge({ resourceMetadataUrl, scopes, error: 'insufficient_scope', description: refusal.message }));
+      reply.header('www-authenticate', bearerChallenge({ resourceMetadataUrl, scopes: scopesToAskFor(refusal), error: 'insufficient_scope', description: refusal.message }));
       return reply.status(403).send({
         jsonrpc: '2.0',
         id: ((Array.isArray(request.body) ? request.body[0] : request.body) as { id?: string | number }).id ?? null,

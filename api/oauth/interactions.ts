@@ -5,6 +5,7 @@ import type { Database } from '../../db/database';
 import { families, isAbility, isWriteAbility, type Family } from '../../domain/identity/abilities';
 import type { PersonActor } from '../../domain/identity/actors';
 import { connectClient, connectionDays, connectors, consentProblems, mayConnect, type ConnectingClient } from '../../domain/identity/oauth-connections';
+import { endConnection } from '../../domain/identity/api-keys';
 import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal, invalidFields } from '../../domain/kit/errors';
@@ -150,19 +151,29 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     grant.addOIDCScope([...interaction.oidcScopes, ...choice.abilities].join(' '));
     if (refused.length) grant.rejectOIDCScope(refused.join(' '));
     const grantId = await grant.save();
+    let key;
     try {
-      await connectClient(db, { orgId: caller.organization.id, personId: person.userId, client: interaction.client, grantId, choice, requested: interaction.requested });
+      const consentUid = interaction.details.uid;
+      key = await connectClient(db, { orgId: caller.organization.id, personId: person.userId, client: interaction.client, grantId, consentUid, choice, requested: interaction.requested });
     } catch (error) {
       await grant.destroy();
       throw error;
     }
-    const redirectTo = await provider.interactionResult(
-      request.raw,
-      reply.raw,
-      { login: { accountId: person.userId }, consent: { grantId } },
-      { mergeWithLastSubmission: false },
-    );
-    return { success: true, data: { redirect_to: redirectTo } };
+    try {
+      const redirectTo = await provider.interactionResult(
+        request.raw,
+        reply.raw,
+        { login: { accountId: person.userId }, consent: { grantId } },
+        { mergeWithLastSubmission: false },
+      );
+      return { success: true, data: { redirect_to: redirectTo } };
+    } catch (error) {
+      // The authorization ended meanwhile (it expired): no connection is left that no client can use.
+      await db.transaction((tx) =>
+        endConnection(tx, { id: key.id, orgId: key.orgId, grantId, clientId: interaction.client.id, label: key.label }, { type: 'user', id: person.userId }, 'consent_not_completed'),
+      );
+      throw error;
+    }
   });
 
   app.post('/oauth/interaction/:uid/deny', async (request, reply) => {
@@ -178,9 +189,11 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   });
 }
 
+/** Where the browser goes back to: the redirect's host, or its scheme for a native app's private-use scheme. */
 function hostOf(url: string): string {
   try {
-    return new URL(url).host;
+    const parsed = new URL(url);
+    return parsed.host || `${parsed.protocol}//`;
   } catch {
     return '';
   }

@@ -9,8 +9,7 @@ import { createAuthorizationServer, protectedResources } from './server';
 
 // OAuth for MCP clients and the REST API, as the MCP specification's authorization (2025-11-25) has it:
 //
-//   /.well-known/oauth-protected-resource/mcp   the MCP server's Protected Resource Metadata (RFC 9728); also at
-//   /.well-known/oauth-protected-resource       the root, for clients that look only there
+//   /.well-known/oauth-protected-resource/mcp   the MCP server's Protected Resource Metadata (RFC 9728)
 //   /.well-known/oauth-protected-resource/api   the REST API's
 //   /.well-known/oauth-authorization-server     the authorization server's metadata (RFC 8414); the same document
 //   /.well-known/openid-configuration           at OpenID Connect's address
@@ -63,7 +62,6 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
   const mcpMetadata = metadataOf(resources.mcp, 'Gatehouse MCP server');
   const restMetadata = metadataOf(resources.rest, 'Gatehouse REST API');
   const cors = (reply: FastifyReply) => reply.header('access-control-allow-origin', '*').header('cache-control', 'public, max-age=300');
-  app.get('/.well-known/oauth-protected-resource', async (_request, reply) => cors(reply).send(mcpMetadata));
   app.get('/.well-known/oauth-protected-resource/mcp', async (_request, reply) => cors(reply).send(mcpMetadata));
   app.get('/.well-known/oauth-protected-resource/api', async (_request, reply) => cors(reply).send(restMetadata));
 

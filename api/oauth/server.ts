@@ -1,10 +1,10 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
-import type { Adapter, AdapterPayload, Configuration, KoaContextWithOIDC } from 'oidc-provider';
+import type { Adapter, AdapterPayload, Configuration, errors as LibraryErrorClasses, KoaContextWithOIDC } from 'oidc-provider';
 import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
-import { oauthRecords, oauthSecret, type OAuthRecords } from '../../domain/identity/oauth-records';
+import { oauthRecords, oauthSecret, UnstorableRecord, type OAuthRecords } from '../../domain/identity/oauth-records';
 import { checkOutboundUrl, getOutbound, type OutboundRules } from '../../domain/notify/outbound';
 
 // Gatehouse as an OAuth 2.1 authorization server (RFC 8414 metadata, authorization code with PKCE S256, refresh
@@ -57,14 +57,29 @@ export interface AuthorizationServerOptions {
   log: (error: unknown, message: string) => void;
 }
 
-/** The authorization server's records of a kind, as oidc-provider's adapter. */
+type LibraryErrors = typeof LibraryErrorClasses;
+
+/**
+ * The authorization server's records of a kind, as oidc-provider's adapter. A code or refresh token is used once
+ * even when two requests race with it: the loser is refused (invalid_grant) and the grant ended, as for any replay.
+ */
 class RecordsAdapter implements Adapter {
   private readonly records: OAuthRecords;
-  constructor(db: Database, kind: string) {
+  constructor(
+    private readonly db: Database,
+    kind: string,
+    private readonly errors: LibraryErrors,
+    private readonly log: (error: unknown, message: string) => void,
+  ) {
     this.records = oauthRecords(db, kind);
   }
-  upsert(id: string, payload: AdapterPayload, expiresIn: number) {
-    return this.records.upsert(id, payload as Record<string, unknown>, expiresIn || undefined);
+  async upsert(id: string, payload: AdapterPayload, expiresIn: number) {
+    try {
+      await this.records.upsert(id, payload as Record<string, unknown>, expiresIn || undefined);
+    } catch (error) {
+      if (error instanceof UnstorableRecord) throw new this.errors.InvalidRequest(error.message);
+      throw error;
+    }
   }
   find(id: string) {
     return this.records.find(id) as Promise<AdapterPayload | undefined>;
@@ -75,8 +90,11 @@ class RecordsAdapter implements Adapter {
   findByUserCode(userCode: string) {
     return this.records.findByUserCode(userCode) as Promise<AdapterPayload | undefined>;
   }
-  consume(id: string) {
-    return this.records.consume(id);
+  async consume(id: string) {
+    const used = await this.records.consume(id);
+    if (used.consumed) return;
+    if (used.grantId) await grantRevoked(this.db, used.grantId, 'token_replayed').catch((error) => this.log(error, 'replayed grant not ended'));
+    throw new this.errors.InvalidGrant('grant request is invalid: it was used already');
   }
   destroy(id: string) {
     return this.records.destroy(id);
@@ -88,6 +106,39 @@ class RecordsAdapter implements Adapter {
 
 /** The largest client metadata document read (the library refuses past 5 KiB; this bounds the read itself). */
 const metadataDocumentMaxBytes = 64 * 1024;
+
+/** The extra client property whose validator checks every client's metadata (it holds nothing itself). */
+const clientChecks = 'gatehouse_checks';
+
+/**
+ * What Gatehouse takes of a client, besides what the library checks: a name a person can read (it becomes the
+ * key's label), redirect URIs that are https, loopback http (a native app) or a private-use scheme (RFC 8252),
+ * and no document the library would fetch for it (jwks_uri, sector_identifier_uri, request_uris).
+ */
+function checkClient(key: string, value: unknown, metadata: Record<string, unknown>, errors: LibraryErrors): void {
+  const refuse = (message: string) => {
+    throw new errors.InvalidClientMetadata(message);
+  };
+  if (key === clientChecks && value !== undefined) refuse(`${clientChecks} is not a client property`);
+  const name = metadata.client_name;
+  if (name !== undefined && (typeof name !== 'string' || name.trim().length === 0 || name.length > 100 || /\p{Cc}/u.test(name))) {
+    refuse('client_name must be 1 to 100 characters, without control characters');
+  }
+  for (const field of ['jwks_uri', 'sector_identifier_uri', 'request_uris']) if (metadata[field] !== undefined) refuse(`${field} is not supported`);
+  const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]) : [];
+  for (const uri of uris) {
+    let url: URL;
+    try {
+      url = new URL(String(uri));
+    } catch {
+      return refuse('redirect_uris must be URLs');
+    }
+    const scheme = url.protocol.slice(0, -1);
+    const loopback = ['127.0.0.1', '[::1]', 'localhost'].includes(url.hostname);
+    const ok = scheme === 'https' || (scheme === 'http' && loopback) || (scheme.includes('.') && !['javascript', 'data', 'file', 'vbscript'].includes(scheme));
+    if (!ok) refuse(`redirect_uris must be https, http on loopback, or a private-use scheme (com.example.app:/…); not ${url.protocol}//${url.host}`);
+  }
+}
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -103,7 +154,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   });
 
   const configuration: Configuration = {
-    adapter: (name: string) => new RecordsAdapter(db, name),
+    adapter: (name: string) => new RecordsAdapter(db, name, errors, options.log),
     // Clients identify themselves (a metadata document, or registration): none is configured here. They are public
     // clients (no secret: PKCE proves the code's requester) that may refresh.
     clients: [],
@@ -115,8 +166,9 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     // The account is the person who consented; what a token may do is the connection's (its key).
     findAccount: async (_ctx, sub) => ({ accountId: sub, claims: async () => ({ sub }) }),
     // The abilities are the scopes of both resources; listed here too, because a client's registered `scope` is
-    // checked against this list (api/oauth/interactions.ts grants them both ways, for the resource and here).
-    scopes: ['openid', 'offline_access', ...allAbilities],
+    // checked against this list (api/oauth/interactions.ts grants them both ways, for the resource and here). No
+    // `openid`: no ID token is ever issued; `offline_access` is taken (clients ask for it) and changes nothing.
+    scopes: ['offline_access', ...allAbilities],
     routes: oauthRoutes,
     interactions: { url: (_ctx, interaction) => `/oauth/interaction/${interaction.uid}` },
     // Every authorization asks the person again: the grant is the one this authorization's consent made, never an
@@ -131,7 +183,11 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       userinfo: { enabled: false },
       introspection: { enabled: false },
       revocation: { enabled: true },
-      registration: { enabled: true },
+      // Open, as MCP clients expect; no registration access token (nothing to manage a registration with later).
+      registration: { enabled: true, issueRegistrationAccessToken: false },
+      // Sender-constrained tokens are not checked by the resources (they take Bearer tokens), so none is issued.
+      dPoP: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
       resourceIndicators: {
         enabled: true,
         // A client that names no resource asks for the MCP server (what MCP clients connect to).
@@ -161,6 +217,13 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     } as Configuration['features'],
     rotateRefreshToken: true,
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // A connection lives as long as the person let it (its grant), not as long as the browser's sign-in here.
+    expiresWithSession: async () => false,
+    // Revoking any of its tokens (RFC 7009) ends the whole connection, as a replayed code or refresh token does.
+    revokeGrantPolicy: () => true,
+    // Checked for every client, registered or described by a metadata document (the library calls this for its
+    // one extra property, with the whole metadata).
+    extraClientMetadata: { properties: [clientChecks], validator: (_ctx, key, value, metadata) => checkClient(key, value, metadata, errors) },
     ttl: {
       AccessToken: oauthLifetimes.accessToken,
       AuthorizationCode: oauthLifetimes.authorizationCode,
@@ -198,7 +261,10 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     if (grantId) recordRefresh(db, grantId).catch((error) => options.log(error, 'token refresh not recorded'));
   });
   provider.on('grant.revoked', (ctx: KoaContextWithOIDC, grantId: string) => {
-    const reason = ctx.path === oauthRoutes.revocation ? 'revoked_by_client' : 'token_replayed';
+    // The client revoked a token, or presented a code or refresh token used already: the connection ends. (A
+    // grant revoked on any other route is not one of ours to end: none is, with tokens outliving sessions.)
+    const reason = ctx.oidc?.route === 'revocation' ? 'revoked_by_client' : ctx.oidc?.route === 'token' ? 'token_replayed' : undefined;
+    if (!reason) return options.log(new Error(`grant revoked on ${ctx.oidc?.route ?? ctx.path}`), 'grant revoked elsewhere');
     grantRevoked(db, grantId, reason).catch((error) => options.log(error, 'grant revocation not recorded'));
   });
   provider.on('server_error', (_ctx: unknown, error: unknown) => options.log(error, 'authorization server failed'));

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { AppError } from '../../domain/kit/errors';
 import { allAbilities } from '../../domain/identity/abilities';
+import { scopesToAskFor } from '../catalog/access';
 import { bearerChallenge, errorBody } from './http';
 import { agentsDialect, restRoutes, type RestOptions } from './routes';
 
@@ -29,7 +30,7 @@ export async function restApi(app: FastifyInstance, options: RestOptions & { api
     ...agentsDialect,
     challengeOf: (error: AppError) =>
       error.code === 'insufficient_scope'
-        ? bearerChallenge({ resourceMetadataUrl, scopes: error.details?.scopes as string[], error: 'insufficient_scope', description: error.message })
+        ? bearerChallenge({ resourceMetadataUrl, scopes: scopesToAskFor(error), error: 'insufficient_scope', description: error.message })
         : undefined,
   };
   await app.register(restRoutes, { pipeline: options.pipeline, dialect });

@@ -33,11 +33,14 @@ CREATE TABLE oauth_secrets (
 ALTER TABLE api_keys ADD COLUMN oauth_client_id text;
 ALTER TABLE api_keys ADD COLUMN oauth_client_uri text;
 ALTER TABLE api_keys ADD COLUMN oauth_grant_id text UNIQUE;
+-- The consent (the authorization's interaction) that made or last renewed it: one consent, one connection.
+ALTER TABLE api_keys ADD COLUMN oauth_consent_uid text UNIQUE;
 ALTER TABLE api_keys ADD CONSTRAINT api_keys_oauth_whole CHECK ((oauth_client_id IS NULL) = (oauth_grant_id IS NULL));
 
 -- Down Migration
 
 ALTER TABLE api_keys DROP CONSTRAINT api_keys_oauth_whole;
+ALTER TABLE api_keys DROP COLUMN oauth_consent_uid;
 ALTER TABLE api_keys DROP COLUMN oauth_grant_id;
 ALTER TABLE api_keys DROP COLUMN oauth_client_uri;
 ALTER TABLE api_keys DROP COLUMN oauth_client_id;

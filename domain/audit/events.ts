@@ -47,7 +47,7 @@ export type AuditEvent =
       type: 'oauth.connected';
       actor: ActorRef;
       resourceId: string;
-      data: { client_id: string; client_name: string; identified_by: string; access: string; abilities: string[]; expires_at: string };
+      data: { client_id: string; client_name: string; identified_by: string; access: string; abilities: string[]; expires_at: string; renewed?: true };
     }
   | { type: 'oauth.refreshed'; actor: ActorRef; resourceId: string; data: { client_id: string; client_name: string } }
   | { type: 'oauth.disconnected'; actor: ActorRef; resourceId: string; data: { client_id: string; client_name: string; reason: string } }

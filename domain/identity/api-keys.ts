@@ -168,7 +168,7 @@ export async function endConnection(
   tx: Queryable,
   key: { id: string; orgId: string; grantId: string; clientId: string; label: string },
   by: ActorRef,
-  reason: 'disconnected' | 'revoked_by_client' | 'token_replayed',
+  reason: 'disconnected' | 'revoked_by_client' | 'token_replayed' | 'consent_not_completed',
 ): Promise<void> {
   await tx.query(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND org_id = $2`, [key.id, key.orgId]);
   await endGrant(tx, key.grantId);

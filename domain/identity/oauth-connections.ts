@@ -1,10 +1,11 @@
 import type { Database, Queryable } from '../../db/database';
 import { recordAudit, type ActorRef } from '../audit/events';
-import { invalidFields, type FieldProblem } from '../kit/errors';
+import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { isAbility, isWriteAbility, type Ability, type Access } from './abilities';
 import { rolesThat, type Role } from './actors';
 import { endConnection, findApiKey, type ApiKey } from './api-keys';
+import { endGrant } from './oauth-records';
 import { issueToken } from './tokens';
 
 // A client a person connected over OAuth (an MCP client, a chat app's connector) is one of the organization's API
@@ -64,42 +65,68 @@ export async function connectors(db: Queryable, orgId: string): Promise<{ name: 
 }
 
 /**
- * Records the connection a person consented to: the key of the client's grant, with the abilities and the end the
- * person chose, in the audit trail as `oauth.connected`.
+ * Records the connection a person consented to (the consent `consentUid`, once: a second answer to the same
+ * consent is a conflict): the key of the client's grant, with the abilities and the end the person chose, in the
+ * audit trail as `oauth.connected`. A client the same person already connected to the organization keeps its key
+ * (its memories, budgets and held writes): the key takes the new grant and choice, and the old grant ends.
  */
 export async function connectClient(
   db: Database,
-  input: { orgId: string; personId: string; client: ConnectingClient; grantId: string; choice: ConsentChoice; requested: readonly string[] },
+  input: { orgId: string; personId: string; client: ConnectingClient; grantId: string; consentUid: string; choice: ConsentChoice; requested: readonly string[] },
 ): Promise<ApiKey> {
   const problems = consentProblems(input.choice, input.requested);
   if (problems.length) throw invalidFields(problems);
-  const id = newId('key');
-  // A connection calls with the authorization server's tokens: its key token is made and thrown away, never usable.
-  const { digest } = issueToken('api_key', id);
   const abilities = [...new Set(input.choice.abilities)] as Ability[];
   const expiresAt = new Date(Date.now() + input.choice.lastsDays * 24 * 60 * 60 * 1000).toISOString();
   const by: ActorRef = { type: 'user', id: input.personId };
-  return db.transaction(async (tx) => {
-    await tx.query(
-      `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, oauth_client_id, oauth_client_uri, oauth_grant_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
-      [id, input.orgId, input.client.name, input.choice.access, abilities, digest, input.personId, expiresAt, input.client.id, input.client.uri, input.grantId],
-    );
-    await recordAudit(tx, input.orgId, {
-      type: 'oauth.connected',
-      actor: by,
-      resourceId: id,
-      data: {
-        client_id: input.client.id,
-        client_name: input.client.name,
-        identified_by: input.client.identifiedBy,
-        access: input.choice.access,
-        abilities,
-        expires_at: expiresAt,
-      },
+  const { client, choice } = input;
+  try {
+    return await db.transaction(async (tx) => {
+      const { rows } = await tx.query(
+        `SELECT id, oauth_grant_id, oauth_consent_uid FROM api_keys
+         WHERE org_id = $1 AND oauth_client_id = $2 AND created_by = $3 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+         ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
+        [input.orgId, client.id, input.personId],
+      );
+      const existing = rows[0] as { id: string; oauth_grant_id: string; oauth_consent_uid: string | null } | undefined;
+      if (existing?.oauth_consent_uid === input.consentUid) throw new AppError('conflict', 'This connection request was answered already');
+      const id = existing?.id ?? newId('key');
+      if (existing) {
+        await tx.query(
+          `UPDATE api_keys SET label = $2, access = $3, abilities = $4, expires_at = $5, oauth_client_uri = $6, oauth_grant_id = $7, oauth_consent_uid = $8
+           WHERE id = $1`,
+          [id, client.name, choice.access, abilities, expiresAt, client.uri, input.grantId, input.consentUid],
+        );
+        await endGrant(tx, existing.oauth_grant_id);
+      } else {
+        // A connection calls with the authorization server's tokens: its key token is made and thrown away, never usable.
+        const { digest } = issueToken('api_key', id);
+        await tx.query(
+          `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, oauth_client_id, oauth_client_uri, oauth_grant_id, oauth_consent_uid)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+          [id, input.orgId, client.name, choice.access, abilities, digest, input.personId, expiresAt, client.id, client.uri, input.grantId, input.consentUid],
+        );
+      }
+      await recordAudit(tx, input.orgId, {
+        type: 'oauth.connected',
+        actor: by,
+        resourceId: id,
+        data: {
+          client_id: client.id,
+          client_name: client.name,
+          identified_by: client.identifiedBy,
+          access: choice.access,
+          abilities,
+          expires_at: expiresAt,
+          ...(existing ? { renewed: true } : {}),
+        },
+      });
+      return findApiKey(tx, input.orgId, id);
     });
-    return findApiKey(tx, input.orgId, id);
-  });
+  } catch (error) {
+    if ((error as { code?: string }).code === '23505') throw new AppError('conflict', 'This connection request was answered already');
+    throw error;
+  }
 }
 
 /** The live connection of a grant, if its key is neither revoked nor expired. */

@@ -22,11 +22,16 @@ export type OAuthPayload = Record<string, unknown> & {
 
 /** The records of one kind (`AccessToken`, `Grant`, `Interaction`, `Client`, …). */
 export interface OAuthRecords {
+  /** Refuses (UnstorableRecord) a payload that holds what PostgreSQL cannot keep in jsonb (a NUL, a lone surrogate). */
   upsert(id: string, payload: OAuthPayload, expiresInSeconds: number | undefined): Promise<void>;
   find(id: string): Promise<OAuthPayload | undefined>;
   findByUid(uid: string): Promise<OAuthPayload | undefined>;
   findByUserCode(userCode: string): Promise<OAuthPayload | undefined>;
-  consume(id: string): Promise<void>;
+  /**
+   * Marks a code or refresh token used, once: of two requests that use it at the same moment, one gets
+   * `{ consumed: true }` and the other `{ consumed: false }` with the record's grant (a replay).
+   */
+  consume(id: string): Promise<{ consumed: true } | { consumed: false; grantId: string | null }>;
   destroy(id: string): Promise<void>;
   revokeByGrantId(grantId: string): Promise<void>;
 }
@@ -43,6 +48,16 @@ const secretKinds = new Set([
   'InitialAccessToken',
   'PushedAuthorizationRequest',
 ]);
+
+/** A NUL, or a surrogate escape not part of a pair, as JSON.stringify writes them. */
+const unstorable = /\\u0000|\\ud[89ab][0-9a-f]{2}(?!\\ud[c-f][0-9a-f]{2})|(?<!\\ud[89ab][0-9a-f]{2})\\ud[c-f][0-9a-f]{2}/i;
+
+/** A record holds characters that cannot be stored: the request that made it is refused. */
+export class UnstorableRecord extends Error {
+  constructor() {
+    super('The request holds characters that cannot be stored (a NUL, or half of a surrogate pair)');
+  }
+}
 
 /** How often a process deletes records past their end (they are never found again: this is housekeeping). */
 const sweepEveryMs = 10 * 60_000;
@@ -72,12 +87,15 @@ export function oauthRecords(db: Queryable, kind: string): OAuthRecords {
       const { consumed: _consumed, ...kept } = payload;
       const { jti: _jti, ...withoutId } = kept;
       const stored = secret ? withoutId : kept;
+      const text = JSON.stringify(stored);
+      // What a client sent (a state, a client name) is kept as it came; jsonb cannot hold a NUL or a lone surrogate.
+      if (unstorable.test(text)) throw new UnstorableRecord();
       await db.query(
         `INSERT INTO oauth_records (kind, id_digest, payload, grant_id, uid, user_code, expires_at)
          VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $7::integer) END)
          ON CONFLICT (kind, id_digest) DO UPDATE SET payload = EXCLUDED.payload, grant_id = EXCLUDED.grant_id, uid = EXCLUDED.uid,
            user_code = EXCLUDED.user_code, expires_at = EXCLUDED.expires_at`,
-        [kind, oauthRecordDigest(id), JSON.stringify(stored), payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null, expiresInSeconds ?? null],
+        [kind, oauthRecordDigest(id), text, payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null, expiresInSeconds ?? null],
       );
       sweep();
     },
@@ -94,7 +112,11 @@ export function oauthRecords(db: Queryable, kind: string): OAuthRecords {
       return withId(rows[0], undefined);
     },
     async consume(id) {
-      await db.query(`UPDATE oauth_records SET consumed_at = now() WHERE kind = $1 AND id_digest = $2 AND consumed_at IS NULL`, [kind, oauthRecordDigest(id)]);
+      const digest = oauthRecordDigest(id);
+      const { rowCount } = await db.query(`UPDATE oauth_records SET consumed_at = now() WHERE kind = $1 AND id_digest = $2 AND consumed_at IS NULL`, [kind, digest]);
+      if (rowCount === 1) return { consumed: true };
+      const { rows } = await db.query(`SELECT grant_id FROM oauth_records WHERE kind = $1 AND id_digest = $2`, [kind, digest]);
+      return { consumed: false, grantId: rows[0]?.grant_id ?? null };
     },
     async destroy(id) {
       await db.query(`DELETE FROM oauth_records WHERE kind = $1 AND id_digest = $2`, [kind, oauthRecordDigest(id)]);

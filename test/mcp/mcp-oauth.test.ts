@@ -100,6 +100,29 @@ async function rawToolCall(token: string, name: string, args: Record<string, unk
   });
 }
 
+/** The scopes a Bearer challenge names, sorted. */
+function scopeOf(challenge: string): string[] {
+  return (/scope="([^"]*)"/.exec(challenge)?.[1] ?? '').split(' ').sort();
+}
+
+/** A client that registers itself and is connected by the owner with `keep`: its provider holds its tokens. */
+async function connectedClient(name: string, keep: string[]): Promise<MemoryOAuthClient> {
+  const provider = new MemoryOAuthClient(callback.url, undefined, name);
+  expect(await auth(provider, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
+  const code = await consentInBrowser(provider.authorizationUrl!, owner, keep);
+  expect(await auth(provider, { serverUrl: `${base}/mcp`, authorizationCode: code })).toBe('AUTHORIZED');
+  return provider;
+}
+
+/** A form POST to one of the authorization server's endpoints. */
+function postForm(path: string, fields: Record<string, string>) {
+  return fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields) });
+}
+
+async function keyOf(label: string): Promise<{ id: string; revoked_at: Date | null }[]> {
+  return (await h.db.query(`SELECT id, revoked_at FROM api_keys WHERE org_id = $1 AND label = $2 ORDER BY created_at`, [acme.organization.id, label])).rows;
+}
+
 async function auditTypes(): Promise<string[]> {
   const { rows } = await h.db.query(`SELECT type FROM audit_events WHERE org_id = $1 AND type LIKE 'oauth.%' ORDER BY created_at, id`, [acme.organization.id]);
   return rows.map((row) => row.type);
@@ -135,6 +158,8 @@ describe('discovery', () => {
       client_id_metadata_document_supported: true,
     });
     expect(server.grant_types_supported).toEqual(expect.arrayContaining(['authorization_code', 'refresh_token']));
+    // Nothing the resources do not check: no sender-constrained tokens.
+    expect(server.dpop_signing_alg_values_supported).toBeUndefined();
   });
 });
 
@@ -220,7 +245,8 @@ describe('a client identified by its metadata document', () => {
     expect(answer.status).toBe(403);
     const challenge = answer.headers.get('www-authenticate')!;
     expect(challenge).toContain('error="insufficient_scope"');
-    expect(challenge).toContain('scope="customers.read"');
+    // Every scope the call needs, and those the token holds (a client asking for exactly these keeps them).
+    expect(scopeOf(challenge)).toEqual(['tasks.read', 'tasks.write', 'reviews.read', 'customers.read'].sort());
     expect(challenge).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
     const body = await answer.json();
     expect(body).toMatchObject({
@@ -232,9 +258,11 @@ describe('a client identified by its metadata document', () => {
     await expect(client.callTool({ name: 'search_customers', arguments: {} })).rejects.toThrow(/403/);
   });
 
-  it('refreshes its token (rotated), is recorded, and keeps working', async () => {
+  it('refreshes its token (rotated), is recorded, and keeps working, long after the sign-in that connected it', async () => {
     const before = provider.tokens()!;
     expect(before.refresh_token).toBeTruthy();
+    // The browser's sign-in at the authorization server is long gone (it lasts half an hour); the connection is not.
+    await h.db.query(`DELETE FROM oauth_records WHERE kind = 'Session'`);
     expect(await auth(provider, { serverUrl: `${base}/mcp` })).toBe('AUTHORIZED');
     const after = provider.tokens()!;
     expect(after.access_token).not.toBe(before.access_token);
@@ -304,6 +332,9 @@ describe('a client that registers itself', () => {
       return { status: answer.status, body: await answer.json() };
     }, `/oauth/interaction/${uid}`);
     expect(refused).toMatchObject({ status: 403, body: { error: { code: 'insufficient_role' } } });
+    // Cancel tells the client it was refused.
+    await asMember.getByRole('button', { name: 'Cancel' }).click();
+    await expect(callback.next()).rejects.toThrow(/access_denied/);
     await asMember.context().close();
 
     const asOwner = await newPage();
@@ -322,7 +353,7 @@ describe('a client that registers itself', () => {
     // A read-only grant asked for a write: the scope it needs.
     const answer = await rawToolCall(provider.tokens()!.access_token, 'create_task', { title: 'x' });
     expect(answer.status).toBe(403);
-    expect(answer.headers.get('www-authenticate')).toContain('scope="tasks.write"');
+    expect(scopeOf(answer.headers.get('www-authenticate')!)).toEqual(expect.arrayContaining(['tasks.read', 'tasks.write']));
     await connected.client.close();
 
     // A refresh token used twice (stolen, replayed) ends the grant: the connection is disconnected, recorded.
@@ -352,7 +383,7 @@ describe('the REST API as a protected resource', () => {
     const customers = await fetch(`${base}/api/v1/customers`, { headers: { authorization: `Bearer ${token}` } });
     expect(customers.status).toBe(403);
     expect(customers.headers.get('www-authenticate')).toContain('error="insufficient_scope"');
-    expect(customers.headers.get('www-authenticate')).toContain('scope="customers.read"');
+    expect(scopeOf(customers.headers.get('www-authenticate')!)).toEqual(['customers.read', 'tasks.read']);
     expect(((await customers.json()) as { error: unknown }).error).toMatchObject({ code: 'insufficient_scope', details: { scopes: ['customers.read'] } });
     // …and is refused by the MCP server.
     expect((await rawToolCall(token, 'list_tasks', {})).status).toBe(401);
@@ -439,6 +470,90 @@ describe('what a client cannot do', () => {
     const ended = async () =>
       (await h.db.query(`SELECT data FROM audit_events WHERE org_id = $1 AND type = 'oauth.disconnected' AND data->>'client_name' = 'Careful Client'`, [acme.organization.id])).rows;
     await expect.poll(ended).toEqual([{ data: expect.objectContaining({ reason: 'token_replayed' }) }]);
+  });
+
+  it('registration takes public clients with redirects a person can trust, and names a person can read', async () => {
+    const register = (metadata: Record<string, unknown>) =>
+      fetch(`${base}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ token_endpoint_auth_method: 'none', grant_types: ['authorization_code', 'refresh_token'], ...metadata }),
+      });
+    for (const refused of [
+      { client_name: 'Open redirect', redirect_uris: ['http://attacker.example/cb'] },
+      { client_name: 'Script', redirect_uris: ['javascript:alert(1)'] },
+      { client_name: 'x'.repeat(101), redirect_uris: [callback.url] },
+      { client_name: 'Keys elsewhere', redirect_uris: [callback.url], jwks_uri: 'https://attacker.example/jwks' },
+      { client_name: 'nul\u0000name', redirect_uris: [callback.url] },
+    ]) {
+      const answer = await register(refused);
+      expect(answer.status, JSON.stringify(refused)).toBe(400);
+      expect(((await answer.json()) as { error: string }).error).toMatch(/^invalid_(client_metadata|redirect_uri)$/);
+    }
+    for (const redirect of ['https://app.example/callback', 'http://127.0.0.1:8765/cb', 'com.example.app:/oauth']) {
+      const answer = await register({ client_name: 'Fine', redirect_uris: [redirect], application_type: redirect.startsWith('https') ? 'web' : 'native' });
+      expect(answer.status, redirect).toBe(201);
+      expect(await answer.json()).not.toHaveProperty('registration_access_token');
+    }
+  });
+
+  it('a parameter a client sends with a NUL in it is refused, never a 500', async () => {
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set('state', 'a\u0000b');
+    expect((await fetch(url, { redirect: 'manual' })).status).toBeLessThan(500);
+  });
+
+  it('two refreshes racing with one refresh token: one wins, and the connection ends as for any replay', async () => {
+    const racer = await connectedClient('Racing Client', ['tasks.read']);
+    const { refresh_token: refreshToken, access_token: accessToken } = racer.tokens()!;
+    const answers = await Promise.all(
+      Array.from({ length: 4 }, () => postForm('/oauth/token', { grant_type: 'refresh_token', refresh_token: refreshToken!, client_id: racer.clientInformation()!.client_id })),
+    );
+    const statuses = answers.map((answer) => answer.status).sort();
+    expect(statuses.filter((status) => status === 200).length).toBeLessThanOrEqual(1);
+    expect(statuses.filter((status) => status === 400).length).toBeGreaterThanOrEqual(3);
+    await expect.poll(async () => (await keyOf('Racing Client'))[0]?.revoked_at).not.toBeNull();
+    expect((await rawToolCall(accessToken, 'list_tasks', {})).status).toBe(401);
+  });
+
+  it('a consent answers once; connecting the same app again keeps its key and ends the old tokens', async () => {
+    const first = await connectedClient('Returning Client', ['tasks.read']);
+    const [key] = await keyOf('Returning Client');
+    const oldToken = first.tokens()!.access_token;
+    // The same person connects it again, answering the consent twice at once (a double click, a replay): one
+    // answer counts, the other is refused, and the app keeps its key with the new grant.
+    const page = await newPage();
+    await signInAt(page, first.authorizationUrl!, owner);
+    const uid = new URL(page.url()).pathname.split('/').pop();
+    const answers = await page.evaluate(async (path) => {
+      const details = (await (await fetch(`${path}/details`)).json()) as { data: { csrf_token: string } };
+      const consent = () =>
+        fetch(`${path}/consent`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-csrf-token': details.data.csrf_token },
+          body: JSON.stringify({ access: 'read_write', abilities: ['tasks.read', 'tasks.write'], lasts_days: 30 }),
+        }).then(async (answer) => ({ status: answer.status, body: (await answer.json()) as { data?: { redirect_to: string } } }));
+      return Promise.all([consent(), consent()]);
+    }, `/oauth/interaction/${uid}`);
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    await page.goto(answers.find((answer) => answer.status === 200)!.body.data!.redirect_to);
+    const code = await callback.next();
+    await page.context().close();
+    expect(await auth(first, { serverUrl: `${base}/mcp`, authorizationCode: code })).toBe('AUTHORIZED');
+    const keys = await keyOf('Returning Client');
+    expect(keys).toHaveLength(1);
+    expect(keys[0]!.id).toBe(key!.id);
+    expect((await rawToolCall(oldToken, 'list_tasks', {})).status).toBe(401);
+    expect((await rawToolCall(first.tokens()!.access_token, 'list_tasks', {})).status).toBe(200);
+  });
+
+  it('revoking its access token (RFC 7009) disconnects the app', async () => {
+    const leaving = await connectedClient('Leaving Client', ['tasks.read']);
+    const token = leaving.tokens()!.access_token;
+    const revoked = await postForm('/oauth/revoke', { token, client_id: leaving.clientInformation()!.client_id });
+    expect(revoked.status).toBe(200);
+    expect((await rawToolCall(token, 'list_tasks', {})).status).toBe(401);
+    await expect.poll(async () => (await keyOf('Leaving Client'))[0]?.revoked_at).not.toBeNull();
   });
 
   it('a metadata document on an address the outbound rules refuse is never fetched', async () => {
