@@ -160,6 +160,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
       throw error;
     }
     try {
+      await forgetEarlierSignIn(provider, interaction.details);
       const redirectTo = await provider.interactionResult(
         request.raw,
         reply.raw,
@@ -187,6 +188,19 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     );
     return { success: true, data: { redirect_to: redirectTo } };
   });
+}
+
+/**
+ * The library keeps a sign-in of its own in the browser (whoever consented last). Ours is the console's, asked at
+ * every consent, so the library's is forgotten before this consent is recorded: else, were it someone else's, the
+ * library would first log that person out (a page of its own that the security policy stops).
+ */
+async function forgetEarlierSignIn(provider: Provider, interaction: Awaited<ReturnType<Provider['interactionDetails']>>): Promise<void> {
+  const uid = interaction.session?.uid;
+  if (!uid) return;
+  await (await provider.Session.findByUid(uid))?.destroy();
+  delete interaction.session;
+  await interaction.save(interaction.exp - Math.floor(Date.now() / 1000));
 }
 
 /** Where the browser goes back to: the redirect's host, or its scheme for a native app's private-use scheme. */

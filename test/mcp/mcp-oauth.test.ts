@@ -547,6 +547,34 @@ describe('what a client cannot do', () => {
     expect((await rawToolCall(first.tokens()!.access_token, 'list_tasks', {})).status).toBe(200);
   });
 
+  it('a second person consenting in the same browser leaves the first person’s connection alone', async () => {
+    const admin = await addPerson(h.db, acme.organization, 'admin');
+    const page = await newPage();
+    const ownersApp = new MemoryOAuthClient(callback.url, undefined, 'Owner App');
+    expect(await auth(ownersApp, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
+    await signInAt(page, ownersApp.authorizationUrl!, owner);
+    await page.getByRole('button', { name: 'Connect' }).click();
+    await page.waitForURL(/\/callback\?/);
+    expect(await auth(ownersApp, { serverUrl: `${base}/mcp`, authorizationCode: await callback.next() })).toBe('AUTHORIZED');
+    // In the same browser: the owner signs out of the console, the admin signs in and connects another app.
+    const adminsApp = new MemoryOAuthClient(callback.url, undefined, 'Admin App');
+    expect(await auth(adminsApp, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
+    await page.goto(adminsApp.authorizationUrl!.toString());
+    await page.getByRole('button', { name: /Sign out/ }).click();
+    await page.getByLabel('Organization').fill(acme.organization.slug);
+    await page.getByLabel('Email').fill(admin.email);
+    await page.getByLabel('Password').fill(admin.password);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('button', { name: 'Connect' }).click();
+    expect(await auth(adminsApp, { serverUrl: `${base}/mcp`, authorizationCode: await callback.next() })).toBe('AUTHORIZED');
+    await page.context().close();
+    expect((await rawToolCall(ownersApp.tokens()!.access_token, 'list_tasks', {})).status).toBe(200);
+    expect(await auth(ownersApp, { serverUrl: `${base}/mcp` })).toBe('AUTHORIZED');
+    expect((await keyOf('Owner App'))[0]!.revoked_at).toBeNull();
+    const { rows } = await h.db.query(`SELECT created_by FROM api_keys WHERE org_id = $1 AND label = 'Admin App'`, [acme.organization.id]);
+    expect(rows[0].created_by).toBe(admin.user.id);
+  });
+
   it('revoking its access token (RFC 7009) disconnects the app', async () => {
     const leaving = await connectedClient('Leaving Client', ['tasks.read']);
     const token = leaving.tokens()!.access_token;
