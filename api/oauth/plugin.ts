@@ -1,11 +1,12 @@
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type Provider from 'oidc-provider';
 import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import type { SessionRules } from '../../domain/identity/sessions';
 import type { OutboundRules } from '../../domain/notify/outbound';
-import type Provider from 'oidc-provider';
 import { interactionRoutes } from './interactions';
-import { createAuthorizationServer, protectedResources } from './server';
+import { createAuthorizationServer, oauthRoutes, protectedResources } from './server';
 
 // OAuth for MCP clients and the REST API, as the MCP specification's authorization (2025-11-25) has it:
 //
@@ -25,6 +26,9 @@ export interface OAuthOptions {
   /** Answers the console's page (the consent page is one of its pages). */
   sendPage(reply: FastifyReply): FastifyReply;
 }
+
+/** What one address may ask of the authorization server's open endpoints, a minute, per api process. */
+export const oauthRequestLimits = { registrationsPerMinute: 30, authorizationsPerMinute: 120 } as const;
 
 /** Where a resource's Protected Resource Metadata is: named in its Bearer challenges. */
 export function resourceMetadataUrl(publicUrl: string, resource: 'mcp' | 'api'): string {
@@ -78,7 +82,16 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
   await app.register(async (protocol) => {
     protocol.removeAllContentTypeParsers();
     protocol.addContentTypeParser('*', (_request, _payload, done) => done(null));
+    // Anyone may register a client or start an authorization: each address may do so this often, per api process.
+    await protocol.register(rateLimit, { global: false });
+    protocol.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
+      if (error.statusCode !== 429) throw error;
+      return reply.status(429).send({ error: 'too_many_requests', error_description: `Too many requests from this address: ${error.message}` });
+    });
     const methods = ['GET', 'POST', 'OPTIONS', 'PUT', 'DELETE'] as const;
+    const limited = (max: number) => ({ rateLimit: { max, timeWindow: '1 minute' } });
+    protocol.route({ method: 'POST', url: oauthRoutes.registration, config: limited(oauthRequestLimits.registrationsPerMinute), handler: (request, reply) => handOver(request, reply) });
+    protocol.route({ method: ['GET', 'POST'], url: oauthRoutes.authorization, config: limited(oauthRequestLimits.authorizationsPerMinute), handler: (request, reply) => handOver(request, reply) });
     protocol.route({ method: [...methods], url: '/oauth/*', handler: (request, reply) => handOver(request, reply) });
     protocol.route({ method: ['GET', 'OPTIONS'], url: '/.well-known/openid-configuration', handler: (request, reply) => handOver(request, reply) });
     // RFC 8414's address of the same metadata (the issuer has no path).

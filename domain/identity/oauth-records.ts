@@ -77,7 +77,13 @@ export function oauthRecords(db: Queryable, kind: string): OAuthRecords {
   const sweep = () => {
     if (Date.now() - lastSweep < sweepEveryMs) return;
     lastSweep = Date.now();
-    db.query(`DELETE FROM oauth_records WHERE expires_at < now() - interval '1 hour'`).catch(() => {
+    // Records past their end; and clients that registered themselves a day ago or more and hold no live connection
+    // (open registration must not grow the table for good). A metadata document's client is not stored here.
+    const expired = `DELETE FROM oauth_records WHERE expires_at < now() - interval '1 hour'`;
+    const unused = `DELETE FROM oauth_records r WHERE r.kind = 'Client'
+      AND to_timestamp((r.payload->>'client_id_issued_at')::bigint) < now() - interval '1 day'
+      AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.oauth_client_id = r.payload->>'client_id' AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))`;
+    Promise.all([db.query(expired), db.query(unused)]).catch(() => {
       lastSweep = 0;
     });
   };

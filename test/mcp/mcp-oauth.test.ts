@@ -5,6 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
+import { oauthRequestLimits } from '../../api/oauth/plugin';
 import { allAbilities } from '../../domain/identity/abilities';
 import { setApiKeyBudget } from '../../domain/identity/api-keys';
 import { publicOnly } from '../../domain/notify/outbound';
@@ -604,6 +605,20 @@ describe('what a client cannot do', () => {
     } finally {
       await strict.close();
     }
+  });
+
+  it('one address registers at most 30 clients a minute (the last test: the limit holds for the rest of the minute)', async () => {
+    const statuses: number[] = [];
+    for (let attempt = 0; attempt < oauthRequestLimits.registrationsPerMinute + 1; attempt++) {
+      const answer = await fetch(`${base}/oauth/register`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ client_name: 'Flood', redirect_uris: [callback.url], token_endpoint_auth_method: 'none' }),
+      });
+      statuses.push(answer.status);
+      if (answer.status === 429) expect(((await answer.json()) as { error: string }).error).toBe('too_many_requests');
+    }
+    expect(statuses.at(-1)).toBe(429);
   });
 
   it('no page error in the browser', () => {
