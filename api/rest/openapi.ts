@@ -44,7 +44,7 @@ export type OpenApiOperation = {
 
 const description = `Business data for AI agents, automation and scripts. Every write is gated by the organization's policy.
 
-- **Tokens:** send \`Authorization: Bearer <token>\`, an API key (\`gate_k_…\`) or a personal token (\`gate_p_…\`). \`GET /v1/me\` tells what a token may do.
+- **Tokens:** send \`Authorization: Bearer <token>\`, an API key (\`gate_k_…\`), a personal token (\`gate_p_…\`) or an OAuth access token issued for this API (its metadata: \`/.well-known/oauth-protected-resource/api\`; a 401 names it in \`WWW-Authenticate\`). \`GET /v1/me\` tells what a token may do.
 - **Two route shapes:** every operation is served on \`/v1/…\` (the token's organization) and on \`/v1/organizations/{slug}/…\` (named explicitly; another organization's slug answers 404 \`organization_mismatch\`).
 - **Answers:** \`{"success": true, "data": …}\`; lists add \`"page": {"next_cursor": …}\`. Errors: \`{"success": false, "error": {"code", "message", "details"?}}\`.
 - **Gated writes:** the policy allows (the record), holds for a person's review (202 \`pending_review\` with the review and a \`Location\` header) or denies (403 \`policy_denied\`). Send an \`Idempotency-Key\` to make retries safe.
@@ -53,9 +53,9 @@ const description = `Business data for AI agents, automation and scripts. Every 
 const bearerAuth = {
   type: 'http',
   scheme: 'bearer',
-  bearerFormat: 'gate_k_… (API key) or gate_p_… (personal token)',
+  bearerFormat: 'gate_k_… (API key), gate_p_… (personal token), or an OAuth access token',
   description:
-    'Send `Authorization: Bearer <token>`. **API keys** (`gate_k_…`, from `gatehouse key create`) are for agents, automation and scripts: each belongs to one organization, is read-only or read-write, and holds abilities such as `tasks.read` and `tasks.write`. **Personal tokens** (`gate_p_…`, from `gatehouse user token`) act as a person of the organization with their role; only they can approve or deny held writes.',
+    'Send `Authorization: Bearer <token>`. **API keys** (`gate_k_…`, from `gatehouse key create`) are for agents, automation and scripts: each belongs to one organization, is read-only or read-write, and holds abilities such as `tasks.read` and `tasks.write`. **Personal tokens** (`gate_p_…`, from `gatehouse user token`) act as a person of the organization with their role; only they can approve or deny held writes. **OAuth access tokens** are issued to an app a person connected (authorization code with PKCE at `/oauth/authorize`, resource `…/api`); the app acts as a key with the abilities granted, its scopes, and a call outside them is answered 403 `insufficient_scope` with a scope challenge.',
 };
 
 const sessionCookie = {
