@@ -34,8 +34,8 @@ afterAll(async () => {
   await h?.close();
 });
 
-async function signedInPage(org: TestOrganization, person: TestPerson, path = '/reviews'): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+async function signedInPage(org: TestOrganization, person: TestPerson, path = '/reviews', viewport = { width: 1280, height: 900 }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
   const opened = await context.newPage();
   opened.on('pageerror', (error) => pageErrors.push(error.message));
   await opened.goto(`${origin}${path}`);
@@ -116,6 +116,21 @@ describe('the review queue', () => {
     expect(titleRow).toContain('Pay the rent');
     expect(titleRow).toContain('review the rent');
     await screenshot(page, 'review-queue');
+  });
+
+  it('works at a phone’s width: the cards and the diff fit, nothing scrolls sideways, and it is accessible', async () => {
+    const phone = await signedInPage(acme, reviewer, '/reviews', { width: 390, height: 844 });
+    const shown = card(phone, 'review the rent');
+    await shown.waitFor({ timeout: 10_000 });
+    await shown.getByRole('button', { name: 'Approve', exact: true }).waitFor();
+    const overflow = await phone.evaluate(() => {
+      const root = (globalThis as any).document.documentElement;
+      return root.scrollWidth - root.clientWidth;
+    });
+    expect(overflow).toBeLessThanOrEqual(0);
+    expect(await accessibilityViolations(phone)).toEqual([]);
+    await screenshot(phone, 'review-queue-phone');
+    await phone.context().close();
   });
 
   it('approve: the record exists; deny: nothing changed; both stay findable', async () => {
