@@ -10,6 +10,7 @@ import {
   reviewSchema,
   type Review,
 } from '../../domain/gate/reviews/schema';
+import { reviewWebUrl } from '../../domain/gate/links';
 import { findGatedWrite } from '../../domain/resources';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
@@ -89,7 +90,7 @@ const approveWithEditInput = approveReviewInput.extend({
 });
 
 /** A person's verdict: the domain's one entry for it, which tells the held write's workflow once the review ends. */
-function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, { db, caller, gate }: OperationContext) {
+function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, { db, caller, gate, publicUrl }: OperationContext) {
   const person = caller.actor as PersonActor;
   return recordVerdict(
     db,
@@ -98,11 +99,16 @@ function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof appro
       reviewId: input.id,
       person: { userId: person.userId, role: person.role },
       verdict,
+      via: person.credential.type === 'session' ? 'console' : 'api_token',
       comment: input.comment,
       seenEditId: input.seen_edit,
       edit: verdict === 'approved' ? input.edit : undefined,
     },
-    { writeOf: findGatedWrite, reviewEnded: (workflowId, given) => gate.reviewDecided(workflowId, given, outcomeWaitMs) },
+    {
+      writeOf: findGatedWrite,
+      reviewEnded: (workflowId, given) => gate.reviewDecided(workflowId, given, outcomeWaitMs),
+      finishUrl: (reviewId) => reviewWebUrl(publicUrl, reviewId),
+    },
   );
 }
 

@@ -21,6 +21,11 @@ const meaning: Record<ErrorCode, string> = {
     "the organization's policy denied the write; nothing was written (`details` names the policies, and `details.remediation` the rules' reasons, hints and what they look at)",
   self_approval:
     "the person created the API key that made the held write, and the organization does not allow self-approval; another reviewer must approve it",
+  passkey_required:
+    "the organization needs every approval signed with the approver's passkey, which this way of approving cannot carry (a personal access token, a Slack button); `details.finish_url` is the page to finish it on",
+  passkey_failed: "the passkey's assertion over this approval did not verify (another person's passkey, another payload or verdict, or too old); nothing was decided",
+  payload_changed:
+    'the held write has changed (a reviewer edited it) since the link or challenge was made for it; nothing was decided: read the review again and decide the write it holds now',
   feature_not_in_plan: "the organization's plan does not include this feature",
   organization_mismatch: "the `slug` in the path is not the token's organization",
   not_found: 'no such record in this organization',

@@ -13,6 +13,17 @@ interface GateEvent {
   reviewId?: string;
 }
 
+/**
+ * How a person gave a verdict: where (console, decision link, Slack, personal access token), on which payload
+ * (`payload_digest`, see domain/gate/reviews/signing.ts), and their passkey's assertion over it when signed.
+ * Events before this was kept have none of it.
+ */
+export interface VerdictProvenance {
+  via: 'console' | 'link' | 'slack' | 'api_token';
+  payload_digest: string;
+  passkey: { credential_id: string; authenticator_data: string; client_data_json: string; signature: string; signed_at: string } | null;
+}
+
 /** Every audit event the service records; `data` is typed per event. */
 export type AuditEvent =
   | (GateEvent & {
@@ -28,9 +39,17 @@ export type AuditEvent =
       data: { operation: string };
     })
   | (GateEvent & { type: 'write.failed'; actor: ActorRef; data: { code: string; message: string } })
-  | (GateEvent & { type: 'review.approved' | 'review.denied'; actor: ActorRef; data: { comment: string | null; approvals?: string[]; edit_id?: string } })
+  | (GateEvent & {
+      type: 'review.approved' | 'review.denied';
+      actor: ActorRef;
+      data: { comment: string | null; approvals?: string[]; edit_id?: string } & VerdictProvenance;
+    })
   /** One person's approval of a write that needs more than one: the review stays pending. */
-  | (GateEvent & { type: 'review.approval_added'; actor: ActorRef; data: { comment: string | null; approvals: number; required: number; edit_id?: string } })
+  | (GateEvent & {
+      type: 'review.approval_added';
+      actor: ActorRef;
+      data: { comment: string | null; approvals: number; required: number; edit_id?: string } & VerdictProvenance;
+    })
   /** A reviewer's edit of a held write, and the policy's decision on the edited write (edt_…). */
   | (GateEvent & {
       type: 'review.edited';

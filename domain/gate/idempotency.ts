@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/database';
+import { canonicalJson } from '../kit/canonical-json';
 import { AppError } from '../kit/errors';
 import type { GateAnswer } from './contract';
 
@@ -17,17 +18,6 @@ export interface IdempotencyScope {
 /** The same operation with the same input hashes the same, whatever the order of the JSON's keys. */
 export function requestFingerprint(operation: string, input: unknown): string {
   return createHash('sha256').update(operation).update('\0').update(canonicalJson(input)).digest('hex');
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value) ?? 'null';
 }
 
 /**

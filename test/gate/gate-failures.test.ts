@@ -69,7 +69,7 @@ describe('a lost signal', () => {
     // The decision is committed; the workflow is not told (as when the api stopped right after the commit).
     await recordVerdict(
       h.db,
-      { orgId: org.organization.id, reviewId: held.review.id, person: { userId: rows[0].id, role: 'reviewer' }, verdict: 'approved' },
+      { orgId: org.organization.id, reviewId: held.review.id, person: { userId: rows[0].id, role: 'reviewer' }, verdict: 'approved', via: 'console' },
       { writeOf: findGatedWrite, reviewEnded: async () => {} },
     );
     await expect.poll(() => countTitled('review without a signal'), { timeout: 10_000 }).toBe(1);

@@ -18,7 +18,7 @@ const selectReview = `
   SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
          u.email AS decided_by_email,
-         (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment) ORDER BY a.approved_at, a.user_id), '[]')
+         (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment, 'via', a.via, 'passkey', a.passkey IS NOT NULL) ORDER BY a.approved_at, a.user_id), '[]')
           FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
          e.id AS edit_id, e.fields AS edit_fields, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
          e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version
@@ -83,13 +83,14 @@ function reviewFromRow(row: QueryResultRow): Review {
       : null,
     approvals: {
       required: row.approvals_required,
-      given: (row.approvals_given as { user_id: string; email: string; at: string; comment: string | null }[]).map((given) => ({
+      given: (row.approvals_given as Review['approvals']['given']).map((given) => ({
         ...given,
         at: new Date(given.at).toISOString(),
       })),
     },
     decided_at: iso(row.decided_at),
     decided_by: row.decided_by ? { user_id: row.decided_by, email: row.decided_by_email } : null,
+    decided_via: row.decided_via ?? null,
     comment: row.comment,
     applied_at: iso(row.applied_at),
     result: row.result ?? null,

@@ -11,6 +11,11 @@ const applyFailure = z.object({
   message: z.string().describe('What went wrong, for a person to read'),
 });
 
+/** Where a person gave a verdict. */
+const verdictChannel = z
+  .enum(['console', 'link', 'slack', 'api_token'])
+  .describe('Where the person gave it: the console, a decision link from a notification, a Slack button, or a personal access token');
+
 export const reviewSchema = z
   .object({
     id: recordId('review', 'rev', 'use it as {id} in /v1/reviews/{id}; a person approves or denies it at /v1/reviews/{id}/approve or /deny'),
@@ -80,6 +85,8 @@ export const reviewSchema = z
               email: z.string().describe("The person's sign-in email"),
               at: instantField('When they approved'),
               comment: z.string().nullable().describe('Their comment; null when none'),
+              via: verdictChannel,
+              passkey: z.boolean().describe("Whether the approval was signed with the person's passkey (the audit trail keeps the signature)"),
             }),
           )
           .describe('Who has approved so far, oldest first; one deny ends the review whatever the count'),
@@ -93,6 +100,7 @@ export const reviewSchema = z
       })
       .nullable()
       .describe('The person who decided; null while pending and for expired reviews'),
+    decided_via: verdictChannel.nullable().describe('Where the deciding verdict was given; null while pending, for expired reviews and for those decided before this was kept'),
     comment: z.string().nullable().describe("The person's comment; null when none"),
     applied_at: instantField('When the approved write ran', 'null until it has run').nullable(),
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),

@@ -1,22 +1,55 @@
 import type { Database, Queryable } from '../../../db/database';
-import { recordAudit } from '../../audit/events';
+import { recordAudit, type VerdictProvenance } from '../../audit/events';
 import { AppError } from '../../kit/errors';
 import type { GatedWrite } from '../writes';
 import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
 import { getReview } from './reads';
 import type { Review } from './schema';
+import { payloadDigest, type DecidedPayload, type Verdict } from './signing';
 import { reviewStatusSql, type ReviewStatus } from './state';
 
 // A review's verdict: a person's approval (of the agent's version, or with their edit) or denial, and the expiry its
 // workflow records when nobody gave one. (The policy *decides* a write; a person gives a *verdict* on its review.)
 // Each is written first and atomically, with its audit event.
 
+/** Where a person gave their verdict: the console, a decision link, a Slack button, or a personal access token. */
+export type VerdictChannel = 'console' | 'link' | 'slack' | 'api_token';
+
+/** A WebAuthn assertion over a verdict's challenge (`approvalChallenge`), its binary fields base64url. */
+export interface PasskeyAssertion {
+  credential_id: string;
+  authenticator_data: string;
+  client_data_json: string;
+  signature: string;
+  /** The time the challenge committed to (ISO 8601), as the console asked the authenticator to sign it. */
+  signed_at: string;
+}
+
+/** What a person's verdict is checked against when their passkey must sign it. */
+export interface PasskeyCheck {
+  orgId: string;
+  userId: string;
+  reviewId: string;
+  payloadDigest: string;
+  verdict: Verdict;
+  assertion: PasskeyAssertion;
+}
+
 /** A person's verdict on a held write, as they sent it. */
 export interface PersonsVerdict {
   orgId: string;
   reviewId: string;
   person: { userId: string; role: string };
-  verdict: 'approved' | 'denied';
+  verdict: Verdict;
+  /** Where they gave it (the audit trail and the review record it). */
+  via: VerdictChannel;
+  /** Their passkey's signature over the verdict, when they gave one. */
+  passkey?: PasskeyAssertion;
+  /**
+   * The payload digest the person was shown (a decision link carries the one it was sent for): refused with
+   * `payload_changed` when the held write differs now.
+   */
+  expectedDigest?: string;
   comment?: string;
   /** The reviewer's edit the person saw and approves (its id); absent: the agent's version. */
   seenEditId?: string;
@@ -33,6 +66,14 @@ export interface VerdictPorts {
    * to run the write, so that the answer carries its result.
    */
   reviewEnded(workflowId: string, verdict: 'approved' | 'denied'): Promise<unknown>;
+  /**
+   * Checks a passkey's assertion over a verdict, in the verdict's transaction (the person's registered key, the
+   * challenge, the time; its signature counter moves on). Throws `passkey_failed` when it does not verify.
+   * Absent: no passkey can be checked here, so an organization that needs one refuses every approval.
+   */
+  verifyPasskey?(tx: Queryable, check: PasskeyCheck): Promise<void>;
+  /** Where a person finishes an approval that needs a passkey (the review's page, or a decision link). */
+  finishUrl?(reviewId: string): string;
 }
 
 /**
@@ -48,14 +89,23 @@ export interface VerdictPorts {
 export async function recordVerdict(db: Database, given: PersonsVerdict, ports: VerdictPorts): Promise<Review> {
   const { workflowId, ended, refused } = await db.transaction(async (tx): Promise<{ workflowId: string; ended: boolean; refused?: EditRefused }> => {
     const review = await lockPendingReview(tx, given.orgId, given.reviewId);
+    const digest = payloadDigest(decidedPayload(review, given.edit));
+    if (given.expectedDigest !== undefined && given.expectedDigest !== digest) {
+      throw new AppError(
+        'payload_changed',
+        `the write held in review ${review.id} has changed (a reviewer edited it) since this was sent; open the review to decide the write it holds now`,
+        { status: 'pending', edit_id: review.edit?.id ?? null },
+      );
+    }
+    await checkPasskey(tx, review, given, digest, ports);
     if (given.verdict === 'denied') {
-      await settle(tx, review, given, 'denied');
+      await settle(tx, review, given, 'denied', howDecided(given, digest));
       return { workflowId: review.workflowId, ended: true };
     }
     if (given.edit === undefined) {
       assertNotSelfApproval(review, given.person.userId);
       assertSawCurrentVersion(review, given.seenEditId);
-      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given) };
+      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review), digest) };
     }
     const write = heldWrite(review, ports);
     assertEditable(review, write);
@@ -63,7 +113,7 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
     const edited = await editHeldWrite(tx, review, write, given.person, given.edit);
     // A refused edit stays on the record (with its decision): the transaction commits, then the person is told.
     if ('refusal' in edited) return { workflowId: review.workflowId, ended: false, refused: edited };
-    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, { edit_id: edited.editId }) };
+    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, decidedPayload(review, given.edit), digest, { edit_id: edited.editId }) };
   });
   if (refused) throw refused.refusal;
   if (ended) await ports.reviewEnded(workflowId, given.verdict);
@@ -83,12 +133,14 @@ interface LockedReview extends HeldWrite {
   /** The person who created the key that made the write (null: the CLI). */
   keyCreatedBy: string | null;
   selfApproval: boolean;
+  /** The organization needs every approval signed with the approver's passkey. */
+  approvalsNeedPasskey: boolean;
 }
 
 const lockReview = `
   SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.interface,
          d.api_key_id, k.label AS api_key_label, k.access AS api_key_access, k.abilities AS api_key_abilities,
-         k.created_by AS key_created_by, o.self_approval, r.edit_id, e.input AS edit_input
+         k.created_by AS key_created_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input
   FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
   LEFT JOIN review_edits e ON e.id = r.edit_id
   WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`;
@@ -114,6 +166,7 @@ async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string)
     approvalsRequired: row.approvals_required,
     keyCreatedBy: row.key_created_by,
     selfApproval: row.self_approval,
+    approvalsNeedPasskey: row.approvals_need_passkey,
     edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
   };
 }
@@ -148,45 +201,94 @@ function assertNotSelfApproval(review: LockedReview, userId: string): void {
  * as it needs (`approvalsRequired`, the review's own unless an edit set anew), else it stays pending. True when
  * this approval ended the review.
  */
-async function approveIn(tx: Queryable, review: LockedReview, given: PersonsVerdict, auditData: { edit_id?: string } = {}): Promise<boolean> {
+async function approveIn(
+  tx: Queryable,
+  review: LockedReview,
+  given: PersonsVerdict,
+  payload: DecidedPayload,
+  digest: string,
+  auditData: { edit_id?: string } = {},
+): Promise<boolean> {
   const comment = given.comment ?? null;
   const userId = given.person.userId;
   const required = review.approvalsRequired;
-  const added = await tx.query(`INSERT INTO review_approvals (review_id, user_id, org_id, comment) VALUES ($1, $2, $3, $4) ON CONFLICT DO NOTHING`, [
-    review.id,
-    userId,
-    review.orgId,
-    comment,
-  ]);
+  const added = await tx.query(
+    `INSERT INTO review_approvals (review_id, user_id, org_id, comment, via, payload_digest, passkey) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+    [review.id, userId, review.orgId, comment, given.via, digest, given.passkey ? { assertion: given.passkey, payload } : null],
+  );
   if (!added.rowCount) {
     throw new AppError('conflict', `you have approved review ${review.id} already; it needs ${required} approvals from different people`, { status: 'pending' });
   }
   const approvers = (await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 ORDER BY approved_at, user_id', [review.id])).rows.map(
     (row) => row.user_id as string,
   );
+  const how = howDecided(given, digest);
   if (approvers.length < required) {
     await recordAudit(tx, review.orgId, {
       type: 'review.approval_added',
       actor: { type: 'user', id: userId },
       workflowId: review.workflowId,
       reviewId: review.id,
-      data: { comment, approvals: approvers.length, required, ...auditData },
+      data: { comment, approvals: approvers.length, required, ...auditData, ...how },
     });
     return false;
   }
-  await settle(tx, review, given, 'approved', { ...(required > 1 ? { approvals: approvers } : {}), ...auditData });
+  await settle(tx, review, given, 'approved', { ...(required > 1 ? { approvals: approvers } : {}), ...auditData, ...how });
   return true;
 }
 
+/** What the audit trail keeps of how a verdict was given: where, on which payload, and the passkey's signature. */
+function howDecided(given: PersonsVerdict, digest: string): VerdictProvenance {
+  return { via: given.via, payload_digest: digest, passkey: given.passkey ?? null };
+}
+
+/** The held write a person decides, as its digest covers it (`proposedEdit`: the fields they change as they approve). */
+function decidedPayload(review: LockedReview, proposedEdit?: Record<string, unknown>): DecidedPayload {
+  return { review_id: review.id, operation: review.operation, input: review.input, edit: review.edit, proposed_edit: proposedEdit ?? null };
+}
+
+/**
+ * When the organization needs approvals signed, an approval without a passkey is refused (with where to finish
+ * it), and one with a passkey must verify against the person's key over this very payload. A passkey sent with
+ * any verdict is checked, so that what the trail keeps as signed always verifies.
+ */
+async function checkPasskey(tx: Queryable, review: LockedReview, given: PersonsVerdict, digest: string, ports: VerdictPorts): Promise<void> {
+  if (!given.passkey) {
+    if (given.verdict !== 'approved' || !review.approvalsNeedPasskey) return;
+    const finishUrl = ports.finishUrl?.(review.id) ?? null;
+    throw new AppError(
+      'passkey_required',
+      `this organization needs every approval signed with the approver's passkey, which ${channelNames[given.via]} cannot carry; approve it on the review's page${finishUrl ? `: ${finishUrl}` : ''}`,
+      { finish_url: finishUrl },
+    );
+  }
+  if (!ports.verifyPasskey) throw new AppError('passkey_failed', 'a passkey cannot be checked here');
+  await ports.verifyPasskey(tx, { orgId: review.orgId, userId: given.person.userId, reviewId: review.id, payloadDigest: digest, verdict: given.verdict, assertion: given.passkey });
+}
+
+const channelNames: Record<VerdictChannel, string> = {
+  console: 'an approval without a passkey',
+  link: 'a decision link confirmed without a passkey',
+  slack: 'a Slack button',
+  api_token: 'a personal access token',
+};
+
 /** Records the verdict that ends a review (by whom, when, their comment) and its audit event. */
-async function settle(tx: Queryable, review: LockedReview, given: PersonsVerdict, status: 'approved' | 'denied', auditData: Record<string, unknown> = {}) {
+async function settle(
+  tx: Queryable,
+  review: LockedReview,
+  given: PersonsVerdict,
+  status: 'approved' | 'denied',
+  auditData: { approvals?: string[]; edit_id?: string } & VerdictProvenance,
+) {
   const comment = given.comment ?? null;
-  await tx.query(`UPDATE reviews SET status = $3, decided_by = $4, decided_at = now(), comment = $5 WHERE org_id = $1 AND id = $2`, [
+  await tx.query(`UPDATE reviews SET status = $3, decided_by = $4, decided_at = now(), comment = $5, decided_via = $6 WHERE org_id = $1 AND id = $2`, [
     review.orgId,
     review.id,
     status,
     given.person.userId,
     comment,
+    given.via,
   ]);
   await recordAudit(tx, review.orgId, {
     type: status === 'approved' ? 'review.approved' : 'review.denied',

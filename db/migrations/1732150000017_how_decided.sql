@@ -1,0 +1,19 @@
+-- Up Migration
+
+-- How each verdict was given: in the console, from a decision link, from a Slack button, or with a personal access
+-- token; and, for an approval signed with a passkey, the WebAuthn assertion and the payload it signed.
+ALTER TABLE reviews ADD COLUMN decided_via text CHECK (decided_via IN ('console', 'link', 'slack', 'api_token'));
+ALTER TABLE review_approvals ADD COLUMN via text NOT NULL DEFAULT 'console' CHECK (via IN ('console', 'link', 'slack', 'api_token'));
+ALTER TABLE review_approvals ADD COLUMN payload_digest text;
+ALTER TABLE review_approvals ADD COLUMN passkey jsonb;
+
+-- Whether every approval must be signed by the approving person's passkey (off: a session's word suffices).
+ALTER TABLE organizations ADD COLUMN approvals_need_passkey boolean NOT NULL DEFAULT false;
+
+-- Down Migration
+
+ALTER TABLE organizations DROP COLUMN approvals_need_passkey;
+ALTER TABLE review_approvals DROP COLUMN passkey;
+ALTER TABLE review_approvals DROP COLUMN payload_digest;
+ALTER TABLE review_approvals DROP COLUMN via;
+ALTER TABLE reviews DROP COLUMN decided_via;
