@@ -15,11 +15,28 @@
 // sorted; the values of `email`, `name` and `comment` replaced by "sha256:<hex>" of the value, an erased value
 // {"erased": "sha256:<hex>"} by its digest); chain(n) = SHA-256(chain(n-1) ‖ decimal n ‖ digest(n)), chain(0) =
 // 32 zero bytes.
-import { createHash } from 'node:crypto';
+//
+// Approvals signed with a passkey (a review.approved, review.approval_added or review.denied event whose data has
+// a `passkey`) are checked too: the signer's public key is the one their `person.passkey_added` event recorded
+// (same credential id, same person); the WebAuthn client data must be a `webauthn.get` whose challenge is
+// base64url(SHA-256("gatehouse approval v1\nreview <id>\npayload sha256:<payload_digest>\nverdict <verdict>\nat
+// <signed_at>")); the authenticator data must name the recorded relying party and say the person was present and
+// verified; the signature must verify over authenticator data ‖ SHA-256(client data). The payload the person
+// signed travels beside the event (`signed_payload`): its digest (SHA-256 of its JSON with keys sorted) must be
+// the event's `payload_digest`.
+import { createHash, createPublicKey, verify as verifySignature, constants } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
 const personal = new Set(['email', 'name', 'comment']);
 const sha256 = (...parts) => parts.reduce((hash, part) => hash.update(part), createHash('sha256')).digest();
+const canonicalJson = (value) => {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value).sort().map((name) => `${JSON.stringify(name)}:${canonicalJson(value[name])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+};
+const fromBase64url = (text) => Buffer.from(String(text), 'base64url');
 
 function canonical(value, key) {
   if (key !== undefined && personal.has(key)) {
@@ -61,9 +78,51 @@ for (const event of lines.slice(0, -1).filter((line) => line.seq !== null)) {
   seq = event.seq;
 }
 if (seq !== head.seq || (seq > 0 && chain.toString('hex') !== head.chain)) problems.push(`the chain ends at event ${seq}, not at the head (event ${head.seq})`);
+
+// The passkeys people registered (their public keys), then every signed verdict against them.
+const verdicts = { 'review.approved': 'approved', 'review.approval_added': 'approved', 'review.denied': 'denied' };
+const passkeys = new Map();
+let signed = 0;
+for (const event of lines.slice(0, -1)) {
+  if (event.type === 'person.passkey_added') passkeys.set(`${event.resource_id} ${event.data.credential_id}`, event.data);
+  if (!(event.type in verdicts) || !event.data?.passkey) continue;
+  signed += 1;
+  const problem = signedVerdictProblem(event, verdicts[event.type], passkeys.get(`${event.actor.id} ${event.data.passkey.credential_id}`));
+  if (problem) problems.push(`signed ${verdicts[event.type].replace('ed', '')}al ${event.id} (review ${event.review_id}, by ${event.actor.id}): ${problem}`);
+}
+
+/** Why a signed verdict does not verify against the signer's recorded key and the payload it names; null when it does. */
+function signedVerdictProblem(event, verdict, key) {
+  const { passkey, payload_digest: payloadDigest } = event.data;
+  if (!key) return `no passkey ${passkey.credential_id} of this person was registered earlier in the ledger`;
+  if (event.signed_payload === undefined) return 'the export does not carry the payload it signed';
+  if (event.signed_payload.review_id !== event.review_id || sha256(canonicalJson(event.signed_payload)).toString('hex') !== payloadDigest) {
+    return 'the payload beside it is not the one it signed';
+  }
+  const statement = `gatehouse approval v1\nreview ${event.review_id}\npayload sha256:${payloadDigest}\nverdict ${verdict}\nat ${passkey.signed_at}`;
+  const clientDataJson = fromBase64url(passkey.client_data_json);
+  let clientData;
+  try {
+    clientData = JSON.parse(clientDataJson.toString('utf8'));
+  } catch {
+    return 'its client data is not JSON';
+  }
+  if (clientData.type !== 'webauthn.get' || clientData.challenge !== sha256(statement).toString('base64url')) {
+    return 'its challenge is not this review, payload, verdict and time';
+  }
+  const authenticatorData = fromBase64url(passkey.authenticator_data);
+  if (authenticatorData.length < 37 || !authenticatorData.subarray(0, 32).equals(sha256(key.rp_id))) return `it was not made for ${key.rp_id}`;
+  if ((authenticatorData[32] & 0x05) !== 0x05) return 'the authenticator did not check that the person was present and verified';
+  const hashes = { [-7]: 'sha256', [-35]: 'sha384', [-36]: 'sha512', [-257]: 'sha256', [-37]: 'sha256', [-8]: null };
+  if (!(key.algorithm in hashes)) return `its key's algorithm ${key.algorithm} is not one this script checks`;
+  const publicKey = createPublicKey({ key: fromBase64url(key.public_key_spki), format: 'der', type: 'spki' });
+  const options = key.algorithm === -37 ? { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : publicKey;
+  const signedBytes = Buffer.concat([authenticatorData, sha256(clientDataJson)]);
+  return verifySignature(hashes[key.algorithm], signedBytes, options, fromBase64url(passkey.signature)) ? null : "its signature does not verify with the person's passkey";
+}
 if (problems.length > 0) {
   console.log(`does NOT verify (${problems.length} problems):`);
   for (const problem of problems) console.log(`  ${problem}`);
   process.exit(1);
 }
-console.log(`verifies: ${seq} events chained, head ${head.seq} ${head.chain}`);
+console.log(`verifies: ${seq} events chained, head ${head.seq} ${head.chain}; ${signed} signed verdicts checked against their passkeys`);

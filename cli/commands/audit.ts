@@ -3,8 +3,10 @@ import { Command, Option } from 'commander';
 import { once } from 'node:events';
 import { finished } from 'node:stream/promises';
 import { z } from 'zod';
+import type { Queryable } from '../../db/database';
 import { sealAuditChain, verifyAuditChain } from '../../domain/audit/ledger';
 import { allAuditEvents, ledgerHead, type AuditEventView } from '../../domain/audit/trail';
+import { signedApprovalPayload } from '../../domain/gate/reviews/reads';
 import { findOrganization } from '../../domain/identity/organizations';
 import { AppError } from '../../domain/kit/errors';
 import { utcInstant } from '../../domain/kit/fields';
@@ -43,6 +45,16 @@ async function write(text: string): Promise<void> {
   if (!process.stdout.write(text)) await once(process.stdout, 'drain');
 }
 
+/**
+ * A verdict signed with a passkey carries, beside the event (not in its chained content), the payload the person
+ * signed: the verifier recomputes its digest and checks the signature over it.
+ */
+async function withSignedPayload<Event extends AuditEventView>(db: Queryable, orgId: string, event: Event): Promise<Event & { signed_payload?: unknown }> {
+  if (!event.data.passkey || !event.review_id || event.actor.type !== 'user' || !event.actor.id) return event;
+  const payload = await signedApprovalPayload(db, orgId, event.review_id, event.actor.id);
+  return payload ? { ...event, signed_payload: payload } : event;
+}
+
 export function auditCommands(): Command {
   const audit = new Command('audit').description("The organization's audit trail");
 
@@ -64,7 +76,8 @@ export function auditCommands(): Command {
         if (options.format === 'jsonl') {
           for await (const event of events) {
             // Events sealed after the head was read would run past it: the copy stops at the head.
-            await write(`${JSON.stringify(event.seq !== null && event.seq > head.seq ? { ...event, seq: null, chain: null } : event)}\n`);
+            const line = event.seq !== null && event.seq > head.seq ? { ...event, seq: null, chain: null } : event;
+            await write(`${JSON.stringify(await withSignedPayload(db, org.id, line))}\n`);
           }
           // The last line: the ledger's head, for docs/verify-audit-export.mjs (and to keep elsewhere).
           await write(`${JSON.stringify({ ledger_head: head })}\n`);

@@ -146,3 +146,15 @@ export async function followReview(
   };
 }
 
+
+/**
+ * The payload a person signed with their passkey when they approved a review (what its `payload_digest` is the
+ * digest of), for an audit export to carry beside the signed event; null when they did not sign, or it is gone.
+ */
+export async function signedApprovalPayload(db: Queryable, orgId: string, reviewId: string, userId: string): Promise<Record<string, unknown> | null> {
+  const { rows } = await db.query(
+    "SELECT passkey -> 'payload' AS payload FROM review_approvals WHERE org_id = $1 AND review_id = $2 AND user_id = $3",
+    [orgId, reviewId, userId],
+  );
+  return rows[0]?.payload ?? null;
+}
