@@ -133,6 +133,25 @@ describe('the review queue', () => {
     await phone.context().close();
   });
 
+  it('is decided at a phone’s width: the card’s Approve runs the write, and the trail says it was given in the console', async () => {
+    const held = await postTask('review on the phone');
+    expect(held.status).toBe(202);
+    const phone = await signedInPage(acme, reviewer, '/reviews', { width: 390, height: 844 });
+    const shown = card(phone, 'review on the phone');
+    await shown.waitFor({ timeout: 10_000 });
+    await shown.getByLabel('Comment (optional)').fill('Fine, from my phone');
+    await shown.getByRole('button', { name: 'Approve', exact: true }).click();
+    await shown.waitFor({ state: 'detached', timeout: 20_000 });
+    const written = async () => (await h.db.query('SELECT id FROM tasks WHERE org_id = $1 AND title = $2', [acme.organization.id, 'review on the phone'])).rows.length;
+    await expect.poll(written, { timeout: 20_000 }).toBe(1);
+    const { rows: events } = await h.db.query("SELECT actor_id, data FROM audit_events WHERE org_id = $1 AND type = 'review.approved' AND review_id = $2", [
+      acme.organization.id,
+      held.body.review.id,
+    ]);
+    expect(events).toEqual([{ actor_id: reviewer.user.id, data: expect.objectContaining({ via: 'console', passkey: null, payload_digest: expect.stringMatching(/^[0-9a-f]{64}$/) }) }]);
+    await phone.context().close();
+  });
+
   it('approve: the record exists; deny: nothing changed; both stay findable', async () => {
     const approve = card(page, 'review the supplier contract');
     await approve.getByLabel('Comment (optional)').fill('Checked with legal');

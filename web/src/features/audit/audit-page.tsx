@@ -64,8 +64,24 @@ function download(name: string, type: string, text: string) {
   URL.revokeObjectURL(url);
 }
 
-/** What an event says, in a few words. */
+/** Where a person gave a verdict, as the trail keeps it (`via`), in words. */
+const verdictChannels: Record<string, string> = {
+  console: 'in the console',
+  link: 'from a decision link',
+  slack: 'from Slack',
+  api_token: 'with a personal access token',
+};
+
+/** What an event says, in a few words (a verdict also how it was given: where, and whether a passkey signed it). */
 function detail(event: AuditEvent): string {
+  const what = summary(event);
+  const via = verdictChannels[String(event.data.via)];
+  if (!event.type.startsWith('review.') || !via) return what;
+  const how = `Given ${via}${event.data.passkey ? ', signed with a passkey' : ''}`;
+  return what ? `${what} · ${how}` : how;
+}
+
+function summary(event: AuditEvent): string {
   const data = event.data;
   if (event.type === 'gate.decided') return String(data.reason ?? '');
   if (event.type === 'write.failed') return String(data.message ?? '');
