@@ -19,6 +19,7 @@ import { approveReviewOperation, denyReviewOperation, getReviewOperation, listRe
 import { taskOperations } from './tasks';
 import { teamOperations } from './team';
 import { notificationOperations } from './notifications';
+import { slackOperations } from './slack';
 import { webhookOperations } from './webhooks';
 import { workLogOperations } from './work-logs';
 
@@ -52,6 +53,7 @@ export const catalog: readonly Operation[] = [
   ...peopleOperations,
   ...webhookOperations,
   ...notificationOperations,
+  ...slackOperations,
   ...agentOperations,
 ];
 

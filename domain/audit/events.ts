@@ -88,6 +88,8 @@ export type AuditEvent =
       data: { api_key_id: string; reason: string } & Record<string, unknown>;
     }
   | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> }
+  /** A Slack user linked to a person (by that person, signed in), or the link removed; `resourceId`: the person (usr_…). */
+  | { type: 'slack.linked' | 'slack.unlinked'; actor: ActorRef; resourceId: string; data: { slack_team_id: string; slack_user_id: string } }
   | {
       type: 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.disabled';
       actor: ActorRef;

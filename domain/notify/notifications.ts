@@ -2,6 +2,7 @@ import type { Database, Queryable } from '../../db/database';
 import { recordAudit } from '../audit/events';
 import { reviewWebUrl } from '../gate/links';
 import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
+import { decisionLinkUrl, issueDecisionLinks, type DecisionLinkPair } from './decision-links';
 import type { Email, Mailer } from './mailer';
 import { postOutbound, type OutboundRules } from './outbound';
 
@@ -148,21 +149,33 @@ export async function superviseReviewStep(
   const headline = escalation
     ? `Escalated to ${tierName}: ${review.agent}'s ${review.operation} has waited ${waitedMinutes} min for a review`
     : `Review needed: ${review.agent} wants to run ${review.operation}`;
-  const text = [
-    headline,
-    '',
-    `Why it was held: ${review.reason}`,
-    `Approve or deny it: ${link}`,
-    `It expires ${review.expires_at.toISOString()} if nobody decides.`,
-    '',
-    `— Gatehouse, for ${review.org_name}`,
-  ].join('\n');
+  // Each person's email carries links of their own: decided from it, the verdict is theirs. A retry of this step
+  // sends new links, and those of the email before stay valid until used, decided or expired.
+  const textFor = (decide: DecisionLinkPair | undefined) =>
+    [
+      headline,
+      '',
+      `Why it was held: ${review.reason}`,
+      ...(decide
+        ? [
+            `Approve it: ${decisionLinkUrl(settings.publicUrl, decide.approve)}`,
+            `Deny it: ${decisionLinkUrl(settings.publicUrl, decide.deny)}`,
+            'Each link opens a page with the write; nothing is decided until you confirm there. The links are yours alone: do not forward this email.',
+            `Or open the review in the console: ${link}`,
+          ]
+        : [`Approve or deny it: ${link}`]),
+      `It expires ${review.expires_at.toISOString()} if nobody decides.`,
+      '',
+      `— Gatehouse, for ${review.org_name}`,
+    ].join('\n');
   const wanted: PersonalNotification = escalation ? 'review.escalated' : 'review.held';
+  const emailed = settings.mailer ? people.filter((person) => person.notifications.includes(wanted)) : [];
+  const decisionLinks = await issueDecisionLinks(db, review.org_id, reviewId, emailed.map((person) => person.id));
   let unsent: string | undefined;
   try {
     await sendAll(
       settings.mailer,
-      people.filter((person) => person.notifications.includes(wanted)).map((person) => ({ to: person.email, subject: headline, text })),
+      emailed.map((person) => ({ to: person.email, subject: headline, text: textFor(decisionLinks.get(person.id)) })),
     );
     if (review.slack_webhook_url) {
       const message = JSON.stringify({ text: `${headline}\n${review.reason}\n<${link}|Open the review>` });

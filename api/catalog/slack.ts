@@ -1,0 +1,160 @@
+import { z } from 'zod';
+import { roles, rolesThat, type PersonActor } from '../../domain/identity/actors';
+import { text, instantField } from '../../domain/kit/fields';
+import { findSlackAppSettings, slackRequestUrl, updateSlackAppSettings, type SlackAppSettings } from '../../domain/notify/slack-app';
+import { confirmSlackLink, listSlackLinks, readSlackLinkOffer, removeSlackLink, type SlackLink } from '../../domain/notify/slack-links';
+import { defineOperation, type OperationContext } from './operation';
+
+// Slack's Approve and Deny buttons: the organization's Slack app (owners and admins: its signing secret and
+// workspace, and the Request URL to give it), and each person's own Slack links, confirmed from the one-time link a
+// first press answers with. The console's Settings → Notifications and its "Link Slack" page.
+
+const consoleOnly = ['console'] as const;
+const slackIdField = (what: string) => z.string().regex(/^[A-Z0-9]{2,30}$/, 'a Slack id such as T0123ABCD').describe(what);
+
+const appSchema = z.object({
+  request_url: z.string().describe("The interactivity Request URL to paste into the Slack app (Interactivity & Shortcuts)"),
+  signing_secret: z.enum(['set']).nullable().describe("Whether the Slack app's signing secret is set: 'set', or null; it is never shown"),
+  team_id: z.string().nullable().describe('The Slack workspace presses must come from; null: bound by the first verified press'),
+});
+
+const wireOfApp = (settings: SlackAppSettings, { caller, publicUrl }: OperationContext): z.infer<typeof appSchema> => ({
+  request_url: slackRequestUrl(publicUrl, caller.organization.id),
+  signing_secret: settings.signingSecretSet ? 'set' : null,
+  team_id: settings.teamId,
+});
+
+const appAccess = { person: { roles: rolesThat.manageWebhooks } };
+
+export const slackAppOperation = defineOperation({
+  kind: 'read',
+  name: 'notifications.slack_app',
+  family: 'notifications',
+  summary: "The organization's Slack app",
+  description: "Where the Slack app sends button presses (the Request URL), whether its signing secret is set, and the workspace it is bound to.",
+  method: 'GET',
+  path: '/notifications/slack-app',
+  list: false,
+  input: z.strictObject({}),
+  output: appSchema,
+  access: appAccess,
+  interfaces: consoleOnly,
+  handler: async (_input, context) => wireOfApp(await findSlackAppSettings(context.db, context.caller.organization.id), context),
+});
+
+export const updateSlackAppOperation = defineOperation({
+  kind: 'person_action',
+  name: 'notifications.update_slack_app',
+  family: 'notifications',
+  summary: "Set the organization's Slack app",
+  description:
+    "Set the Slack app's signing secret (Basic Information → App Credentials; null removes it and presses are refused) and the workspace presses must come from (null: the next verified press binds it).",
+  method: 'PATCH',
+  path: '/notifications/slack-app',
+  input: z.strictObject({
+    signing_secret: text({ min: 1, max: 200 }).nullable().optional().describe("The Slack app's Signing Secret; write-only"),
+    team_id: slackIdField('The Slack workspace id, e.g. T0123ABCD').nullable().optional(),
+  }),
+  output: appSchema,
+  access: appAccess,
+  interfaces: consoleOnly,
+  handler: async (input, context) =>
+    wireOfApp(
+      await updateSlackAppSettings(
+        context.db,
+        context.caller.organization.id,
+        { signingSecret: input.signing_secret, teamId: input.team_id },
+        { type: 'user', id: (context.caller.actor as PersonActor).userId },
+      ),
+      context,
+    ),
+});
+
+const linkSchema = z.object({
+  team_id: z.string().describe('The Slack workspace'),
+  slack_user_id: z.string().describe('The Slack user, as Slack names them (U…)'),
+  linked_at: instantField('When the person confirmed the link'),
+});
+const wireOfLink = (link: SlackLink): z.infer<typeof linkSchema> => ({ team_id: link.teamId, slack_user_id: link.slackUserId, linked_at: link.linkedAt.toISOString() });
+const personOf = (context: OperationContext) => ({ orgId: context.caller.organization.id, userId: (context.caller.actor as PersonActor).userId });
+// Anyone may link their Slack user (a member's press is refused all the same: only reviewers and above decide).
+const ownAccess = { person: { roles } };
+
+export const slackLinksOperation = defineOperation({
+  kind: 'read',
+  name: 'notifications.slack_links',
+  family: 'notifications',
+  summary: 'Your Slack links',
+  description: "The Slack users linked to the signed-in person: their presses of a held write's Approve or Deny count as this person's.",
+  method: 'GET',
+  path: '/notifications/slack-links',
+  list: false,
+  input: z.strictObject({}),
+  output: z.object({ links: z.array(linkSchema).describe('Oldest first') }),
+  access: ownAccess,
+  interfaces: consoleOnly,
+  handler: async (_input, context) => ({ links: (await listSlackLinks(context.db, personOf(context))).map(wireOfLink) }),
+});
+
+export const removeSlackLinkOperation = defineOperation({
+  kind: 'person_action',
+  name: 'notifications.remove_slack_link',
+  family: 'notifications',
+  summary: 'Remove one of your Slack links',
+  description: "Unlinks a Slack user from the signed-in person: that user's presses no longer count as theirs.",
+  method: 'DELETE',
+  path: '/notifications/slack-links/:team_id/:slack_user_id',
+  input: z.strictObject({ team_id: slackIdField('The Slack workspace'), slack_user_id: slackIdField('The Slack user') }),
+  output: z.object({ removed: z.literal(true).describe('The link is gone') }),
+  access: ownAccess,
+  interfaces: consoleOnly,
+  handler: async (input, context) => {
+    await removeSlackLink(context.db, personOf(context), { teamId: input.team_id, userId: input.slack_user_id });
+    return { removed: true as const };
+  },
+});
+
+const offerToken = text({ min: 20, max: 100 }).describe('The secret of the link a Slack press answered with (the last part of its address)');
+
+export const slackLinkOfferOperation = defineOperation({
+  kind: 'read',
+  name: 'notifications.slack_link_offer',
+  family: 'notifications',
+  summary: 'An offer to link a Slack user',
+  description: 'What a one-time Slack link would link to the signed-in person: the workspace and the Slack user; refused when used, expired, or for another organization.',
+  method: 'GET',
+  path: '/notifications/slack-link-offers/:token',
+  list: false,
+  input: z.strictObject({ token: offerToken }),
+  output: z.object({
+    team_id: z.string().describe('The Slack workspace'),
+    slack_user_id: z.string().describe('The Slack user who pressed'),
+    slack_user_name: z.string().nullable().describe('The name they go by in Slack, as Slack sent it (shown, never trusted)'),
+    expires_at: instantField('When the offer stops working'),
+  }),
+  access: ownAccess,
+  interfaces: consoleOnly,
+  handler: async (input, context) => {
+    const offer = await readSlackLinkOffer(context.db, context.caller.organization.id, input.token);
+    return { team_id: offer.teamId, slack_user_id: offer.slackUserId, slack_user_name: offer.slackUserName, expires_at: offer.expiresAt.toISOString() };
+  },
+});
+
+export const confirmSlackLinkOperation = defineOperation({
+  kind: 'person_action',
+  name: 'notifications.confirm_slack_link',
+  family: 'notifications',
+  summary: 'Link a Slack user to yourself',
+  description:
+    "Confirms a one-time Slack link: from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts. The link works once, for 15 minutes, for a person of the organization whose Slack it came from.",
+  method: 'POST',
+  path: '/notifications/slack-link-offers/:token/confirm',
+  input: z.strictObject({ token: offerToken }),
+  refusals: ['link_invalid'],
+  output: linkSchema,
+  access: ownAccess,
+  interfaces: consoleOnly,
+  handler: async (input, context) => wireOfLink(await confirmSlackLink(context.db, personOf(context), input.token)),
+});
+
+export const slackOperations = [slackAppOperation, updateSlackAppOperation, slackLinksOperation, removeSlackLinkOperation, slackLinkOfferOperation, confirmSlackLinkOperation];

@@ -1,0 +1,260 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database, Queryable } from '../../db/database';
+import { getReview } from '../gate/reviews/reads';
+import type { Review } from '../gate/reviews/schema';
+import { payloadDigest, type Verdict } from '../gate/reviews/signing';
+import { recordVerdict, type PasskeyAssertion, type VerdictPorts } from '../gate/reviews/verdicts';
+import { reviewerRoles, type Role } from '../identity/actors';
+import { AppError } from '../kit/errors';
+
+// Decision links: each person told of a held write gets an Approve and a Deny link of their own, bound to the
+// review, to them, and to the digest of the payload they were sent (the agent's input and the edit held over it).
+// Opening one decides nothing (mail scanners open links): it reads the page; a second, deliberate request confirms.
+// The confirm is a verdict like any other (recordVerdict, via 'link'), given as the person the link was sent to.
+// A link is spent only by its person's verdict: a refusal that records nothing (a passkey the organization needs)
+// leaves it usable, and of two confirms at once the second finds it spent.
+
+/** A person's two links for one review: the secrets, shown once (in their email), never stored. */
+export interface DecisionLinkPair {
+  approve: string;
+  deny: string;
+}
+
+/** Where a link stands: usable, spent (by its person), the review decided or expired, or its payload changed. */
+export type DecisionLinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
+
+/** What the page of a link shows, read with the token alone. */
+export interface DecisionLinkView {
+  verdict: Verdict;
+  state: DecisionLinkState;
+  person: { email: string; name: string | null };
+  organization: { name: string };
+  review: {
+    id: string;
+    status: Review['status'];
+    operation: string;
+    agent: string;
+    reason: string;
+    expires_at: string;
+    /** The write's detail, shown while the review waits: the record before (updates, deletes) and after it. */
+    before: Record<string, unknown> | null;
+    after: Record<string, unknown> | null;
+    deleting: boolean;
+    /** A reviewer's edit held over the agent's write: each changed field, the agent's value and the edited one. */
+    edit: { by: string; fields: { field: string; agent: unknown; edited: unknown }[] } | null;
+    approvals: { required: number; given: number };
+    decided_by: string | null;
+  };
+}
+
+/** The page a link opens, in the console. */
+export function decisionLinkUrl(publicUrl: string, token: string): string {
+  return `${publicUrl}/decide/${token}`;
+}
+
+/** 32 random bytes, base64url: 43 characters of the URL-safe alphabet, nothing else. */
+const tokenShape = /^[A-Za-z0-9_-]{43}$/;
+
+function digestOf(token: string): Buffer {
+  return createHash('sha256').update(token).digest();
+}
+
+/**
+ * The digest of the write a review holds now, as a verdict on it computes it (signing.ts): the agent's input and
+ * the reviewer's edit held over it, nothing proposed.
+ */
+export function heldPayloadDigest(review: Pick<Review, 'id' | 'operation' | 'proposed' | 'edit'>): string {
+  return payloadDigest({
+    review_id: review.id,
+    operation: review.operation,
+    input: review.proposed,
+    edit: review.edit ? { id: review.edit.id, input: review.edit.input } : null,
+    proposed_edit: null,
+  });
+}
+
+/**
+ * New Approve and Deny links for each person, bound to the write the review holds now and expiring with it; none
+ * when it no longer waits. Links sent before stay valid (an email sent again on a retry does not void the first).
+ */
+export async function issueDecisionLinks(db: Database, orgId: string, reviewId: string, userIds: string[]): Promise<Map<string, DecisionLinkPair>> {
+  const issued = new Map<string, DecisionLinkPair>();
+  if (!userIds.length) return issued;
+  const review = await getReview(db, orgId, reviewId);
+  if (review.status !== 'pending') return issued;
+  const digest = heldPayloadDigest(review);
+  const rows: unknown[][] = [];
+  for (const userId of userIds) {
+    const pair = { approve: randomBytes(32).toString('base64url'), deny: randomBytes(32).toString('base64url') };
+    issued.set(userId, pair);
+    rows.push([userId, 'approved', digestOf(pair.approve)], [userId, 'denied', digestOf(pair.deny)]);
+  }
+  await db.query(
+    `INSERT INTO decision_links (org_id, review_id, user_id, verdict, payload_digest, edit_id, token_digest, expires_at)
+     SELECT $1, $2, l.user_id, l.verdict, $3, $4, l.token_digest, $5
+     FROM unnest($6::text[], $7::text[], $8::bytea[]) AS l(user_id, verdict, token_digest)`,
+    [orgId, reviewId, digest, review.edit?.id ?? null, review.expires_at, rows.map((row) => row[0]), rows.map((row) => row[1]), rows.map((row) => row[2])],
+  );
+  return issued;
+}
+
+interface LinkRow {
+  id: string;
+  org_id: string;
+  review_id: string;
+  user_id: string;
+  verdict: Verdict;
+  payload_digest: string;
+  edit_id: string | null;
+  expires_at: Date;
+  used_at: Date | null;
+  email: string;
+  name: string | null;
+  role: Role;
+  deactivated_at: Date | null;
+  org_name: string;
+}
+
+const invalid = () => new AppError('link_invalid', 'This decision link is not valid: it may be mistyped or cut short. Open the review in the console instead');
+
+/** The link a token is, with its person and organization; the token alone says which (nothing else is trusted). */
+async function findLink(db: Queryable, token: string): Promise<LinkRow> {
+  if (!tokenShape.test(token)) throw invalid();
+  const { rows } = await db.query<LinkRow>(
+    `SELECT l.id::text AS id, l.org_id, l.review_id, l.user_id, l.verdict, l.payload_digest, l.edit_id, l.expires_at, l.used_at,
+            u.email, u.name, u.role, u.deactivated_at, o.name AS org_name
+     FROM decision_links l
+     JOIN users u ON u.id = l.user_id AND u.org_id = l.org_id
+     JOIN organizations o ON o.id = l.org_id
+     JOIN reviews r ON r.id = l.review_id AND r.org_id = l.org_id
+     WHERE l.token_digest = $1`,
+    [digestOf(token)],
+  );
+  if (!rows[0]) throw invalid();
+  return rows[0];
+}
+
+/** Whether the person may still decide: active, and still of a role that decides reviews. */
+function assertMayDecide(link: LinkRow): void {
+  if (link.deactivated_at) throw new AppError('link_invalid', 'This decision link was sent to a person who is no longer active in the organization');
+  if (!reviewerRoles.includes(link.role)) {
+    throw new AppError('insufficient_role', `This link was sent to ${link.email}, who is ${link.role} now and no longer decides reviews`);
+  }
+}
+
+function stateOf(link: LinkRow, review: Review, now: Date): DecisionLinkState {
+  if (link.used_at) return 'used';
+  if (review.status === 'expired' || link.expires_at <= now) return 'expired';
+  if (review.status !== 'pending') return 'decided';
+  if (heldPayloadDigest(review) !== link.payload_digest) return 'payload_changed';
+  return 'usable';
+}
+
+/** A link's page: the held write, whom the link is for and its verdict, and whether it can still be used. Decides nothing. */
+export async function readDecisionLink(db: Queryable, token: string, now = new Date()): Promise<DecisionLinkView> {
+  const link = await findLink(db, token);
+  assertMayDecide(link);
+  const review = await getReview(db, link.org_id, link.review_id);
+  const state = stateOf(link, review, now);
+  // The write itself only while it can still be decided: a spent or stale link (forwarded, found later) says how it ended.
+  const shown = state === 'usable' || state === 'payload_changed';
+  const deleting = /\.(delete|forget)$/.test(review.operation);
+  return {
+    verdict: link.verdict,
+    state,
+    person: { email: link.email, name: link.name },
+    organization: { name: link.org_name },
+    review: {
+      id: review.id,
+      status: review.status,
+      operation: review.operation,
+      agent: review.submitted_by.api_key_label,
+      reason: review.policy.reason,
+      expires_at: review.expires_at,
+      before: shown ? review.before : null,
+      after: shown ? (review.edit?.resource ?? review.resource) : null,
+      deleting,
+      edit:
+        shown && review.edit
+          ? { by: review.edit.by.email, fields: review.edit.fields.map((field) => ({ field, agent: review.proposed[field] ?? null, edited: review.edit!.input[field] ?? null })) }
+          : null,
+      approvals: { required: review.approvals.required, given: review.approvals.given.length },
+      decided_by: review.decided_by?.email ?? null,
+    },
+  };
+}
+
+/** What a person sends as they confirm a link: a comment, and their passkey's assertion when one signs it. */
+export interface DecisionLinkConfirmation {
+  comment?: string;
+  passkey?: PasskeyAssertion;
+}
+
+/**
+ * Confirms a link: its person's verdict, recorded as any verdict is (self-approval, quorum, roles, the edit held
+ * and expiry hold as in the console), bound to the payload the link was sent for (`payload_changed` once it
+ * differs). The person's links to the review are spent first, so a second confirm (this link or their other)
+ * is refused; a verdict refused without anything recorded gives them back.
+ */
+export async function confirmDecisionLink(db: Database, token: string, confirmation: DecisionLinkConfirmation, ports: VerdictPorts): Promise<Review> {
+  const link = await claimLink(db, token);
+  try {
+    return await recordVerdict(
+      db,
+      {
+        orgId: link.org_id,
+        reviewId: link.review_id,
+        person: { userId: link.user_id, role: link.role },
+        verdict: link.verdict,
+        via: 'link',
+        expectedDigest: link.payload_digest,
+        seenEditId: link.edit_id ?? undefined,
+        comment: confirmation.comment,
+        passkey: confirmation.passkey,
+      },
+      ports,
+    );
+  } catch (error) {
+    // The refusal is the answer; should giving the links back fail too, they stay spent (the console still decides).
+    await releaseUnlessDecided(db, link).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** Checks a link (it exists, unspent, unexpired; its person may decide) and spends their links to the review. */
+async function claimLink(db: Database, token: string): Promise<LinkRow & { claimedAt: string }> {
+  return db.transaction(async (tx) => {
+    const link = await findLink(tx, token);
+    // The person's links to the review, locked in one order: a confirm racing this one waits, then finds them spent.
+    const { rows } = await tx.query<{ id: string; used_at: Date | null }>(
+      'SELECT id::text AS id, used_at FROM decision_links WHERE review_id = $1 AND user_id = $2 ORDER BY id FOR UPDATE',
+      [link.review_id, link.user_id],
+    );
+    const locked = rows.find((row) => row.id === link.id);
+    if (!locked || locked.used_at) throw new AppError('link_invalid', 'This decision link was used already: each link decides once. Open the review in the console to see how it ended');
+    if (link.expires_at <= new Date()) throw new AppError('link_invalid', 'This decision link has expired with its review; nothing was decided');
+    assertMayDecide(link);
+    // One instant, to the microsecond, marks this claim's links, should they be given back.
+    const claimedAt = (await tx.query<{ at: string }>('SELECT clock_timestamp()::text AS at')).rows[0]!.at;
+    await tx.query('UPDATE decision_links SET used_at = $3::timestamptz WHERE review_id = $1 AND user_id = $2 AND used_at IS NULL', [
+      link.review_id,
+      link.user_id,
+      claimedAt,
+    ]);
+    return { ...link, claimedAt };
+  });
+}
+
+/**
+ * After a refused or failed verdict, gives the person's links back unless their verdict is on record (a verdict
+ * that committed before its workflow could be told, say): a link is spent only by a verdict.
+ */
+async function releaseUnlessDecided(db: Database, link: LinkRow & { claimedAt: string }): Promise<void> {
+  await db.query(
+    `UPDATE decision_links l SET used_at = NULL
+     WHERE l.review_id = $1 AND l.user_id = $2 AND l.used_at = $3::timestamptz
+       AND NOT EXISTS (SELECT 1 FROM review_approvals a WHERE a.review_id = l.review_id AND a.user_id = l.user_id)
+       AND NOT EXISTS (SELECT 1 FROM reviews r WHERE r.id = l.review_id AND r.decided_by = l.user_id)`,
+    [link.review_id, link.user_id, link.claimedAt],
+  );
+}

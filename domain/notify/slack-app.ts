@@ -1,0 +1,86 @@
+import type { Database, Queryable } from '../../db/database';
+import { recordAudit, type ActorRef } from '../audit/events';
+import { AppError, invalidFields } from '../kit/errors';
+
+// An organization's Slack app, as Gatehouse knows it: the signing secret that proves a request came from Slack
+// (written, never read back: what anyone sees is whether it is set) and the Slack workspace (team) presses must
+// come from.
+
+/** What is shown of an organization's Slack app. */
+export interface SlackAppSettings {
+  signingSecretSet: boolean;
+  /** The workspace presses must come from; null: not bound yet (the first verified request binds it). */
+  teamId: string | null;
+}
+
+/** The interactivity endpoint's address, to paste into the Slack app as its Request URL. */
+export function slackRequestUrl(publicUrl: string, orgId: string): string {
+  return `${publicUrl}/slack/interactions/${encodeURIComponent(orgId)}`;
+}
+
+export async function findSlackAppSettings(db: Queryable, orgId: string): Promise<SlackAppSettings> {
+  const { rows } = await db.query('SELECT signing_secret IS NOT NULL AS secret_set, team_id FROM slack_apps WHERE org_id = $1', [orgId]);
+  return { signingSecretSet: rows[0]?.secret_set ?? false, teamId: rows[0]?.team_id ?? null };
+}
+
+/** A Slack workspace id as Slack writes it (T0123ABCD; Enterprise Grid's E…). */
+const teamIdShape = /^[A-Z0-9]{2,30}$/;
+
+/**
+ * Sets (null: removes) the signing secret, and binds (null: unbinds) the workspace; what is left out stays. The
+ * audit trail says the secret was set or removed, never what it is.
+ */
+export async function updateSlackAppSettings(
+  db: Database,
+  orgId: string,
+  change: { signingSecret?: string | null; teamId?: string | null },
+  by: ActorRef,
+): Promise<SlackAppSettings> {
+  const { signingSecret, teamId } = change;
+  const problems = [];
+  if (typeof signingSecret === 'string' && !/^[\x21-\x7e]{8,200}$/.test(signingSecret)) {
+    problems.push({ field: 'signing_secret', message: "must be the app's Signing Secret, as Basic Information shows it (8 to 200 visible characters)" });
+  }
+  if (typeof teamId === 'string' && !teamIdShape.test(teamId)) {
+    problems.push({ field: 'team_id', message: 'must be a Slack workspace id such as T0123ABCD' });
+  }
+  if (problems.length) throw invalidFields(problems);
+  return db.transaction(async (tx) => {
+    await tx.query(
+      `INSERT INTO slack_apps (org_id, signing_secret, team_id) VALUES ($1, CASE WHEN $2 THEN $3 END, CASE WHEN $4 THEN $5 END)
+       ON CONFLICT (org_id) DO UPDATE SET
+         signing_secret = CASE WHEN $2 THEN $3 ELSE slack_apps.signing_secret END,
+         team_id = CASE WHEN $4 THEN $5 ELSE slack_apps.team_id END,
+         updated_at = now()`,
+      [orgId, signingSecret !== undefined, signingSecret ?? null, teamId !== undefined, teamId ?? null],
+    );
+    const data: Record<string, unknown> = {};
+    if (signingSecret !== undefined) data.slack_signing_secret = signingSecret === null ? null : 'set';
+    if (teamId !== undefined) data.slack_team_id = teamId;
+    await recordAudit(tx, orgId, { type: 'organization.updated', actor: by, data });
+    return findSlackAppSettings(tx, orgId);
+  });
+}
+
+/** What verifying a request needs: the organization it is addressed to, its secret, and its bound workspace. */
+export interface SlackAppSecret {
+  orgId: string;
+  signingSecret: string;
+  teamId: string | null;
+}
+
+/**
+ * The Slack app of the organization a Request URL names (its id, or its slug); refused when there is no such
+ * organization or it set no signing secret (nothing could prove a request came from its Slack).
+ */
+export async function findSlackAppSecret(db: Queryable, orgIdOrSlug: string): Promise<SlackAppSecret> {
+  const { rows } = await db.query(
+    `SELECT o.id, a.signing_secret, a.team_id FROM organizations o LEFT JOIN slack_apps a ON a.org_id = o.id WHERE o.id = $1 OR o.slug = $1`,
+    [orgIdOrSlug],
+  );
+  if (!rows[0]) throw new AppError('not_found', `no organization ${orgIdOrSlug}: the Request URL must be the one Settings → Notifications shows`);
+  if (!rows[0].signing_secret) {
+    throw new AppError('unauthorized', "this organization has not set its Slack app's signing secret (Settings → Notifications), so no Slack request can be verified");
+  }
+  return { orgId: rows[0].id, signingSecret: rows[0].signing_secret, teamId: rows[0].team_id };
+}

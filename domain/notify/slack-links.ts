@@ -1,0 +1,151 @@
+import { createHash, randomBytes } from 'node:crypto';
+import type { Database, Queryable } from '../../db/database';
+import { recordAudit } from '../audit/events';
+import type { Role } from '../identity/actors';
+import { AppError } from '../kit/errors';
+
+// Which person a Slack user is: only what that person confirmed, signed in to the console, from a one-time link
+// their own first press was answered with. Never a display name or an email: anyone can name themselves anything
+// in a workspace.
+
+/** How long an offer to link works. */
+export const slackLinkOfferTtlMs = 15 * 60 * 1000;
+
+/** A Slack user of a workspace. */
+export interface SlackUser {
+  teamId: string;
+  userId: string;
+}
+
+/** The person a Slack user is linked to, as a verdict needs them. */
+export interface LinkedPerson {
+  userId: string;
+  email: string;
+  role: Role;
+}
+
+/** The active person of the organization the Slack user is linked to, if any. */
+export async function findLinkedPerson(db: Queryable, orgId: string, slack: SlackUser): Promise<LinkedPerson | undefined> {
+  const { rows } = await db.query(
+    `SELECT u.id, u.email, u.role FROM slack_links l JOIN users u ON u.id = l.user_id AND u.org_id = l.org_id
+     WHERE l.org_id = $1 AND l.slack_team_id = $2 AND l.slack_user_id = $3 AND u.deactivated_at IS NULL`,
+    [orgId, slack.teamId, slack.userId],
+  );
+  return rows[0] ? { userId: rows[0].id, email: rows[0].email, role: rows[0].role } : undefined;
+}
+
+const digestOf = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * The console page where a person confirms a link. The secret is in the path, not the fragment, so that it survives
+ * the way through sign-in; it is worth nothing without the person's session in the offer's organization.
+ */
+export function slackLinkUrl(publicUrl: string, token: string): string {
+  return `${publicUrl}/slack/link/${token}`;
+}
+
+/** A new one-time offer to link the Slack user (who said their name is `name`, shown only): its secret, once. */
+export async function offerSlackLink(db: Queryable, orgId: string, slack: SlackUser & { name?: string }): Promise<{ token: string; expiresAt: Date }> {
+  const token = randomBytes(32).toString('base64url');
+  const { rows } = await db.query(
+    `INSERT INTO slack_link_offers (token_digest, org_id, slack_team_id, slack_user_id, slack_user_name, expires_at)
+     VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6 / 1000.0)) RETURNING expires_at`,
+    [digestOf(token), orgId, slack.teamId, slack.userId, slack.name?.slice(0, 200) ?? null, slackLinkOfferTtlMs],
+  );
+  // Offers nobody took are swept as new ones are made.
+  await db.query('DELETE FROM slack_link_offers WHERE org_id = $1 AND expires_at < now() - interval \'1 day\'', [orgId]);
+  return { token, expiresAt: rows[0].expires_at };
+}
+
+/** What an offer shows the person before they confirm it. */
+export interface SlackLinkOffer {
+  teamId: string;
+  slackUserId: string;
+  /** The name the Slack user goes by, as Slack sent it: shown, never trusted. */
+  slackUserName: string | null;
+  expiresAt: Date;
+}
+
+const spent = () => new AppError('link_invalid', 'This Slack link has expired or was used already; press Approve or Deny in Slack again for a new one');
+
+/**
+ * An offer still open, for a person of the organization it was made in (another organization's person is told it
+ * is not theirs, and learns nothing of it). `lock`: for confirming it in this transaction.
+ */
+async function openOffer(db: Queryable, orgId: string, token: string, lock: boolean) {
+  const { rows } = await db.query(
+    `SELECT token_digest, org_id, slack_team_id, slack_user_id, slack_user_name, expires_at, used_at, expires_at <= now() AS expired
+     FROM slack_link_offers WHERE token_digest = $1 ${lock ? 'FOR UPDATE' : ''}`,
+    [digestOf(token)],
+  );
+  const row = rows[0];
+  if (!row || row.used_at || row.expired) throw spent();
+  if (row.org_id !== orgId) {
+    throw new AppError('not_found', "This Slack link is for another organization's Slack app: sign in to the organization whose Slack you pressed in");
+  }
+  return row;
+}
+
+export async function readSlackLinkOffer(db: Queryable, orgId: string, token: string): Promise<SlackLinkOffer> {
+  const row = await openOffer(db, orgId, token, false);
+  return { teamId: row.slack_team_id, slackUserId: row.slack_user_id, slackUserName: row.slack_user_name, expiresAt: row.expires_at };
+}
+
+/** A Slack user linked to a person. */
+export interface SlackLink {
+  teamId: string;
+  slackUserId: string;
+  linkedAt: Date;
+}
+
+/**
+ * The signed-in person confirms an offer: the Slack user is theirs from now on (a link to someone else before is
+ * replaced), the offer is spent, and the audit trail keeps it.
+ */
+export async function confirmSlackLink(db: Database, person: { orgId: string; userId: string }, token: string): Promise<SlackLink> {
+  return db.transaction(async (tx) => {
+    const offer = await openOffer(tx, person.orgId, token, true);
+    await tx.query('UPDATE slack_link_offers SET used_at = now(), used_by = $2 WHERE token_digest = $1', [offer.token_digest, person.userId]);
+    const { rows } = await tx.query(
+      `INSERT INTO slack_links (org_id, slack_team_id, slack_user_id, user_id) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (org_id, slack_team_id, slack_user_id) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
+       RETURNING linked_at`,
+      [person.orgId, offer.slack_team_id, offer.slack_user_id, person.userId],
+    );
+    await recordAudit(tx, person.orgId, {
+      type: 'slack.linked',
+      actor: { type: 'user', id: person.userId },
+      resourceId: person.userId,
+      data: { slack_team_id: offer.slack_team_id, slack_user_id: offer.slack_user_id },
+    });
+    return { teamId: offer.slack_team_id, slackUserId: offer.slack_user_id, linkedAt: rows[0].linked_at };
+  });
+}
+
+/** The Slack users linked to a person. */
+export async function listSlackLinks(db: Queryable, person: { orgId: string; userId: string }): Promise<SlackLink[]> {
+  const { rows } = await db.query(
+    'SELECT slack_team_id, slack_user_id, linked_at FROM slack_links WHERE org_id = $1 AND user_id = $2 ORDER BY linked_at',
+    [person.orgId, person.userId],
+  );
+  return rows.map((row) => ({ teamId: row.slack_team_id, slackUserId: row.slack_user_id, linkedAt: row.linked_at }));
+}
+
+/** A person removes one of their own Slack links: presses by that Slack user no longer count as theirs. */
+export async function removeSlackLink(db: Database, person: { orgId: string; userId: string }, slack: SlackUser): Promise<void> {
+  await db.transaction(async (tx) => {
+    const removed = await tx.query('DELETE FROM slack_links WHERE org_id = $1 AND user_id = $2 AND slack_team_id = $3 AND slack_user_id = $4', [
+      person.orgId,
+      person.userId,
+      slack.teamId,
+      slack.userId,
+    ]);
+    if (!removed.rowCount) throw new AppError('not_found', `you have no link to the Slack user ${slack.userId} in ${slack.teamId}`);
+    await recordAudit(tx, person.orgId, {
+      type: 'slack.unlinked',
+      actor: { type: 'user', id: person.userId },
+      resourceId: person.userId,
+      data: { slack_team_id: slack.teamId, slack_user_id: slack.userId },
+    });
+  });
+}

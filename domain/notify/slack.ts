@@ -1,0 +1,93 @@
+import type { Queryable } from '../../db/database';
+import { payloadDigest } from '../gate/reviews/signing';
+import { postOutbound, type OutboundRules } from './outbound';
+
+// What Gatehouse says in Slack: the held write's message (Block Kit, with Approve and Deny buttons bound to the
+// exact payload it was sent for), and the messages that answer a press. `text` is always there: it is what
+// notifications and clients without blocks show.
+
+/** The buttons' action ids, as a press names them back (api/slack, domain/notify/slack-interactions.ts). */
+export const slackActions = { approve: 'gatehouse.approve', deny: 'gatehouse.deny', open: 'gatehouse.open' } as const;
+
+/** What a message says in Slack: the fallback text, and its blocks. */
+export interface SlackMessage {
+  text: string;
+  blocks: unknown[];
+}
+
+/** A button's value: the review and the digest of the payload the message was sent for (`rev_…:<sha256 hex>`). */
+export function buttonValue(reviewId: string, digest: string): string {
+  return `${reviewId}:${digest}`;
+}
+
+export function parseButtonValue(value: string): { reviewId: string; digest: string } | undefined {
+  const match = /^(rev_[0-9a-z]{1,60}):([0-9a-f]{64})$/.exec(value);
+  return match ? { reviewId: match[1]!, digest: match[2]! } : undefined;
+}
+
+/**
+ * The digest of the write a review holds now (the agent's input and the edit held over it), as a verdict on it
+ * computes it (domain/gate/reviews/verdicts.ts): a button sent with it refuses once the payload changes.
+ */
+export async function heldPayloadDigest(db: Queryable, reviewId: string): Promise<string> {
+  const { rows } = await db.query(
+    `SELECT d.operation, d.input, r.edit_id, e.input AS edit_input
+     FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id LEFT JOIN review_edits e ON e.id = r.edit_id
+     WHERE r.id = $1`,
+    [reviewId],
+  );
+  const row = rows[0];
+  if (!row) throw new Error(`no review ${reviewId}`);
+  return payloadDigest({
+    review_id: reviewId,
+    operation: row.operation,
+    input: row.input,
+    edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
+    proposed_edit: null,
+  });
+}
+
+const plain = (text: string) => ({ type: 'plain_text', text: text.slice(0, 150), emoji: false });
+const mrkdwn = (text: string) => ({ type: 'mrkdwn', text: text.slice(0, 3000) });
+
+/** A held write's message: what was held and why, Approve and Deny for the payload it holds now, and its page. */
+export async function slackReviewMessage(db: Queryable, review: { id: string; headline: string; reason: string; link: string }): Promise<SlackMessage> {
+  const value = buttonValue(review.id, await heldPayloadDigest(db, review.id));
+  return {
+    text: `${review.headline}\n${review.reason}\n<${review.link}|Open the review>`,
+    blocks: [
+      { type: 'header', text: plain(review.headline) },
+      { type: 'section', text: mrkdwn(`*Why it was held:* ${review.reason}`) },
+      {
+        type: 'actions',
+        block_id: 'gatehouse.review',
+        elements: [
+          { type: 'button', action_id: slackActions.approve, text: plain('Approve'), style: 'primary', value },
+          { type: 'button', action_id: slackActions.deny, text: plain('Deny'), style: 'danger', value },
+          { type: 'button', action_id: slackActions.open, text: plain('Open the review'), url: review.link },
+        ],
+      },
+    ],
+  };
+}
+
+/** A message without buttons: an outcome that replaces the held write's message, or a word to the one who pressed. */
+export function slackNotice(text: string, link?: string): SlackMessage {
+  return {
+    text,
+    blocks: [
+      { type: 'section', text: mrkdwn(text) },
+      ...(link ? [{ type: 'context', elements: [mrkdwn(`<${link}|Open the review>`)] }] : []),
+    ],
+  };
+}
+
+/**
+ * Answers a press through its `response_url`: replacing the message it came from (`replace`), or, to the person
+ * who pressed only, ephemeral. Fails when Slack does not take it.
+ */
+export async function answerThroughResponseUrl(responseUrl: string, message: SlackMessage, replace: boolean, policy: OutboundRules): Promise<void> {
+  const body = replace ? { ...message, replace_original: true } : { ...message, response_type: 'ephemeral', replace_original: false };
+  const answer = await postOutbound(responseUrl, JSON.stringify(body), {}, { policy, timeoutMs: 5000 });
+  if (answer.status < 200 || answer.status > 299) throw new Error(`Slack's response_url answered HTTP ${answer.status}`);
+}

@@ -1,0 +1,354 @@
+import { createHmac } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payloadDigest } from '../../domain/gate/reviews/signing';
+import { updateReviewNotificationSettings } from '../../domain/notify/settings';
+import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
+import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { startReceiver, type Receiver } from '../support/receiver';
+import { digestOf, settledDigestOf } from '../support/tenant-estate';
+
+// Slack's Approve and Deny buttons on the real Temporal dev server and PostgreSQL: presses signed exactly as Slack
+// signs them (a form whose payload is the press as JSON; v0= HMAC-SHA256 of v0:timestamp:body), a loopback receiver
+// standing in for both the incoming webhook and each press's response_url, and Slack users linked through the
+// console as a person would link theirs.
+
+let h: Harness;
+let slack: Receiver;
+const policy = { allowLoopback: true, allowPrivate: false };
+const system = { type: 'system' as const, id: 'test' };
+const secret = '8f742231b10e8888abcd99yyyzzz85a5';
+let sequence = 0;
+
+interface Org {
+  test: TestOrganization;
+  id: string;
+  reviewer: TestPerson & { session: ConsoleSession };
+}
+
+beforeAll(async () => {
+  slack = await startReceiver();
+  h = await startHarness({ webhooks: {} });
+});
+
+afterAll(async () => {
+  await h?.close();
+  await slack?.close();
+});
+
+/** An organization posting to the receiver, its Slack app's signing secret set through the console, and a signed-in reviewer. */
+async function slackOrganization(): Promise<Org> {
+  const test = await h.createOrganization();
+  const id = test.organization.id;
+  await updateReviewNotificationSettings(h.db, id, { slackWebhookUrl: `${slack.url}/webhook/${id}` }, policy, system);
+  const owner = await addPerson(h.db, test.organization, 'owner');
+  const ownerSession = await signIn(h.app, test.organization, owner);
+  const set = await ownerSession.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { signing_secret: secret } });
+  expect(set.statusCode, set.body).toBe(200);
+  const person = await addPerson(h.db, test.organization, 'reviewer');
+  return { test, id, reviewer: { ...person, session: await signIn(h.app, test.organization, person) } };
+}
+
+/** Holds a write, and answers its Slack message once the receiver has it. */
+async function hold(org: Org, title: string) {
+  const response = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.test.readWriteToken, payload: { title } });
+  expect(response.statusCode, response.body).toBe(202);
+  const reviewId = json(response).review.id as string;
+  const [message] = await slack.waitFor(1, (request) => request.path.startsWith('/webhook/') && request.body.includes(reviewId));
+  return { reviewId, message: JSON.parse(message!.body) };
+}
+
+interface Press {
+  action: 'gatehouse.approve' | 'gatehouse.deny' | 'gatehouse.open' | string;
+  value: string;
+  user?: string;
+  team?: string;
+}
+
+/** A press as Slack sends it: form-encoded payload, signed with the app's secret at `timestamp`. */
+function signedPress(orgRef: string, press: Press, { signWith = secret, timestamp = Math.floor(Date.now() / 1000), type = 'block_actions' } = {}) {
+  const team = press.team ?? 'T0GATEHOUSE';
+  const n = sequence++;
+  const payload = {
+    type,
+    user: { id: press.user ?? 'U0REVIEWER', username: 'rev.iewer', name: 'rev.iewer', team_id: team },
+    api_app_id: 'A0GATEHOUSE',
+    token: 'deprecated-verification-token',
+    container: { type: 'message', message_ts: '1732150000.000100', channel_id: 'C0REVIEWS', is_ephemeral: false },
+    trigger_id: `${n}.1732150000.abcdef`,
+    team: { id: team, domain: 'gatehouse-test' },
+    channel: { id: 'C0REVIEWS', name: 'reviews' },
+    response_url: `${slack.url}/respond/${n}`,
+    actions: [{ action_id: press.action, block_id: 'gatehouse.review', text: { type: 'plain_text', text: 'Approve' }, value: press.value, type: 'button', action_ts: `${timestamp}.${n}` }],
+  };
+  const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
+  const signature = `v0=${createHmac('sha256', signWith).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+  const headers = { 'content-type': 'application/x-www-form-urlencoded', 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': signature };
+  const send = (extra: Record<string, string> = {}) => h.app.inject({ method: 'POST', url: `/slack/interactions/${orgRef}`, headers: { ...headers, ...extra }, payload: body });
+  return { send, responseUrlPath: `/respond/${n}`, body, headers };
+}
+
+const answeredAt = async (path: string) => JSON.parse((await slack.waitFor(1, (request) => request.path === path))[0]!.body);
+
+const buttonOf = (message: { blocks: { type: string; elements?: { action_id?: string; value?: string; style?: string; url?: string }[] }[] }, action: string) =>
+  message.blocks.find((block) => block.type === 'actions')!.elements!.find((element) => element.action_id === action)!;
+
+/** Links a Slack user to the person as a person does: a first press answers with a one-time link they confirm signed in. */
+async function link(org: Org, value: string, person: { session: ConsoleSession }, user = 'U0REVIEWER') {
+  const press = signedPress(org.id, { action: 'gatehouse.approve', value, user });
+  const pressed = await press.send();
+  expect(pressed.statusCode, pressed.body).toBe(200);
+  const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(pressed).text)![1]!;
+  const confirmed = await person.session.request({ method: 'POST', url: `/console/api/v1/notifications/slack-link-offers/${token}/confirm` });
+  expect(confirmed.statusCode, confirmed.body).toBe(200);
+  return token;
+}
+
+const reviewOf = async (org: Org, reviewId: string) => json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: org.test.reviewerToken })).data;
+const tasksTitled = async (org: Org, title: string) => (await h.db.query('SELECT id FROM tasks WHERE org_id = $1 AND title = $2', [org.id, title])).rows.length;
+
+describe("a held write's Slack message", () => {
+  it('carries Approve and Deny bound to the review and the digest of the payload it holds, and a link to its page', async () => {
+    const org = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review the slack message');
+    const { rows } = await h.db.query('SELECT d.operation, d.input FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.id = $1', [reviewId]);
+    const digest = payloadDigest({ review_id: reviewId, operation: rows[0].operation, input: rows[0].input, edit: null, proposed_edit: null });
+    expect(message.text).toContain(`<http://gatehouse.test/reviews/${reviewId}|Open the review>`);
+    expect(buttonOf(message, 'gatehouse.approve')).toMatchObject({ value: `${reviewId}:${digest}`, style: 'primary' });
+    expect(buttonOf(message, 'gatehouse.deny')).toMatchObject({ value: `${reviewId}:${digest}`, style: 'danger' });
+    expect(buttonOf(message, 'gatehouse.open').url).toBe(`http://gatehouse.test/reviews/${reviewId}`);
+    expect(JSON.stringify(message.blocks)).toContain('The title asks for a review');
+  });
+});
+
+describe('a press by a linked reviewer', () => {
+  it('decides: the write is applied once, the trail says Slack and who, and the message is replaced naming them; its replay is refused', async () => {
+    const org = await slackOrganization();
+    const title = 'review and approve from slack';
+    const { reviewId, message } = await hold(org, title);
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+    expect((await reviewOf(org, reviewId)).status).toBe('pending');
+
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value });
+    const pressed = await press.send();
+    expect(pressed.statusCode, pressed.body).toBe(200);
+    const update = await answeredAt(press.responseUrlPath);
+    expect(update.replace_original).toBe(true);
+    expect(update.text).toMatch(new RegExp(`^Approved by ${org.reviewer.email.replace(/[.]/g, '\\.')} — tasks\\.create (applied|is being applied)`));
+    expect(JSON.stringify(update.blocks)).not.toContain('gatehouse.approve');
+
+    await expect.poll(async () => (await reviewOf(org, reviewId)).applied_at, { timeout: 10_000 }).not.toBeNull();
+    const review = await reviewOf(org, reviewId);
+    expect(review).toMatchObject({ status: 'approved', decided_via: 'slack', decided_by: { user_id: org.reviewer.user.id } });
+    expect(await tasksTitled(org, title)).toBe(1);
+    const { rows } = await h.db.query("SELECT actor_type, actor_id, data FROM audit_events WHERE review_id = $1 AND type = 'review.approved'", [reviewId]);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ actor_type: 'user', actor_id: org.reviewer.user.id, data: { via: 'slack', payload_digest: value.split(':')[1] } });
+
+    // The very same request again (as an attacker who saw it would send it, within the window): refused, nothing changes.
+    const before = await settledDigestOf(h.db, org.id);
+    const replayed = await press.send();
+    expect(replayed.statusCode).toBe(401);
+    expect(json(replayed).error.message).toMatch(/received before/);
+    expect(await digestOf(h.db, org.id)).toEqual(before);
+    expect(await tasksTitled(org, title)).toBe(1);
+  }, 30_000);
+
+  it('a Deny denies, and nothing is written', async () => {
+    const org = await slackOrganization();
+    const title = 'review and deny from slack';
+    const { reviewId, message } = await hold(org, title);
+    const value = buttonOf(message, 'gatehouse.deny').value!;
+    await link(org, value, org.reviewer);
+    const press = signedPress(org.id, { action: 'gatehouse.deny', value });
+    expect((await press.send()).statusCode).toBe(200);
+    expect((await answeredAt(press.responseUrlPath)).text).toBe(`Denied by ${org.reviewer.email} — nothing was written (tasks.create).`);
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'denied', decided_via: 'slack' });
+    expect(await tasksTitled(org, title)).toBe(0);
+  }, 30_000);
+
+  it('a linked member is refused: only reviewers and above decide', async () => {
+    const org = await slackOrganization();
+    const member = await addPerson(h.db, org.test.organization, 'member');
+    const memberSession = { session: await signIn(h.app, org.test.organization, member) };
+    const { reviewId, message } = await hold(org, 'review by a member from slack');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, memberSession, 'U0MEMBER');
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0MEMBER' });
+    const pressed = await press.send();
+    expect(pressed.statusCode).toBe(200);
+    expect(json(pressed).text).toMatch(/is a member; only reviewers, admins and owners decide/);
+    const answer = await answeredAt(press.responseUrlPath);
+    expect(answer).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+  }, 30_000);
+
+  it("in an organization that needs approvals signed with a passkey, it is refused with a link to finish on the review's page", async () => {
+    const org = await slackOrganization();
+    await h.db.query('UPDATE organizations SET approvals_need_passkey = true WHERE id = $1', [org.id]);
+    const { reviewId, message } = await hold(org, 'review with a passkey only');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value });
+    const pressed = await press.send();
+    expect(pressed.statusCode).toBe(200);
+    expect(json(pressed).text).toContain(`needs every approval signed with a passkey`);
+    expect(json(pressed).text).toContain(`http://gatehouse.test/reviews/${reviewId}`);
+    expect(await answeredAt(press.responseUrlPath)).toMatchObject({ response_type: 'ephemeral' });
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+  }, 30_000);
+});
+
+describe('presses that are refused and change nothing', () => {
+  it('forged, signed with another secret, stale, unsigned, or for an organization without a secret', async () => {
+    const org = await slackOrganization();
+    const title = 'review and refuse forged presses';
+    const { reviewId, message } = await hold(org, title);
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+    const before = await settledDigestOf(h.db, org.id);
+
+    const genuine = signedPress(org.id, { action: 'gatehouse.approve', value });
+    const forged = await genuine.send({ 'x-slack-signature': `v0=${'0'.repeat(64)}` });
+    const truncated = await genuine.send({ 'x-slack-signature': 'v0=abc' });
+    const otherSecret = await signedPress(org.id, { action: 'gatehouse.approve', value }, { signWith: 'not-the-signing-secret-at-all' }).send();
+    const stale = await signedPress(org.id, { action: 'gatehouse.approve', value }, { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 }).send();
+    const future = await signedPress(org.id, { action: 'gatehouse.approve', value }, { timestamp: Math.floor(Date.now() / 1000) + 6 * 60 }).send();
+    const unsigned = await h.app.inject({ method: 'POST', url: `/slack/interactions/${org.id}`, headers: { 'content-type': 'application/x-www-form-urlencoded' }, payload: genuine.body });
+    // The body changed after signing (the value of another review, say).
+    const tampered = await h.app.inject({ method: 'POST', url: `/slack/interactions/${org.id}`, headers: genuine.headers, payload: genuine.body.replace('gatehouse.approve', 'gatehouse.deny') });
+    for (const [name, answer] of Object.entries({ forged, truncated, otherSecret, stale, future, unsigned, tampered })) {
+      expect(answer.statusCode, `${name}: ${answer.body}`).toBe(401);
+      expect(json(answer).error.code, name).toBe('unauthorized');
+    }
+    expect(json(stale).error.message).toMatch(/five minutes/);
+    expect(json(forged).error.message).toMatch(/signature does not match/);
+
+    const unknown = await signedPress('org_nosuchorganization', { action: 'gatehouse.approve', value }).send();
+    expect(unknown.statusCode).toBe(404);
+    const unconfigured = await h.createOrganization();
+    const noSecret = await signedPress(unconfigured.organization.id, { action: 'gatehouse.approve', value }).send();
+    expect(noSecret.statusCode).toBe(401);
+    expect(json(noSecret).error.message).toMatch(/signing secret/);
+
+    expect(await digestOf(h.db, org.id)).toEqual(before);
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+    expect(await tasksTitled(org, title)).toBe(0);
+    // And the genuine one, sent once, still decides: the refusals spent nothing of it.
+    expect((await genuine.send()).statusCode).toBe(200);
+    await expect.poll(async () => (await reviewOf(org, reviewId)).status).toBe('approved');
+  }, 30_000);
+
+  it('signed but not a press Gatehouse can take: not a form, bad JSON, another type, an unknown action, a broken value (400); the link button asks nothing', async () => {
+    const org = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review and refuse odd presses');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    const signRaw = (body: string, contentType = 'application/x-www-form-urlencoded') => {
+      const timestamp = String(Math.floor(Date.now() / 1000));
+      const signature = `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+      return h.app.inject({ method: 'POST', url: `/slack/interactions/${org.id}`, headers: { 'content-type': contentType, 'x-slack-request-timestamp': timestamp, 'x-slack-signature': signature }, payload: body });
+    };
+    expect((await signRaw('payload=%7Bnot-json')).statusCode).toBe(400);
+    expect((await signRaw('nothing=here')).statusCode).toBe(400);
+    expect((await signRaw('{"payload":{}}', 'application/json')).statusCode).toBe(415);
+    expect((await signedPress(org.id, { action: 'gatehouse.approve', value }, { type: 'view_submission' }).send()).statusCode).toBe(400);
+    const unknownAction = await signedPress(org.id, { action: 'gatehouse.launch', value }).send();
+    expect(unknownAction.statusCode).toBe(400);
+    expect(json(unknownAction).error.message).toMatch(/Unknown action/);
+    expect((await signedPress(org.id, { action: 'gatehouse.approve', value: `${reviewId}:nodigest` }).send()).statusCode).toBe(400);
+    const opened = await signedPress(org.id, { action: 'gatehouse.open', value: '' }).send();
+    expect(opened.statusCode).toBe(200);
+    expect(opened.body).toBe('');
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending' });
+  }, 30_000);
+
+  it('from another workspace than the one the app is bound to', async () => {
+    const org = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review from the wrong workspace');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    // The first verified press binds the workspace.
+    await link(org, value, org.reviewer);
+    const bound = await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-links' });
+    expect(json(bound).data.links).toEqual([{ team_id: 'T0GATEHOUSE', slack_user_id: 'U0REVIEWER', linked_at: expect.any(String) }]);
+    const before = await settledDigestOf(h.db, org.id);
+    const elsewhere = await signedPress(org.id, { action: 'gatehouse.approve', value, team: 'T0ELSEWHERE' }).send();
+    expect(elsewhere.statusCode).toBe(401);
+    expect(json(elsewhere).error.message).toMatch(/bound to the workspace T0GATEHOUSE/);
+    expect(await digestOf(h.db, org.id)).toEqual(before);
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending' });
+  }, 30_000);
+});
+
+describe('linking a Slack user', () => {
+  it("an unlinked press decides nothing and answers a one-time link; it links only when the person confirms it signed in, once, in the press's organization", async () => {
+    const org = await slackOrganization();
+    const other = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review by someone unlinked');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0NEWCOMER' });
+    const pressed = await press.send();
+    expect(pressed.statusCode).toBe(200);
+    expect(json(pressed).text).toMatch(/not linked to a person of this organization yet, so nothing was decided/);
+    const answer = await answeredAt(press.responseUrlPath);
+    expect(answer).toMatchObject({ response_type: 'ephemeral', replace_original: false });
+    const token = /http:\/\/gatehouse\.test\/slack\/link\/([A-Za-z0-9_-]{43})/.exec(answer.text)![1]!;
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+
+    const offerUrl = `/console/api/v1/notifications/slack-link-offers/${token}`;
+    // Without a session, and by a person of another organization: refused, nothing linked.
+    expect((await h.app.inject({ method: 'POST', url: `${offerUrl}/confirm` })).statusCode).toBe(401);
+    const stranger = await other.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm` });
+    expect(stranger.statusCode).toBe(404);
+    expect((await other.reviewer.session.request({ method: 'GET', url: offerUrl })).statusCode).toBe(404);
+    // Without the CSRF token: refused.
+    const noCsrf = await org.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm`, headers: { 'x-csrf-token': 'wrong' } });
+    expect(noCsrf.statusCode).toBe(403);
+    expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = ANY ($1)', [[org.id, other.id]])).rows).toEqual([]);
+
+    const shown = await org.reviewer.session.request({ method: 'GET', url: offerUrl });
+    expect(json(shown).data).toMatchObject({ team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER', slack_user_name: 'rev.iewer' });
+    const confirmed = await org.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm` });
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
+    expect(json(confirmed).data).toMatchObject({ team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER' });
+    const again = await org.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm` });
+    expect(again.statusCode).toBe(410);
+    expect(json(again).error.code).toBe('link_invalid');
+    const { rows } = await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'slack.linked'", [org.id]);
+    expect(rows).toEqual([{ actor_id: org.reviewer.user.id, resource_id: org.reviewer.user.id, data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER' } }]);
+
+    // Linked: the next press decides, as them.
+    const decided = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0NEWCOMER' });
+    expect((await decided.send()).statusCode).toBe(200);
+    expect((await answeredAt(decided.responseUrlPath)).text).toContain(`Approved by ${org.reviewer.email}`);
+
+    // The person removes the link: the Slack user is a stranger again.
+    const removed = await org.reviewer.session.request({ method: 'DELETE', url: '/console/api/v1/notifications/slack-links/T0GATEHOUSE/U0NEWCOMER' });
+    expect(removed.statusCode, removed.body).toBe(200);
+    expect(json(await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-links' })).data.links).toEqual([]);
+    const afterwards = await hold(org, 'review after unlinking');
+    const unlinked = await signedPress(org.id, { action: 'gatehouse.approve', value: buttonOf(afterwards.message, 'gatehouse.approve').value!, user: 'U0NEWCOMER' }).send();
+    expect(json(unlinked).text).toMatch(/not linked/);
+  }, 40_000);
+});
+
+describe("the organization's Slack app in the console", () => {
+  it('owners set the signing secret, which is never shown again, and see the Request URL; reviewers may not', async () => {
+    const org = await slackOrganization();
+    const owner = await addPerson(h.db, org.test.organization, 'owner');
+    const session = await signIn(h.app, org.test.organization, owner);
+    const read = await session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-app' });
+    expect(json(read).data).toEqual({ request_url: `http://gatehouse.test/slack/interactions/${org.id}`, signing_secret: 'set', team_id: null });
+    expect(read.body).not.toContain(secret);
+    const bad = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { team_id: 'not a team' } });
+    expect(bad.statusCode).toBe(422);
+    const bound = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { team_id: 'T0BOUND' } });
+    expect(json(bound).data).toMatchObject({ signing_secret: 'set', team_id: 'T0BOUND' });
+    const { rows } = await h.db.query("SELECT data FROM audit_events WHERE org_id = $1 AND type = 'organization.updated' ORDER BY id", [org.id]);
+    expect(JSON.stringify(rows)).not.toContain(secret);
+    expect(rows.map((row) => row.data)).toContainEqual({ slack_signing_secret: 'set' });
+    const byReviewer = await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-app' });
+    expect(byReviewer.statusCode).toBe(403);
+    const removed = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { signing_secret: null } });
+    expect(json(removed).data.signing_secret).toBeNull();
+  });
+});
