@@ -9,10 +9,24 @@ type Available = Data<'notifications_preferences'>['available'][number] & { kind
 /** The signed-in person's email notifications, and every one they could pick. */
 export type NotificationPreferences = Omit<Data<'notifications_preferences'>, 'email' | 'available'> & { email: EmailChoice[]; available: Available[] };
 
+/** The organization's Slack app: its Request URL, whether the signing secret is set, the bound workspace. */
+export type SlackApp = Data<'notifications_slack_app'>;
+/** A Slack user linked to the signed-in person. */
+export type SlackLink = Data<'notifications_slack_links'>['links'][number];
+/** What a one-time Slack link would link. */
+export type SlackLinkOffer = Data<'notifications_slack_link_offer'>;
+
 export const notificationsApi = {
   settings: () => api.get<ReviewNotificationSettings>('/v1/notifications/settings'),
   updateSettings: (change: Body<'notifications_update_settings'>) => api.patch<Data<'notifications_update_settings'>>('/v1/notifications/settings', change),
   preferences: () => api.get<NotificationPreferences>('/v1/notifications/preferences'),
   updatePreferences: (email: EmailChoice[]) =>
     api.patch<NotificationPreferences>('/v1/notifications/preferences', { email } satisfies Body<'notifications_update_preferences'>),
+  slackApp: () => api.get<SlackApp>('/v1/notifications/slack-app'),
+  updateSlackApp: (change: Body<'notifications_update_slack_app'>) => api.patch<SlackApp>('/v1/notifications/slack-app', change),
+  slackLinks: () => api.get<Data<'notifications_slack_links'>>('/v1/notifications/slack-links'),
+  removeSlackLink: (link: SlackLink) =>
+    api.delete<Data<'notifications_remove_slack_link'>>(`/v1/notifications/slack-links/${encodeURIComponent(link.team_id)}/${encodeURIComponent(link.slack_user_id)}`),
+  slackLinkOffer: (token: string) => api.get<SlackLinkOffer>(`/v1/notifications/slack-link-offers/${encodeURIComponent(token)}`),
+  confirmSlackLink: (token: string) => api.post<SlackLink>(`/v1/notifications/slack-link-offers/${encodeURIComponent(token)}/confirm`),
 };

@@ -1,0 +1,107 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { offerSlackLink } from '../../domain/notify/slack-links';
+import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { addPerson, type TestPerson } from '../support/console';
+import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+
+// Slack's buttons in the console, in Chromium against the real api and PostgreSQL: an owner gives the organization's
+// Slack app its signing secret (never shown back) and copies the Request URL; a reviewer who pressed in Slack opens
+// the one-time link, signs in on the way, confirms that the Slack user is them, and later unlinks it.
+
+let h: Harness;
+let acme: TestOrganization;
+let browser: Browser;
+let origin: string;
+let owner: TestPerson;
+let reviewer: TestPerson;
+const pageErrors: string[] = [];
+const secret = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
+
+beforeAll(async () => {
+  h = await startHarness();
+  acme = await h.createOrganization({ name: 'Acme Inc.' });
+  owner = await addPerson(h.db, acme.organization, 'owner', 'olivia@acme.test');
+  reviewer = await addPerson(h.db, acme.organization, 'reviewer', 'rita@acme.test');
+  origin = await h.listen();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+/** A new page at `path`, through the sign-in page it is sent to, as the person. */
+async function signedInAt(path: string, person: TestPerson, viewport = { width: 1280, height: 1000 }): Promise<Page> {
+  const context = await browser.newContext({ viewport });
+  const page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(`${origin}${path}`);
+  await page.getByLabel('Organization').fill(acme.organization.slug);
+  await page.getByLabel('Email').fill(person.email);
+  await page.getByLabel('Password').fill(person.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  return page;
+}
+
+const slackApp = (page: Page) => page.getByRole('region', { name: 'Slack buttons' });
+const stored = async () => (await h.db.query('SELECT signing_secret, team_id FROM slack_apps WHERE org_id = $1', [acme.organization.id])).rows[0];
+
+describe('Settings → Notifications: Slack buttons', () => {
+  it('an owner sets the signing secret and the workspace, sees the Request URL, and never sees the secret again', async () => {
+    const page = await signedInAt('/settings/notifications', owner);
+    await slackApp(page).waitFor();
+    await slackApp(page).getByText(`http://gatehouse.test/slack/interactions/${acme.organization.id}`).waitFor();
+    await slackApp(page).getByText('Not set: presses are refused.').waitFor();
+
+    await page.getByLabel('Workspace id').fill('not a team');
+    await page.getByRole('button', { name: 'Save the Slack app' }).click();
+    await slackApp(page).getByText('a Slack id such as T0123ABCD').waitFor();
+    expect(await stored()).toBeUndefined();
+
+    await page.getByLabel('Signing secret').fill(secret);
+    await page.getByLabel('Workspace id').fill('T0ACME');
+    await page.getByRole('button', { name: 'Save the Slack app' }).click();
+    await slackApp(page).getByRole('status').getByText('Saved.').waitFor();
+    expect(await stored()).toEqual({ signing_secret: secret, team_id: 'T0ACME' });
+    expect(await page.getByLabel('Signing secret').inputValue()).toBe('');
+
+    await page.reload();
+    await slackApp(page).getByText('Set. It is never shown again').waitFor();
+    expect(await page.getByLabel('Workspace id').inputValue()).toBe('T0ACME');
+    expect(await page.content()).not.toContain(secret);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'slack-settings');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+
+  it("a reviewer opens a press's one-time link, signs in on the way, confirms it is them, and unlinks it later", async () => {
+    const offer = await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0ACME', userId: 'U0RITA', name: 'rita' });
+    // At a phone's width: the link is opened from Slack, often on a phone.
+    const page = await signedInAt(`/slack/link/${offer.token}`, reviewer, { width: 390, height: 844 });
+
+    await page.getByRole('heading', { level: 1, name: 'Link your Slack' }).waitFor();
+    const question = page.getByText('Link Slack user U0RITA');
+    await question.waitFor();
+    expect(await question.innerText()).toMatch(/Link Slack user U0RITA \(who goes by “rita” in Slack\) in workspace T0ACME to you \(rita@acme\.test\) in Acme Inc\.\?/);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Confirm: this Slack user is me' }).click();
+    await page.getByRole('status').getByText('Linked: Slack user U0RITA in workspace T0ACME is you').waitFor();
+    const links = async () => (await h.db.query('SELECT user_id FROM slack_links WHERE org_id = $1', [acme.organization.id])).rows;
+    expect(await links()).toEqual([{ user_id: reviewer.user.id }]);
+
+    // The link is spent: opened again, it says so.
+    await page.goto(`${origin}/slack/link/${offer.token}`);
+    await page.getByRole('alert').getByText('This Slack link has expired or was used already').waitFor();
+
+    await page.goto(`${origin}/settings/notifications`);
+    const yours = page.getByRole('region', { name: 'Your Slack' });
+    await yours.getByText('Slack user U0RITA in workspace T0ACME').waitFor();
+    await yours.getByRole('button', { name: 'Unlink Slack user U0RITA' }).click();
+    await yours.getByRole('button', { name: 'Unlink: its presses stop counting as yours' }).click();
+    await yours.getByText('No Slack user is linked to you.').waitFor();
+    expect(await links()).toEqual([]);
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});
