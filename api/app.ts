@@ -17,6 +17,7 @@ import { oauthApi, resourceMetadataUrl } from './oauth/plugin';
 import { apiDocs } from './rest/docs';
 import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
+import { slackInteractions } from './slack/plugin';
 import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
 
 export interface AppDependencies {
@@ -177,6 +178,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     allowedOrigins: deps.mcpAllowedOrigins ?? [],
     resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'mcp'),
   });
+  await app.register(slackInteractions, { db: deps.db, gate: deps.gate, publicUrl: deps.publicUrl, outbound: deps.outbound ?? publicOnly });
   await app.register(oauthApi, {
     db: deps.db,
     publicUrl: deps.publicUrl,

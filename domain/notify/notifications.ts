@@ -5,6 +5,7 @@ import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
 import { decisionLinkUrl, issueDecisionLinks, type DecisionLinkPair } from './decision-links';
 import type { Email, Mailer } from './mailer';
 import { postOutbound, type OutboundRules } from './outbound';
+import { slackReviewMessage } from './slack';
 
 /** What a person may be told by email; each person picks theirs (all by default). */
 export const personalNotifications = {
@@ -178,7 +179,7 @@ export async function superviseReviewStep(
       emailed.map((person) => ({ to: person.email, subject: headline, text: textFor(decisionLinks.get(person.id)) })),
     );
     if (review.slack_webhook_url) {
-      const message = JSON.stringify({ text: `${headline}\n${review.reason}\n<${link}|Open the review>` });
+      const message = JSON.stringify(await slackReviewMessage(db, { id: reviewId, headline, reason: review.reason, link }));
       const answer = await postOutbound(review.slack_webhook_url, message, {}, { policy: settings.policy });
       if (answer.status < 200 || answer.status > 299) throw new Error(`the Slack webhook answered HTTP ${answer.status}`);
     }
