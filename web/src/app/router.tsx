@@ -6,8 +6,8 @@ import { AuditPage } from '../features/audit/audit-page';
 import { SetPasswordPage } from '../features/auth/set-password-page';
 import { SignInPage } from '../features/auth/sign-in-page';
 import { ConsentPage } from '../features/connect/consent-page';
+import { DecidePage } from '../features/decide/decide-page';
 import { NotificationsPage } from '../features/notifications/notifications-page';
-import { SlackLinkPage } from '../features/notifications/slack-link-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
 import { PolicyPage } from '../features/policy/policy-page';
@@ -57,21 +57,14 @@ function NotFound() {
 export const router = createBrowserRouter([
   { path: '/sign-in', element: <SignInPage /> },
   { path: '/set-password', element: <SetPasswordPage /> },
+  // A decision link from an email: public (the token says who decides), readable on a phone, outside the console's frame.
+  { path: '/decide/:token', element: <DecidePage /> },
   {
     // An app's request to connect (OAuth consent): behind sign-in, but a page of its own, without the console's frame.
     path: '/oauth/interaction/:uid',
     element: (
       <SignedIn>
         <ConsentPage />
-      </SignedIn>
-    ),
-  },
-  {
-    // A Slack user's one-time link to become the signed-in person in Slack (their first press answers with it).
-    path: '/slack/link/:token',
-    element: (
-      <SignedIn>
-        <SlackLinkPage />
       </SignedIn>
     ),
   },

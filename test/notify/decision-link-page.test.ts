@@ -1,0 +1,113 @@
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { json, publicUrl, startHarness, type Harness } from '../support/harness';
+import { linksIn, startMailCatcher, type MailCatcher } from '../support/mail-catcher';
+
+// A decision link's page in Chromium at a phone's width (390 × 844), against the real api, worker, Temporal and
+// PostgreSQL: opened from the email without signing in, it shows the write and changes nothing; its one button
+// applies the write; opened again, it says it was used.
+
+let h: Harness;
+let catcher: MailCatcher;
+let browser: Browser;
+let origin: string;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  catcher = await startMailCatcher();
+  h = await startHarness({ webhooks: { smtpUrl: catcher.url } });
+  origin = await h.listen();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+  await catcher?.close();
+});
+
+async function phonePage(path: string): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  const page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(`${origin}${path}`);
+  return page;
+}
+
+const sidewaysOverflow = (page: Page) =>
+  page.evaluate(() => {
+    const root = (globalThis as any).document.documentElement;
+    return root.scrollWidth - root.clientWidth;
+  });
+
+const focusedText = (page: Page) => page.evaluate(() => (globalThis as any).document.activeElement?.textContent as string);
+
+describe('a decision link’s page at a phone’s width', () => {
+  it('shows the write without signing in, decides nothing until confirmed, then applies it once', async () => {
+    const org = await h.createOrganization({ name: 'Acme Inc.' });
+    const created = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'Pay the rent', priority: 'normal' } });
+    expect(created.statusCode).toBe(201);
+    const taskId = json(created).data.id as string;
+    const held = await h.request({
+      method: 'PATCH',
+      url: `/api/v1/tasks/${taskId}`,
+      token: org.readWriteToken,
+      payload: { title: 'review the rent increase with the landlord before the first of the month', priority: 'high' },
+    });
+    expect(held.statusCode, held.body).toBe(202);
+    const reviewId = json(held).review.id as string;
+    const reviewer = `reviewer@${org.organization.slug}.test`;
+    const mail = await catcher.mailTo(reviewer, reviewId);
+    const [approve] = linksIn(mail, `${publicUrl}/decide/`).map((link) => link.slice(publicUrl.length));
+
+    const page = await phonePage(approve!);
+    await page.getByRole('heading', { level: 1, name: 'Approve this write?' }).waitFor();
+    await page.getByText(`You are deciding as ${reviewer}`).waitFor();
+    await expect.poll(() => page.getByText('tasks.update').count()).toBeGreaterThan(0);
+    await page.getByText('The title asks for a review').waitFor();
+    // The changed fields come first in the diff.
+    const rows = await page.locator('table.record.diff tbody tr th').allTextContents();
+    expect(rows.slice(0, 2).map((row) => row.replace(' (changed)', '')).sort()).toEqual(['priority', 'title']);
+    const button = page.getByRole('button', { name: 'Approve this write' });
+    await button.waitFor();
+    expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'decision-link-phone');
+
+    // Opened, read, nothing decided.
+    const pending = await h.db.query('SELECT status FROM reviews WHERE id = $1', [reviewId]);
+    expect(pending.rows[0].status).toBe('pending');
+    expect((await h.db.query('SELECT title FROM tasks WHERE id = $1', [taskId])).rows[0].title).toBe('Pay the rent');
+
+    await page.getByLabel('Comment (optional)').fill('Agreed on the phone');
+    await button.click();
+    const outcome = page.getByRole('heading', { level: 2, name: 'Approved and applied' });
+    await outcome.waitFor({ timeout: 30_000 });
+    expect(await focusedText(page)).toBe('Approved and applied');
+    expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'decision-link-phone-approved');
+    expect((await h.db.query('SELECT title, priority FROM tasks WHERE id = $1', [taskId])).rows[0]).toEqual({
+      title: 'review the rent increase with the landlord before the first of the month',
+      priority: 'high',
+    });
+    expect((await h.db.query('SELECT status, decided_via, comment FROM reviews WHERE id = $1', [reviewId])).rows[0]).toEqual({
+      status: 'approved',
+      decided_via: 'link',
+      comment: 'Agreed on the phone',
+    });
+
+    // Opened again: used, and no button.
+    await page.reload();
+    await page.getByText('This link was used already').waitFor();
+    expect(await page.getByRole('button', { name: 'Approve this write' }).count()).toBe(0);
+    await page.context().close();
+
+    const broken = await phonePage(`/decide/${'x'.repeat(43)}`);
+    await broken.getByRole('heading', { level: 1, name: 'This link does not work' }).waitFor();
+    expect(await accessibilityViolations(broken)).toEqual([]);
+    await broken.context().close();
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
+});

@@ -1,0 +1,51 @@
+import { api } from '../../lib/api';
+
+// A decision link's two calls (api/decision-links/routes.ts): read the link, which decides nothing, and confirm it.
+
+export type LinkVerdict = 'approved' | 'denied';
+export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
+
+export interface DecisionLink {
+  verdict: LinkVerdict;
+  state: LinkState;
+  person: { email: string; name: string | null };
+  organization: { name: string };
+  review: {
+    id: string;
+    status: 'pending' | 'approved' | 'denied' | 'expired';
+    operation: string;
+    agent: string;
+    reason: string;
+    expires_at: string;
+    before: Record<string, unknown> | null;
+    after: Record<string, unknown> | null;
+    deleting: boolean;
+    edit: { by: string; fields: { field: string; agent: unknown; edited: unknown }[] } | null;
+    approvals: { required: number; given: number };
+    decided_by: string | null;
+  };
+}
+
+export interface DecisionOutcome {
+  review_id: string;
+  status: 'pending' | 'approved' | 'denied' | 'expired';
+  approvals: { required: number; given: number };
+  applied: boolean;
+  failure: { code: string; message: string } | null;
+}
+
+/** A WebAuthn assertion over the verdict's challenge, as the passkey ceremony gives it (base64url fields). */
+export interface PasskeyAssertion {
+  credential_id: string;
+  authenticator_data: string;
+  client_data_json: string;
+  signature: string;
+  signed_at: string;
+}
+
+const path = (token: string) => `/decision-links/${encodeURIComponent(token)}`;
+
+export const decisionLinksApi = {
+  read: (token: string) => api.get<DecisionLink>(path(token)),
+  confirm: (token: string, body: { comment?: string; passkey?: PasskeyAssertion }) => api.post<DecisionOutcome>(`${path(token)}/confirm`, body),
+};

@@ -1,0 +1,176 @@
+import { useEffect, useRef, useState, type FormEvent } from 'react';
+import { useParams } from 'react-router';
+import { ApiError } from '../../lib/api';
+import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
+import { when } from '../../lib/format';
+import { RecordDiff } from '../../lib/record-diff';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { decisionLinksApi, type DecisionLink, type DecisionOutcome, type PasskeyAssertion } from './api';
+import { EditedFields } from './edited-fields';
+
+const verbs = { approved: 'Approve', denied: 'Deny' } as const;
+
+/** Why a link can no longer decide, in words. */
+function staleMessage(link: DecisionLink): string | null {
+  const { review } = link;
+  switch (link.state) {
+    case 'used':
+      return `This link was used already: each decision link decides once. The review is ${review.status}${review.decided_by ? `, decided by ${review.decided_by}` : ''}.`;
+    case 'decided':
+      return `This review was already ${review.status}${review.decided_by ? ` by ${review.decided_by}` : ''}; nothing is left to decide.`;
+    case 'expired':
+      return 'This review expired before anyone decided it: nothing was written, and this link no longer works.';
+    case 'payload_changed':
+      return 'The write changed since this link was sent (a reviewer edited it), so this link cannot decide it. Open the review in the console to decide the write it holds now.';
+    default:
+      return null;
+  }
+}
+
+/** What came of a confirmed link, in words. */
+function outcomeMessage(outcome: DecisionOutcome): { title: string; detail: string } {
+  if (outcome.status === 'denied') return { title: 'Denied', detail: 'Nothing was written. The agent is told the write was denied.' };
+  if (outcome.status === 'pending') {
+    return {
+      title: 'Your approval counts',
+      detail: `${outcome.approvals.given} of ${outcome.approvals.required} approvals so far: the write runs once ${outcome.approvals.required} different people approve it.`,
+    };
+  }
+  if (outcome.failure) return { title: 'Approved, but not applied', detail: `The write could not be applied: ${outcome.failure.message}` };
+  if (outcome.applied) return { title: 'Approved and applied', detail: 'The write ran once, as you approved it.' };
+  return { title: 'Approved', detail: 'The write is being applied; the review in the console shows its result.' };
+}
+
+/**
+ * A decision link's page, opened from an email on any device without signing in: the held write and one button
+ * that confirms the link's verdict. Opening it decides nothing.
+ */
+export function DecidePage() {
+  const { token = '' } = useParams();
+  const [link, setLink] = useState<DecisionLink>();
+  const [linkError, setLinkError] = useState<unknown>();
+  const [comment, setComment] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [outcome, setOutcome] = useState<DecisionOutcome>();
+  const outcomeHeading = useRef<HTMLHeadingElement>(null);
+  const verb = link ? verbs[link.verdict] : 'Decide';
+  useDocumentTitle(`${verb} a held write`);
+
+  useEffect(() => {
+    decisionLinksApi.read(token).then(setLink, setLinkError);
+  }, [token]);
+
+  useEffect(() => {
+    if (outcome) outcomeHeading.current?.focus();
+  }, [outcome]);
+
+  /**
+   * Confirms the link. The passkey ceremony (for an organization whose approvals need one) hands its assertion
+   * here: `confirm(await signWithPasskey(…))`.
+   */
+  async function confirm(passkey?: PasskeyAssertion) {
+    setBusy(true);
+    setError(undefined);
+    try {
+      setOutcome(await decisionLinksApi.confirm(token, { ...(comment.trim() ? { comment: comment.trim() } : {}), ...(passkey ? { passkey } : {}) }));
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  function submit(event: FormEvent) {
+    event.preventDefault();
+    void confirm();
+  }
+
+  if (linkError) {
+    return (
+      <main className="narrow decide" id="main">
+        <h1>This link does not work</h1>
+        <FormError error={linkError instanceof ApiError ? linkError : new ApiError(0, 'network', 'The link could not be read. Try again.')} />
+        <p>Open the review in the console instead, or ask for it to be sent again.</p>
+      </main>
+    );
+  }
+  if (!link) {
+    return (
+      <main className="narrow decide" id="main">
+        <h1>Decision link</h1>
+        <p role="status">Reading the link…</p>
+      </main>
+    );
+  }
+
+  const { review } = link;
+  const stale = staleMessage(link);
+  const done = outcome && outcomeMessage(outcome);
+  return (
+    <main className="narrow decide" id="main">
+      <h1>
+        {verb} this write?
+      </h1>
+      <p className="deciding-as">
+        You are deciding as <strong>{link.person.email}</strong> in <strong>{link.organization.name}</strong>.
+      </p>
+      <dl className="facts">
+        <dt>Operation</dt>
+        <dd>
+          <code>{review.operation}</code>
+        </dd>
+        <dt>Agent</dt>
+        <dd>{review.agent}</dd>
+        <dt>Why it was held</dt>
+        <dd>{review.reason}</dd>
+        {review.status === 'pending' && (
+          <>
+            <dt>Expires</dt>
+            <dd>{when(review.expires_at)}</dd>
+          </>
+        )}
+        {review.approvals.required > 1 && (
+          <>
+            <dt>Approvals</dt>
+            <dd>
+              {review.approvals.given} of {review.approvals.required}
+            </dd>
+          </>
+        )}
+      </dl>
+      {review.edit && <EditedFields edit={review.edit} />}
+      {review.after && (
+        <section aria-labelledby="decide-write">
+          <h2 id="decide-write">{review.edit ? 'The write as edited' : 'The write'}</h2>
+          <RecordDiff before={review.before} after={review.after} deleting={review.deleting} changedFirst />
+        </section>
+      )}
+      {done ? (
+        <section className="outcome" aria-labelledby="decide-outcome" role="status">
+          <h2 id="decide-outcome" ref={outcomeHeading} tabIndex={-1}>
+            {done.title}
+          </h2>
+          <p>{done.detail}</p>
+        </section>
+      ) : stale ? (
+        <p className="error" role="alert">
+          {stale}
+        </p>
+      ) : (
+        <form onSubmit={submit} className="stack decide-form" aria-label={`${verb} this write`}>
+          <FormField id="decide-comment" label="Comment (optional)" hint="Kept with your decision in the audit trail.">
+            {(control) => <textarea {...control} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />}
+          </FormField>
+          <FormError error={error} />
+          {/* The passkey ceremony's button goes here, for organizations whose approvals need one. */}
+          <button type="submit" className={link.verdict === 'denied' ? 'button danger' : 'button'} disabled={busy}>
+            {busy ? `${verb === 'Approve' ? 'Approving' : 'Denying'}…` : `${verb} this write`}
+          </button>
+          <p className="hint">Opening this page decided nothing; only this button does, once.</p>
+        </form>
+      )}
+    </main>
+  );
+}
