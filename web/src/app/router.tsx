@@ -8,6 +8,7 @@ import { SignInPage } from '../features/auth/sign-in-page';
 import { ConsentPage } from '../features/connect/consent-page';
 import { DecidePage } from '../features/decide/decide-page';
 import { NotificationsPage } from '../features/notifications/notifications-page';
+import { SlackLinkPage } from '../features/notifications/slack-link-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PeoplePage } from '../features/people/people-page';
 import { PolicyPage } from '../features/policy/policy-page';
@@ -65,6 +66,15 @@ export const router = createBrowserRouter([
     element: (
       <SignedIn>
         <ConsentPage />
+      </SignedIn>
+    ),
+  },
+  {
+    // A Slack user's one-time link to become the signed-in person in Slack (their first press answers with it).
+    path: '/slack/link/:token',
+    element: (
+      <SignedIn>
+        <SlackLinkPage />
       </SignedIn>
     ),
   },
