@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { roles, rolesThat, type PersonActor } from '../../domain/identity/actors';
+import { reviewerRoles, rolesThat, type PersonActor } from '../../domain/identity/actors';
 import { text, instantField } from '../../domain/kit/fields';
 import { findSlackAppSettings, slackRequestUrl, updateSlackAppSettings, type SlackAppSettings } from '../../domain/notify/slack-app';
 import { confirmSlackLink, listSlackLinks, readSlackLinkOffer, removeSlackLink, type SlackLink } from '../../domain/notify/slack-links';
@@ -77,8 +77,8 @@ const linkSchema = z.object({
 });
 const wireOfLink = (link: SlackLink): z.infer<typeof linkSchema> => ({ team_id: link.teamId, slack_user_id: link.slackUserId, linked_at: link.linkedAt.toISOString() });
 const personOf = (context: OperationContext) => ({ orgId: context.caller.organization.id, userId: (context.caller.actor as PersonActor).userId });
-// Anyone may link their Slack user (a member's press is refused all the same: only reviewers and above decide).
-const ownAccess = { person: { roles } };
+// Those who decide reviews link their Slack user; one who is a member later is refused at the press all the same.
+const ownAccess = { person: { roles: reviewerRoles } };
 
 export const slackLinksOperation = defineOperation({
   kind: 'read',

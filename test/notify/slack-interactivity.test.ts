@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payloadDigest } from '../../domain/gate/reviews/signing';
+import { cliManager, updatePerson } from '../../domain/identity/people';
 import { updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
@@ -167,20 +168,27 @@ describe('a press by a linked reviewer', () => {
     expect(await tasksTitled(org, title)).toBe(0);
   }, 30_000);
 
-  it('a linked member is refused: only reviewers and above decide', async () => {
+  it('a Slack user linked to a person who is a member now is refused: only reviewers and above decide; a member cannot link at all', async () => {
     const org = await slackOrganization();
-    const member = await addPerson(h.db, org.test.organization, 'member');
-    const memberSession = { session: await signIn(h.app, org.test.organization, member) };
     const { reviewId, message } = await hold(org, 'review by a member from slack');
     const value = buttonOf(message, 'gatehouse.approve').value!;
-    await link(org, value, memberSession, 'U0MEMBER');
-    const press = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0MEMBER' });
+    await link(org, value, org.reviewer);
+    await updatePerson(h.db, { orgId: org.id, userId: org.reviewer.user.id }, { role: 'member' }, cliManager);
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value });
     const pressed = await press.send();
     expect(pressed.statusCode).toBe(200);
     expect(json(pressed).text).toMatch(/is a member; only reviewers, admins and owners decide/);
     const answer = await answeredAt(press.responseUrlPath);
     expect(answer).toMatchObject({ response_type: 'ephemeral', replace_original: false });
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+
+    const member = await addPerson(h.db, org.test.organization, 'member');
+    const memberSession = await signIn(h.app, org.test.organization, member);
+    const offered = await signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0MEMBER' }).send();
+    const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(offered).text)![1]!;
+    const refused = await memberSession.request({ method: 'POST', url: `/console/api/v1/notifications/slack-link-offers/${token}/confirm` });
+    expect(refused.statusCode).toBe(403);
+    expect((await h.db.query("SELECT 1 FROM slack_links WHERE org_id = $1 AND slack_user_id = 'U0MEMBER'", [org.id])).rows).toEqual([]);
   }, 30_000);
 
   it("in an organization that needs approvals signed with a passkey, it is refused with a link to finish on the review's page", async () => {
