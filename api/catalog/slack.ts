@@ -10,18 +10,19 @@ import { defineOperation, type OperationContext } from './operation';
 // first press answers with. The console's Settings → Notifications and its "Link Slack" page.
 
 const consoleOnly = ['console'] as const;
+// Slack's own ids (T…, U…) are named without the _id the catalog keeps for Gatehouse's records.
 const slackIdField = (what: string) => z.string().regex(/^[A-Z0-9]{2,30}$/, 'a Slack id such as T0123ABCD').describe(what);
 
 const appSchema = z.object({
   request_url: z.string().describe("The interactivity Request URL to paste into the Slack app (Interactivity & Shortcuts)"),
   signing_secret: z.enum(['set']).nullable().describe("Whether the Slack app's signing secret is set: 'set', or null; it is never shown"),
-  team_id: z.string().nullable().describe('The Slack workspace presses must come from; null: bound by the first verified press'),
+  workspace: z.string().nullable().describe('The Slack workspace (T…) presses must come from; null: bound by the first verified press'),
 });
 
 const wireOfApp = (settings: SlackAppSettings, { caller, publicUrl }: OperationContext): z.infer<typeof appSchema> => ({
   request_url: slackRequestUrl(publicUrl, caller.organization.id),
   signing_secret: settings.signingSecretSet ? 'set' : null,
-  team_id: settings.teamId,
+  workspace: settings.teamId,
 });
 
 const appAccess = { person: { roles: rolesThat.manageWebhooks } };
@@ -53,7 +54,7 @@ export const updateSlackAppOperation = defineOperation({
   path: '/notifications/slack-app',
   input: z.strictObject({
     signing_secret: text({ min: 1, max: 200 }).nullable().optional().describe("The Slack app's Signing Secret; write-only"),
-    team_id: slackIdField('The Slack workspace id, e.g. T0123ABCD').nullable().optional(),
+    workspace: slackIdField('The Slack workspace id, e.g. T0123ABCD').nullable().optional(),
   }),
   output: appSchema,
   access: appAccess,
@@ -63,7 +64,7 @@ export const updateSlackAppOperation = defineOperation({
       await updateSlackAppSettings(
         context.db,
         context.caller.organization.id,
-        { signingSecret: input.signing_secret, teamId: input.team_id },
+        { signingSecret: input.signing_secret, teamId: input.workspace },
         { type: 'user', id: (context.caller.actor as PersonActor).userId },
       ),
       context,
@@ -71,11 +72,11 @@ export const updateSlackAppOperation = defineOperation({
 });
 
 const linkSchema = z.object({
-  team_id: z.string().describe('The Slack workspace'),
-  slack_user_id: z.string().describe('The Slack user, as Slack names them (U…)'),
+  workspace: z.string().describe('The Slack workspace (T…)'),
+  slack_user: z.string().describe('The Slack user, as Slack names them (U…)'),
   linked_at: instantField('When the person confirmed the link'),
 });
-const wireOfLink = (link: SlackLink): z.infer<typeof linkSchema> => ({ team_id: link.teamId, slack_user_id: link.slackUserId, linked_at: link.linkedAt.toISOString() });
+const wireOfLink = (link: SlackLink): z.infer<typeof linkSchema> => ({ workspace: link.teamId, slack_user: link.slackUserId, linked_at: link.linkedAt.toISOString() });
 const personOf = (context: OperationContext) => ({ orgId: context.caller.organization.id, userId: (context.caller.actor as PersonActor).userId });
 // Those who decide reviews link their Slack user; one who is a member later is refused at the press all the same.
 const ownAccess = { person: { roles: reviewerRoles } };
@@ -101,17 +102,14 @@ export const removeSlackLinkOperation = defineOperation({
   name: 'notifications.remove_slack_link',
   family: 'notifications',
   summary: 'Remove one of your Slack links',
-  description: "Unlinks a Slack user from the signed-in person: that user's presses no longer count as theirs.",
+  description: "Unlinks a Slack user from the signed-in person: that user's presses no longer count as theirs. Answers whether there was such a link.",
   method: 'DELETE',
-  path: '/notifications/slack-links/:team_id/:slack_user_id',
-  input: z.strictObject({ team_id: slackIdField('The Slack workspace'), slack_user_id: slackIdField('The Slack user') }),
-  output: z.object({ removed: z.literal(true).describe('The link is gone') }),
+  path: '/notifications/slack-links',
+  input: z.strictObject({ workspace: text({ min: 1, max: 40 }).describe('The Slack workspace (T…)'), slack_user: text({ min: 1, max: 40 }).describe('The Slack user (U…)') }),
+  output: z.object({ removed: z.boolean().describe('True when the link was there and is gone; false when there was none') }),
   access: ownAccess,
   interfaces: consoleOnly,
-  handler: async (input, context) => {
-    await removeSlackLink(context.db, personOf(context), { teamId: input.team_id, userId: input.slack_user_id });
-    return { removed: true as const };
-  },
+  handler: async (input, context) => ({ removed: await removeSlackLink(context.db, personOf(context), { teamId: input.workspace, userId: input.slack_user }) }),
 });
 
 const offerToken = text({ min: 20, max: 100 }).describe('The secret of the link a Slack press answered with (the last part of its address)');
@@ -121,22 +119,32 @@ export const slackLinkOfferOperation = defineOperation({
   name: 'notifications.slack_link_offer',
   family: 'notifications',
   summary: 'An offer to link a Slack user',
-  description: 'What a one-time Slack link would link to the signed-in person: the workspace and the Slack user; refused when used, expired, or for another organization.',
+  description:
+    'What a one-time Slack link would link to the signed-in person: the workspace and the Slack user; null when the link was used, expired, or is for another organization.',
   method: 'GET',
-  path: '/notifications/slack-link-offers/:token',
+  path: '/notifications/slack-link-offer',
   list: false,
   input: z.strictObject({ token: offerToken }),
   output: z.object({
-    team_id: z.string().describe('The Slack workspace'),
-    slack_user_id: z.string().describe('The Slack user who pressed'),
-    slack_user_name: z.string().nullable().describe('The name they go by in Slack, as Slack sent it (shown, never trusted)'),
-    expires_at: instantField('When the offer stops working'),
+    offer: z
+      .object({
+        workspace: z.string().describe('The Slack workspace (T…)'),
+        slack_user: z.string().describe('The Slack user who pressed (U…)'),
+        slack_user_name: z.string().nullable().describe('The name they go by in Slack, as Slack sent it (shown, never trusted)'),
+        expires_at: instantField('When the offer stops working'),
+      })
+      .nullable()
+      .describe('The offer; null when it cannot be confirmed by this person'),
   }),
   access: ownAccess,
   interfaces: consoleOnly,
   handler: async (input, context) => {
     const offer = await readSlackLinkOffer(context.db, context.caller.organization.id, input.token);
-    return { team_id: offer.teamId, slack_user_id: offer.slackUserId, slack_user_name: offer.slackUserName, expires_at: offer.expiresAt.toISOString() };
+    return {
+      offer: offer
+        ? { workspace: offer.teamId, slack_user: offer.slackUserId, slack_user_name: offer.slackUserName, expires_at: offer.expiresAt.toISOString() }
+        : null,
+    };
   },
 });
 
@@ -146,9 +154,9 @@ export const confirmSlackLinkOperation = defineOperation({
   family: 'notifications',
   summary: 'Link a Slack user to yourself',
   description:
-    "Confirms a one-time Slack link: from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts. The link works once, for 15 minutes, for a person of the organization whose Slack it came from.",
+    "Confirms a one-time Slack link: from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts. The link works once, for 15 minutes, for a person of the organization whose Slack it came from (410 link_invalid otherwise; 404 for another organization's).",
   method: 'POST',
-  path: '/notifications/slack-link-offers/:token/confirm',
+  path: '/notifications/slack-links',
   input: z.strictObject({ token: offerToken }),
   refusals: ['link_invalid'],
   output: linkSchema,

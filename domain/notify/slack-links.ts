@@ -68,26 +68,23 @@ export interface SlackLinkOffer {
 
 const spent = () => new AppError('link_invalid', 'This Slack link has expired or was used already; press Approve or Deny in Slack again for a new one');
 
-/**
- * An offer still open, for a person of the organization it was made in (another organization's person is told it
- * is not theirs, and learns nothing of it). `lock`: for confirming it in this transaction.
- */
-async function openOffer(db: Queryable, orgId: string, token: string, lock: boolean) {
+/** An offer still open (`lock`: for confirming it in this transaction), whatever organization it was made in. */
+async function openOffer(db: Queryable, token: string, lock: boolean) {
   const { rows } = await db.query(
-    `SELECT token_digest, org_id, slack_team_id, slack_user_id, slack_user_name, expires_at, used_at, expires_at <= now() AS expired
-     FROM slack_link_offers WHERE token_digest = $1 ${lock ? 'FOR UPDATE' : ''}`,
+    `SELECT token_digest, org_id, slack_team_id, slack_user_id, slack_user_name, expires_at
+     FROM slack_link_offers WHERE token_digest = $1 AND used_at IS NULL AND expires_at > now() ${lock ? 'FOR UPDATE' : ''}`,
     [digestOf(token)],
   );
-  const row = rows[0];
-  if (!row || row.used_at || row.expired) throw spent();
-  if (row.org_id !== orgId) {
-    throw new AppError('not_found', "This Slack link is for another organization's Slack app: sign in to the organization whose Slack you pressed in");
-  }
-  return row;
+  return rows[0];
 }
 
-export async function readSlackLinkOffer(db: Queryable, orgId: string, token: string): Promise<SlackLinkOffer> {
-  const row = await openOffer(db, orgId, token, false);
+/**
+ * What an open offer would link, for a person of the organization it was made in; undefined when it is used,
+ * expired, made up, or another organization's (whose person learns nothing of it).
+ */
+export async function readSlackLinkOffer(db: Queryable, orgId: string, token: string): Promise<SlackLinkOffer | undefined> {
+  const row = await openOffer(db, token, false);
+  if (!row || row.org_id !== orgId) return undefined;
   return { teamId: row.slack_team_id, slackUserId: row.slack_user_id, slackUserName: row.slack_user_name, expiresAt: row.expires_at };
 }
 
@@ -104,7 +101,11 @@ export interface SlackLink {
  */
 export async function confirmSlackLink(db: Database, person: { orgId: string; userId: string }, token: string): Promise<SlackLink> {
   return db.transaction(async (tx) => {
-    const offer = await openOffer(tx, person.orgId, token, true);
+    const offer = await openOffer(tx, token, true);
+    if (!offer) throw spent();
+    if (offer.org_id !== person.orgId) {
+      throw new AppError('not_found', "This Slack link is for another organization's Slack app: sign in to the organization whose Slack you pressed in");
+    }
     await tx.query('UPDATE slack_link_offers SET used_at = now(), used_by = $2 WHERE token_digest = $1', [offer.token_digest, person.userId]);
     const { rows } = await tx.query(
       `INSERT INTO slack_links (org_id, slack_team_id, slack_user_id, user_id) VALUES ($1, $2, $3, $4)
@@ -131,21 +132,22 @@ export async function listSlackLinks(db: Queryable, person: { orgId: string; use
   return rows.map((row) => ({ teamId: row.slack_team_id, slackUserId: row.slack_user_id, linkedAt: row.linked_at }));
 }
 
-/** A person removes one of their own Slack links: presses by that Slack user no longer count as theirs. */
-export async function removeSlackLink(db: Database, person: { orgId: string; userId: string }, slack: SlackUser): Promise<void> {
-  await db.transaction(async (tx) => {
+/** A person removes one of their own Slack links: presses by that Slack user no longer count as theirs. False: there was none. */
+export async function removeSlackLink(db: Database, person: { orgId: string; userId: string }, slack: SlackUser): Promise<boolean> {
+  return db.transaction(async (tx) => {
     const removed = await tx.query('DELETE FROM slack_links WHERE org_id = $1 AND user_id = $2 AND slack_team_id = $3 AND slack_user_id = $4', [
       person.orgId,
       person.userId,
       slack.teamId,
       slack.userId,
     ]);
-    if (!removed.rowCount) throw new AppError('not_found', `you have no link to the Slack user ${slack.userId} in ${slack.teamId}`);
+    if (!removed.rowCount) return false;
     await recordAudit(tx, person.orgId, {
       type: 'slack.unlinked',
       actor: { type: 'user', id: person.userId },
       resourceId: person.userId,
       data: { slack_team_id: slack.teamId, slack_user_id: slack.userId },
     });
+    return true;
   });
 }

@@ -163,6 +163,10 @@ function expectationOf(shape: Shape, probe: Probe): Expectation {
     case 'control':
       return 'if_match' in probe.base ? { what: '409 conflict for the stale If-Match', met: refusedWith('conflict', 409) } : { what: 'a 2xx answer', met: (answer) => answer.ok };
     case 'own':
+      // An operation that spends a one-time secret (a Slack link's) gets a made-up one: refused as spent, whoever asks.
+      if (probe.operation.kind === 'person_action' && probe.operation.refusals?.includes('link_invalid')) {
+        return { what: '410 link_invalid for a made-up secret', met: refusedWith('link_invalid', 410) };
+      }
       return { what: 'a 2xx answer', met: (answer) => answer.ok };
     case 'reference': {
       const field = fieldOf(probe.foreign[0]!);

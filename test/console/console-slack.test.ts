@@ -93,7 +93,7 @@ describe('Settings → Notifications: Slack buttons', () => {
 
     // The link is spent: opened again, it says so.
     await page.goto(`${origin}/slack/link/${offer.token}`);
-    await page.getByRole('alert').getByText('This Slack link has expired or was used already').waitFor();
+    await page.getByRole('alert').getByText('This Slack link has expired, was used already, or is for another organization').waitFor();
 
     await page.goto(`${origin}/settings/notifications`);
     const yours = page.getByRole('region', { name: 'Your Slack' });

@@ -99,7 +99,7 @@ async function link(org: Org, value: string, person: { session: ConsoleSession }
   const pressed = await press.send();
   expect(pressed.statusCode, pressed.body).toBe(200);
   const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(pressed).text)![1]!;
-  const confirmed = await person.session.request({ method: 'POST', url: `/console/api/v1/notifications/slack-link-offers/${token}/confirm` });
+  const confirmed = await person.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
   expect(confirmed.statusCode, confirmed.body).toBe(200);
   return token;
 }
@@ -186,7 +186,7 @@ describe('a press by a linked reviewer', () => {
     const memberSession = await signIn(h.app, org.test.organization, member);
     const offered = await signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0MEMBER' }).send();
     const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(offered).text)![1]!;
-    const refused = await memberSession.request({ method: 'POST', url: `/console/api/v1/notifications/slack-link-offers/${token}/confirm` });
+    const refused = await memberSession.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
     expect(refused.statusCode).toBe(403);
     expect((await h.db.query("SELECT 1 FROM slack_links WHERE org_id = $1 AND slack_user_id = 'U0MEMBER'", [org.id])).rows).toEqual([]);
   }, 30_000);
@@ -277,7 +277,7 @@ describe('presses that are refused and change nothing', () => {
     // The first verified press binds the workspace.
     await link(org, value, org.reviewer);
     const bound = await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-links' });
-    expect(json(bound).data.links).toEqual([{ team_id: 'T0GATEHOUSE', slack_user_id: 'U0REVIEWER', linked_at: expect.any(String) }]);
+    expect(json(bound).data.links).toEqual([{ workspace: 'T0GATEHOUSE', slack_user: 'U0REVIEWER', linked_at: expect.any(String) }]);
     const before = await settledDigestOf(h.db, org.id);
     const elsewhere = await signedPress(org.id, { action: 'gatehouse.approve', value, team: 'T0ELSEWHERE' }).send();
     expect(elsewhere.statusCode).toBe(401);
@@ -302,23 +302,26 @@ describe('linking a Slack user', () => {
     const token = /http:\/\/gatehouse\.test\/slack\/link\/([A-Za-z0-9_-]{43})/.exec(answer.text)![1]!;
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
 
-    const offerUrl = `/console/api/v1/notifications/slack-link-offers/${token}`;
+    const offerUrl = `/console/api/v1/notifications/slack-link-offer?token=${token}`;
+    const confirm = { method: 'POST' as const, url: '/console/api/v1/notifications/slack-links', payload: { token } };
     // Without a session, and by a person of another organization: refused, nothing linked.
-    expect((await h.app.inject({ method: 'POST', url: `${offerUrl}/confirm` })).statusCode).toBe(401);
-    const stranger = await other.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm` });
+    expect((await h.app.inject(confirm)).statusCode).toBe(401);
+    const stranger = await other.reviewer.session.request(confirm);
     expect(stranger.statusCode).toBe(404);
-    expect((await other.reviewer.session.request({ method: 'GET', url: offerUrl })).statusCode).toBe(404);
+    expect(json(stranger).error.message).toMatch(/another organization/);
+    expect(json(await other.reviewer.session.request({ method: 'GET', url: offerUrl })).data).toEqual({ offer: null });
     // Without the CSRF token: refused.
-    const noCsrf = await org.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm`, headers: { 'x-csrf-token': 'wrong' } });
+    const noCsrf = await org.reviewer.session.request({ ...confirm, headers: { 'x-csrf-token': 'wrong' } });
     expect(noCsrf.statusCode).toBe(403);
     expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = ANY ($1)', [[org.id, other.id]])).rows).toEqual([]);
 
     const shown = await org.reviewer.session.request({ method: 'GET', url: offerUrl });
-    expect(json(shown).data).toMatchObject({ team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER', slack_user_name: 'rev.iewer' });
-    const confirmed = await org.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm` });
+    expect(json(shown).data.offer).toMatchObject({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER', slack_user_name: 'rev.iewer' });
+    const confirmed = await org.reviewer.session.request(confirm);
     expect(confirmed.statusCode, confirmed.body).toBe(200);
-    expect(json(confirmed).data).toMatchObject({ team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER' });
-    const again = await org.reviewer.session.request({ method: 'POST', url: `${offerUrl}/confirm` });
+    expect(json(confirmed).data).toMatchObject({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER' });
+    expect(json(await org.reviewer.session.request({ method: 'GET', url: offerUrl })).data).toEqual({ offer: null });
+    const again = await org.reviewer.session.request(confirm);
     expect(again.statusCode).toBe(410);
     expect(json(again).error.code).toBe('link_invalid');
     const { rows } = await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'slack.linked'", [org.id]);
@@ -330,8 +333,10 @@ describe('linking a Slack user', () => {
     expect((await answeredAt(decided.responseUrlPath)).text).toContain(`Approved by ${org.reviewer.email}`);
 
     // The person removes the link: the Slack user is a stranger again.
-    const removed = await org.reviewer.session.request({ method: 'DELETE', url: '/console/api/v1/notifications/slack-links/T0GATEHOUSE/U0NEWCOMER' });
-    expect(removed.statusCode, removed.body).toBe(200);
+    const removeUrl = '/console/api/v1/notifications/slack-links?workspace=T0GATEHOUSE&slack_user=U0NEWCOMER';
+    const removed = await org.reviewer.session.request({ method: 'DELETE', url: removeUrl });
+    expect(json(removed).data).toEqual({ removed: true });
+    expect(json(await org.reviewer.session.request({ method: 'DELETE', url: removeUrl })).data).toEqual({ removed: false });
     expect(json(await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-links' })).data.links).toEqual([]);
     const afterwards = await hold(org, 'review after unlinking');
     const unlinked = await signedPress(org.id, { action: 'gatehouse.approve', value: buttonOf(afterwards.message, 'gatehouse.approve').value!, user: 'U0NEWCOMER' }).send();
@@ -345,12 +350,12 @@ describe("the organization's Slack app in the console", () => {
     const owner = await addPerson(h.db, org.test.organization, 'owner');
     const session = await signIn(h.app, org.test.organization, owner);
     const read = await session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-app' });
-    expect(json(read).data).toEqual({ request_url: `http://gatehouse.test/slack/interactions/${org.id}`, signing_secret: 'set', team_id: null });
+    expect(json(read).data).toEqual({ request_url: `http://gatehouse.test/slack/interactions/${org.id}`, signing_secret: 'set', workspace: null });
     expect(read.body).not.toContain(secret);
-    const bad = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { team_id: 'not a team' } });
+    const bad = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { workspace: 'not a team' } });
     expect(bad.statusCode).toBe(422);
-    const bound = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { team_id: 'T0BOUND' } });
-    expect(json(bound).data).toMatchObject({ signing_secret: 'set', team_id: 'T0BOUND' });
+    const bound = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { workspace: 'T0BOUND' } });
+    expect(json(bound).data).toMatchObject({ signing_secret: 'set', workspace: 'T0BOUND' });
     const { rows } = await h.db.query("SELECT data FROM audit_events WHERE org_id = $1 AND type = 'organization.updated' ORDER BY id", [org.id]);
     expect(JSON.stringify(rows)).not.toContain(secret);
     expect(rows.map((row) => row.data)).toContainEqual({ slack_signing_secret: 'set' });

@@ -1,4 +1,4 @@
-import { api } from '../../lib/api';
+import { api, queryString } from '../../lib/api';
 import type { Body, Data } from '../../lib/api-types';
 
 /** How the organization's held writes are escalated and announced (owners and admins). */
@@ -13,8 +13,8 @@ export type NotificationPreferences = Omit<Data<'notifications_preferences'>, 'e
 export type SlackApp = Data<'notifications_slack_app'>;
 /** A Slack user linked to the signed-in person. */
 export type SlackLink = Data<'notifications_slack_links'>['links'][number];
-/** What a one-time Slack link would link. */
-export type SlackLinkOffer = Data<'notifications_slack_link_offer'>;
+/** What a one-time Slack link would link; null when it cannot be confirmed (used, expired, another organization's). */
+export type SlackLinkOffer = Data<'notifications_slack_link_offer'>['offer'];
 
 export const notificationsApi = {
   settings: () => api.get<ReviewNotificationSettings>('/v1/notifications/settings'),
@@ -26,7 +26,7 @@ export const notificationsApi = {
   updateSlackApp: (change: Body<'notifications_update_slack_app'>) => api.patch<SlackApp>('/v1/notifications/slack-app', change),
   slackLinks: () => api.get<Data<'notifications_slack_links'>>('/v1/notifications/slack-links'),
   removeSlackLink: (link: SlackLink) =>
-    api.delete<Data<'notifications_remove_slack_link'>>(`/v1/notifications/slack-links/${encodeURIComponent(link.team_id)}/${encodeURIComponent(link.slack_user_id)}`),
-  slackLinkOffer: (token: string) => api.get<SlackLinkOffer>(`/v1/notifications/slack-link-offers/${encodeURIComponent(token)}`),
-  confirmSlackLink: (token: string) => api.post<SlackLink>(`/v1/notifications/slack-link-offers/${encodeURIComponent(token)}/confirm`),
+    api.delete<Data<'notifications_remove_slack_link'>>(`/v1/notifications/slack-links?${queryString({ workspace: link.workspace, slack_user: link.slack_user })}`),
+  slackLinkOffer: async (token: string) => (await api.get<Data<'notifications_slack_link_offer'>>(`/v1/notifications/slack-link-offer?${queryString({ token })}`)).offer,
+  confirmSlackLink: (token: string) => api.post<SlackLink>('/v1/notifications/slack-links', { token } satisfies Body<'notifications_confirm_slack_link'>),
 };

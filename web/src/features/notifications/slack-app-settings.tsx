@@ -6,7 +6,7 @@ import { FormField } from '../../lib/form-field';
 import { SaveRow } from '../../lib/save-row';
 import { notificationsApi, type SlackApp } from './api';
 
-const formFields = ['signing_secret', 'team_id'] as const;
+const formFields = ['signing_secret', 'workspace'] as const;
 
 /**
  * Owners and admins: the Slack app whose Approve and Deny buttons decide held writes. Its Request URL to paste into
@@ -24,7 +24,7 @@ export function SlackAppSettings() {
 
   const shown = (next: SlackApp) => {
     setApp(next);
-    setTeam(next.team_id ?? '');
+    setTeam(next.workspace ?? '');
     setSecret('');
   };
 
@@ -48,7 +48,7 @@ export function SlackAppSettings() {
 
   function submit(event: FormEvent) {
     event.preventDefault();
-    const change: Parameters<typeof notificationsApi.updateSlackApp>[0] = { team_id: team.trim() === '' ? null : team.trim() };
+    const change: Parameters<typeof notificationsApi.updateSlackApp>[0] = { workspace: team.trim() === '' ? null : team.trim() };
     if (secret.trim() !== '') change.signing_secret = secret.trim();
     void save(change, 'Saved.');
   }
@@ -100,7 +100,7 @@ export function SlackAppSettings() {
           <FormField
             id="slack-team"
             label="Workspace id"
-            problem={problems.team_id}
+            problem={problems.workspace}
             hint="Presses from any other workspace are refused. Left empty, the first verified press binds its workspace."
           >
             {(control) => (

@@ -14,7 +14,7 @@ export function SlackLinkPage() {
   useDocumentTitle('Link your Slack');
   const { token = '' } = useParams();
   const { person, organization } = useSignedIn();
-  const [offer, setOffer] = useState<SlackLinkOffer>();
+  const [offer, setOffer] = useState<SlackLinkOffer | undefined>();
   const [linked, setLinked] = useState<SlackLink>();
   const [error, setError] = useState<unknown>();
   const [busy, setBusy] = useState(false);
@@ -48,7 +48,7 @@ export function SlackLinkPage() {
       {linked ? (
         <>
           <p role="status">
-            Linked: Slack user <code>{linked.slack_user_id}</code> in workspace <code>{linked.team_id}</code> is you, {person.email}, in {organization.name}. Press
+            Linked: Slack user <code>{linked.slack_user}</code> in workspace <code>{linked.workspace}</code> is you, {person.email}, in {organization.name}. Press
             Approve or Deny in Slack again.
           </p>
           <Link to="/settings/notifications">Your Slack links</Link>
@@ -56,8 +56,8 @@ export function SlackLinkPage() {
       ) : offer ? (
         <>
           <p>
-            Link Slack user <code>{offer.slack_user_id}</code>
-            {offer.slack_user_name ? <> (who goes by “{offer.slack_user_name}” in Slack)</> : null} in workspace <code>{offer.team_id}</code> to you (
+            Link Slack user <code>{offer.slack_user}</code>
+            {offer.slack_user_name ? <> (who goes by “{offer.slack_user_name}” in Slack)</> : null} in workspace <code>{offer.workspace}</code> to you (
             <strong>{person.email}</strong>) in <strong>{organization.name}</strong>?
           </p>
           <p className="hint">
@@ -71,6 +71,11 @@ export function SlackLinkPage() {
         </>
       ) : error ? (
         <FormError error={error} />
+      ) : offer === null ? (
+        <p role="alert">
+          This Slack link has expired, was used already, or is for another organization than {organization.name}. Press Approve or Deny in Slack again for a new
+          one, and sign in to the organization whose Slack you pressed in.
+        </p>
       ) : (
         <p role="status">Loading…</p>
       )}

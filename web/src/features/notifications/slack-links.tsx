@@ -10,7 +10,7 @@ export function SlackLinks() {
   const [error, setError] = useState<unknown>();
   const [open, setOpen] = useState<string>();
   const [status, setStatus] = useState<string>();
-  const keyOf = (link: SlackLink) => `${link.team_id}/${link.slack_user_id}`;
+  const keyOf = (link: SlackLink) => `${link.workspace}/${link.slack_user}`;
 
   useEffect(() => {
     notificationsApi.slackLinks().then((found) => setLinks(found.links), setError);
@@ -21,7 +21,7 @@ export function SlackLinks() {
     try {
       await notificationsApi.removeSlackLink(link);
       setLinks((current) => current?.filter((each) => keyOf(each) !== keyOf(link)));
-      setStatus(`Unlinked ${link.slack_user_id}: its presses no longer count as yours.`);
+      setStatus(`Unlinked ${link.slack_user}: its presses no longer count as yours.`);
     } catch (failure) {
       setError(failure);
     } finally {
@@ -45,11 +45,11 @@ export function SlackLinks() {
           {links.map((link) => (
             <li key={keyOf(link)} className="row">
               <span>
-                Slack user <code>{link.slack_user_id}</code> in workspace <code>{link.team_id}</code>, linked {when(link.linked_at)}
+                Slack user <code>{link.slack_user}</code> in workspace <code>{link.workspace}</code>, linked {when(link.linked_at)}
               </span>
               <ConfirmButton
                 label="Unlink"
-                accessibleLabel={`Unlink Slack user ${link.slack_user_id}`}
+                accessibleLabel={`Unlink Slack user ${link.slack_user}`}
                 confirmLabel="Unlink: its presses stop counting as yours"
                 open={open === keyOf(link)}
                 onOpen={() => setOpen(keyOf(link))}
