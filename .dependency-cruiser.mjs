@@ -126,10 +126,14 @@ export default {
     {
       name: 'the-console-door',
       comment:
-        "Besides the pipeline, the console reaches the domain only for its door: signing in and out, sessions and set-password links (identity), what changed for live pages (usage/changes.ts), and the shared kit.",
+        "Besides the pipeline, the console reaches the domain only for its door: signing in and out, sessions, set-password links and one's passkeys (identity), what changed for live pages (usage/changes.ts), and the shared kit.",
       severity: 'error',
       from: { path: '^api/console/' },
-      to: { ...runtimeOnly, path: '^domain/', pathNot: ['^domain/kit/', '^domain/identity/(actors|sessions|password-links|passwords|tokens)\\.ts$', '^domain/usage/changes\\.ts$'] },
+      to: {
+        ...runtimeOnly,
+        path: '^domain/',
+        pathNot: ['^domain/kit/', '^domain/identity/(actors|sessions|password-links|passwords|tokens|passkeys|passkey-sign-in)\\.ts$', '^domain/usage/changes\\.ts$'],
+      },
     },
     {
       name: 'the-console-page-stands-alone',

@@ -16,6 +16,7 @@ import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
 import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
+import { reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
 import { teamOperations } from './team';
 import { notificationOperations } from './notifications';
@@ -47,6 +48,7 @@ export const catalog: readonly Operation[] = [
   reviewStatusOperation,
   approveReviewOperation,
   denyReviewOperation,
+  reviewPasskeyChallengeOperation,
   ...policyOperations,
   ...organizationOperations,
   ...apiKeyOperations,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { roles, rolesThat, type PersonActor } from '../../domain/identity/actors';
 import { updateOrganization, type Organization } from '../../domain/identity/organizations';
+import { assertSomeoneCanSignApprovals } from '../../domain/identity/passkeys';
 import { text } from '../../domain/kit/fields';
 import { defineOperation } from './operation';
 
@@ -17,6 +18,9 @@ const organizationSchema = z.object({
   share_policy_text: z
     .boolean()
     .describe("Whether agents told of a Deny or a Review get the Cedar text of the rules that decided (off by default: the rules' ids, reasons, hints and the fields they read)"),
+  approvals_need_passkey: z
+    .boolean()
+    .describe("Whether every approval must be signed with the approving person's passkey (off by default); approvals that cannot carry one (a personal token, a Slack button) are refused with where to finish"),
 });
 
 const wireOf = (organization: Organization): z.infer<typeof organizationSchema> => ({
@@ -28,6 +32,7 @@ const wireOf = (organization: Organization): z.infer<typeof organizationSchema> 
   api_access: organization.apiAccess,
   self_approval: organization.selfApproval,
   share_policy_text: organization.sharePolicyText,
+  approvals_need_passkey: organization.approvalsNeedPasskey,
 });
 
 export const getOrganizationOperation = defineOperation({
@@ -52,21 +57,23 @@ export const updateOrganizationOperation = defineOperation({
   family: 'organization',
   summary: "Change the organization's settings",
   description:
-    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, rename, or change the time zone.',
+    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, need every approval signed with a passkey (refused with 409 while nobody who decides reviews has one), rename, or change the time zone.',
   method: 'PATCH',
   path: '/organization',
   input: z.strictObject({
     api_access: z.boolean().optional(),
     self_approval: z.boolean().optional(),
     share_policy_text: z.boolean().optional(),
+    approvals_need_passkey: z.boolean().optional(),
     name: text({ min: 1, max: 200 }).optional(),
     timezone: text({ min: 1, max: 100 }).optional(),
   }),
   output: organizationSchema,
   access: { person: { roles: rolesThat.manageKeys } },
   interfaces: ['console'],
-  handler: async (input, { db, caller }) =>
-    wireOf(
+  handler: async (input, { db, caller }) => {
+    if (input.approvals_need_passkey) await assertSomeoneCanSignApprovals(db, caller.organization.id);
+    return wireOf(
       await updateOrganization(
         db,
         caller.organization.slug,
@@ -74,12 +81,14 @@ export const updateOrganizationOperation = defineOperation({
           apiAccess: input.api_access,
           selfApproval: input.self_approval,
           sharePolicyText: input.share_policy_text,
+          approvalsNeedPasskey: input.approvals_need_passkey,
           name: input.name,
           timezone: input.timezone,
         },
         { type: 'user', id: (caller.actor as PersonActor).userId },
       ),
-    ),
+    );
+  },
 });
 
 export const organizationOperations = [getOrganizationOperation, updateOrganizationOperation];

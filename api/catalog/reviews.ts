@@ -12,6 +12,7 @@ import {
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
 import { findGatedWrite } from '../../domain/resources';
+import { approvalPasskeyCheck } from './review-passkeys';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
 
@@ -103,11 +104,13 @@ function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof appro
       comment: input.comment,
       seenEditId: input.seen_edit,
       edit: verdict === 'approved' ? input.edit : undefined,
+      passkey: verdict === 'approved' ? input.passkey : undefined,
     },
     {
       writeOf: findGatedWrite,
       reviewEnded: (workflowId, given) => gate.reviewDecided(workflowId, given, outcomeWaitMs),
       finishUrl: (reviewId) => reviewWebUrl(publicUrl, reviewId),
+      verifyPasskey: approvalPasskeyCheck(publicUrl),
     },
   );
 }
@@ -122,7 +125,7 @@ export const approveReviewOperation = defineOperation({
   method: 'POST',
   path: '/reviews/:id/approve',
   input: approveWithEditInput,
-  refusals: ['self_approval', 'policy_denied'],
+  refusals: ['self_approval', 'policy_denied', 'passkey_required', 'passkey_failed'],
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
   handler: (input, context) => giveVerdict('approved', input, context),

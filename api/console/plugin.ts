@@ -7,6 +7,7 @@ import { errorBody } from '../rest/http';
 import { restRoutes, type RestDialect } from '../rest/routes';
 import { changesState, crossSiteRefusal, headerValue, sessionCookie } from './cookies';
 import { liveRoute } from './live';
+import { passkeyRoutes } from './passkey-routes';
 import { sessionRoutes, type TemporalUiLinks } from './session-routes';
 
 export interface ConsoleApiOptions {
@@ -51,7 +52,8 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
       return reply.status(401).send(errorBody(keyRefused));
     }
   });
-  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie, temporalUi: options.temporalUi });
+  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie, temporalUi: options.temporalUi, publicUrl: options.publicUrl });
+  await app.register(passkeyRoutes, { db: options.db, sessions: options.sessions, cookie, publicUrl: options.publicUrl });
   await app.register(liveRoute, { db: options.db, sessions: options.sessions, cookie, intervalMs: options.liveIntervalMs });
   await app.register(restRoutes, { pipeline: options.pipeline, dialect: consoleDialect });
 }

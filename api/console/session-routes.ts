@@ -1,8 +1,11 @@
-import type { FastifyInstance } from 'fastify';
+import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
 import { permissionsOf } from '../../domain/identity/actors';
 import { readPasswordLink, setPasswordWithLink } from '../../domain/identity/password-links';
+import { signInOptions, signInWithPasskey } from '../../domain/identity/passkey-sign-in';
+import { relyingPartyOf } from '../../domain/identity/passkeys';
 import { passwordRules } from '../../domain/identity/passwords';
 import { endSession, resumeSession, signIn, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
@@ -11,6 +14,7 @@ import type { Caller, Role } from '../../domain/identity/actors';
 import type { Session } from '../../domain/identity/sessions';
 import { errorBody, httpError } from '../rest/http';
 import { changesState, headerValue, type SessionCookie } from './cookies';
+import { webAuthnResponse } from './webauthn-input';
 
 // The console's door: signing in and out, and setting a password from a one-time link. These are how a person
 // gets a session, not calls of operations; everything a signed-in person does goes through the call pipeline.
@@ -26,6 +30,8 @@ export interface SessionRoutesOptions {
   sessions: SessionRules;
   cookie: SessionCookie;
   temporalUi?: TemporalUiLinks;
+  /** The console's public URL: its host name is the passkeys' relying party. */
+  publicUrl: string;
 }
 
 const signInInput = z.strictObject({
@@ -33,6 +39,7 @@ const signInInput = z.strictObject({
   email: z.string().trim().min(3).max(254),
   password: z.string().min(1).max(passwordRules.maxLength * 4),
 });
+const passkeySignInInput = z.strictObject({ response: webAuthnResponse });
 const linkInput = z.strictObject({ token: z.string().min(1).max(200) });
 const setPasswordInput = linkInput.extend({ password: z.string().max(passwordRules.maxLength * 4) });
 
@@ -44,21 +51,30 @@ function sessionAnswer(caller: Caller, session: Session, temporalUi: TemporalUiL
     /** A review's workflow is at this prefix plus its workflow id; null for roles the setting leaves out. */
     workflow_url_prefix: seesWorkflows ? `${temporalUi.url}/namespaces/${encodeURIComponent(temporalUi.namespace)}/workflows/` : null,
     person: { id: actor.userId, email: actor.email, name: session.personName, role: actor.role },
-    organization: { slug: caller.organization.slug, name: caller.organization.name, api_access: caller.organization.apiAccess },
+    organization: {
+      slug: caller.organization.slug,
+      name: caller.organization.name,
+      api_access: caller.organization.apiAccess,
+      approvals_need_passkey: caller.organization.approvalsNeedPasskey,
+    },
     permissions: permissionsOf(actor.role),
     csrf_token: session.csrfToken,
     expires_at: session.expiresAt,
   };
 }
 
+/** The door's refusals in the console's envelope; only faults are logged. */
+export function doorErrors(error: unknown, request: FastifyRequest, reply: FastifyReply) {
+  const refusal = asRefusal(error) ?? httpError(error);
+  if (refusal.status >= 500) request.log.error({ err: error }, 'console request failed');
+  return reply.status(refusal.status).send(errorBody(refusal));
+}
+
 export async function sessionRoutes(app: FastifyInstance, options: SessionRoutesOptions): Promise<void> {
   const { db, sessions, cookie } = options;
+  const relyingParty = relyingPartyOf(options.publicUrl);
 
-  app.setErrorHandler((error, request, reply) => {
-    const refusal = asRefusal(error) ?? httpError(error);
-    if (refusal.status >= 500) request.log.error({ err: error }, 'console request failed');
-    return reply.status(refusal.status).send(errorBody(refusal));
-  });
+  app.setErrorHandler(doorErrors);
 
   app.get('/session', async (request, reply) => {
     const resumed = await resumeSession(db, cookie.read(request), sessions);
@@ -79,6 +95,17 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
     );
     cookie.set(request, reply, signedIn.token, sessions.lifetimeMs);
     reply.header('cache-control', 'no-store');
+    return reply.status(201).send({ success: true, data: sessionAnswer(signedIn.caller, signedIn.session, options.temporalUi) });
+  });
+
+  // Signing in with a passkey: the options (a challenge; the authenticator offers the person's passkeys), then
+  // the assertion, which starts the same session a password does.
+  app.post('/session/passkey-options', async () => ({ success: true, data: await signInOptions(db, relyingParty) }));
+
+  app.post('/session/passkey', async (request, reply) => {
+    const { response } = passkeySignInInput.parse(request.body ?? {});
+    const signedIn = await signInWithPasskey(db, relyingParty, { response: response as AuthenticationResponseJSON, userAgent: request.headers['user-agent'] }, sessions);
+    cookie.set(request, reply, signedIn.token, sessions.lifetimeMs);
     return reply.status(201).send({ success: true, data: sessionAnswer(signedIn.caller, signedIn.session, options.temporalUi) });
   });
 

@@ -79,6 +79,15 @@ export type AuditEvent =
       resourceId: string;
       data: Record<string, unknown>;
     }
+  /** A person's passkey registered (usr_…), with its public key for verifiers that work offline (docs/verify-audit-export.mjs). */
+  | {
+      type: 'person.passkey_added';
+      actor: ActorRef;
+      resourceId: string;
+      /** public_key_spki: DER SubjectPublicKeyInfo, base64url; algorithm: its COSE number (-7 ES256). */
+      data: { credential_id: string; public_key_spki: string; algorithm: number; rp_id: string; name: string };
+    }
+  | { type: 'person.passkey_removed'; actor: ActorRef; resourceId: string; data: { credential_id: string; name: string } }
   | { type: 'organization.updated'; actor: ActorRef; data: Record<string, unknown> }
   | {
       type: 'memory.corrected' | 'memory.forgotten';

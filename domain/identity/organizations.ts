@@ -16,10 +16,12 @@ export interface Organization {
   selfApproval: boolean;
   /** Whether agents told of a Deny or a Review get the text of the rules that decided. */
   sharePolicyText: boolean;
+  /** Whether every approval must be signed with the approving person's passkey. */
+  approvalsNeedPasskey: boolean;
   createdAt: string;
 }
 
-export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.created_at`;
+export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.approvals_need_passkey, o.created_at`;
 
 export function organizationFromRow(row: Record<string, unknown>): Organization {
   return {
@@ -31,6 +33,7 @@ export function organizationFromRow(row: Record<string, unknown>): Organization 
     apiAccess: row.api_access as boolean,
     selfApproval: row.self_approval as boolean,
     sharePolicyText: row.share_policy_text as boolean,
+    approvalsNeedPasskey: row.approvals_need_passkey as boolean,
     createdAt: (row.created_at as Date).toISOString(),
   };
 }
@@ -42,6 +45,7 @@ export interface OrganizationSettings {
   apiAccess?: boolean;
   selfApproval?: boolean;
   sharePolicyText?: boolean;
+  approvalsNeedPasskey?: boolean;
 }
 
 export async function createOrganization(
@@ -77,9 +81,18 @@ export async function updateOrganization(db: Database, slug: string, settings: O
       `UPDATE organizations AS o SET
          name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
          api_access = COALESCE($5, api_access), self_approval = COALESCE($6, self_approval),
-         share_policy_text = COALESCE($7, share_policy_text), updated_at = now()
+         share_policy_text = COALESCE($7, share_policy_text), approvals_need_passkey = COALESCE($8, approvals_need_passkey), updated_at = now()
        WHERE slug = $1 RETURNING ${organizationColumns}`,
-      [slug, settings.name ?? null, settings.plan ?? null, settings.timezone ?? null, settings.apiAccess ?? null, settings.selfApproval ?? null, settings.sharePolicyText ?? null],
+      [
+        slug,
+        settings.name ?? null,
+        settings.plan ?? null,
+        settings.timezone ?? null,
+        settings.apiAccess ?? null,
+        settings.selfApproval ?? null,
+        settings.sharePolicyText ?? null,
+        settings.approvalsNeedPasskey ?? null,
+      ],
     );
     if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
     const organization = organizationFromRow(rows[0]);

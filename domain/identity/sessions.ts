@@ -83,17 +83,30 @@ export async function signIn(
     throw wrongCredentials();
   }
 
+  return startSession(db, { userId: person.user_id, orgId: person.org_id, userAgent: input.userAgent }, policy);
+}
+
+/**
+ * A session for a person who proved who they are (a password, a passkey): their failed sign-ins forgiven, the
+ * session stored by its secret's digest, and `person.signed_in` recorded (with `audit`: how, when not a password).
+ */
+export async function startSession(
+  db: Database,
+  person: { userId: string; orgId: string; userAgent?: string },
+  policy: SessionRules,
+  audit: Record<string, unknown> = {},
+): Promise<{ token: string; session: Session; caller: Caller }> {
   const id = newId('ses');
   const { token, digest } = issueToken('session', id);
   const csrfToken = randomBytes(32).toString('base64url');
   await db.transaction(async (tx) => {
-    await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.user_id]);
+    await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.userId]);
     await tx.query(
       `INSERT INTO sessions (id, user_id, org_id, secret_digest, csrf_token, expires_at, user_agent)
        VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6 / 1000.0), $7)`,
-      [id, person.user_id, person.org_id, digest, csrfToken, policy.lifetimeMs, input.userAgent?.slice(0, 300) ?? null],
+      [id, person.userId, person.orgId, digest, csrfToken, policy.lifetimeMs, person.userAgent?.slice(0, 300) ?? null],
     );
-    await recordAudit(tx, person.org_id, { type: 'person.signed_in', actor: { type: 'user', id: person.user_id }, resourceId: person.user_id, data: { session: id } });
+    await recordAudit(tx, person.orgId, { type: 'person.signed_in', actor: { type: 'user', id: person.userId }, resourceId: person.userId, data: { session: id, ...audit } });
   });
   const resumed = await resumeSession(db, token, policy);
   if (!resumed) throw new AppError('unavailable', 'The session could not be started; try again');
@@ -191,7 +204,7 @@ function failureDelayMs(failures: number, throttle: SignInThrottle): number {
   return Math.min(throttle.firstDelayMs * 2 ** (failures - throttle.slowAfter - 1), throttle.maxDelayMs);
 }
 
-function lockedError(until: Date): AppError {
+export function lockedError(until: Date): AppError {
   const minutes = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 60_000));
   return new AppError('account_locked', `Too many failed sign-ins: this account is locked for ${minutes} more minute${minutes === 1 ? '' : 's'}`, {
     locked_until: until.toISOString(),

@@ -123,8 +123,30 @@ export const decideReviewInput = z.strictObject({
   comment: text({ max: 2000 }).optional().describe('Why, for the record'),
 });
 
+const base64url = (max: number, what: string) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .regex(/^[A-Za-z0-9_-]+$/, 'base64url')
+    .describe(what);
+
+/** A passkey's WebAuthn assertion over an approval's challenge (the console gets it from the authenticator). */
+export const passkeyAssertionInput = z
+  .strictObject({
+    credential_id: base64url(1400, "The passkey's credential id (base64url)"),
+    authenticator_data: base64url(4096, 'The authenticator data it signed (base64url)'),
+    client_data_json: base64url(4096, "The client data JSON it signed, whose challenge is the approval's (base64url)"),
+    signature: base64url(2048, 'The signature over the authenticator data and the SHA-256 of the client data (base64url)'),
+    signed_at: z.iso.datetime().describe('The time the challenge committed to, exactly as the challenge was asked for (RFC 3339, UTC)'),
+  })
+  .describe(
+    "Your passkey's signature over this approval, when the organization needs approvals signed: the challenge is base64url(SHA-256(\"gatehouse approval v1\\nreview <id>\\npayload sha256:<payload digest>\\nverdict approved\\nat <signed_at>\")). Without it such an organization refuses the approval (403 passkey_required, details.finish_url); one that does not verify is refused with 403 passkey_failed",
+  );
+
 /** An approval names the version it approves when a reviewer edited the write (the review's edit.id). */
 export const approveReviewInput = decideReviewInput.extend({
+  passkey: passkeyAssertionInput.optional(),
   seen_edit: text({ max: 100 })
     .optional()
     .describe("The edit you saw (the review's edit.id) when a reviewer edited the write; leave it out to approve the agent's version. 409 when the review holds another version now"),

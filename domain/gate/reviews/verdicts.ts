@@ -120,6 +120,22 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
   return getReview(db, given.orgId, given.reviewId);
 }
 
+/**
+ * The payload a verdict on a pending review is bound to now, as `recordVerdict` digests it (`proposedEdit`: the
+ * fields the person changes as they approve), and whether the organization needs approvals signed: what a
+ * passkey is asked to sign before the verdict is sent.
+ */
+export async function pendingVerdictPayload(
+  db: Database,
+  orgId: string,
+  reviewId: string,
+  proposedEdit?: Record<string, unknown>,
+): Promise<{ payload: DecidedPayload; digest: string; approvalsNeedPasskey: boolean }> {
+  const review = await db.transaction((tx) => lockPendingReview(tx, orgId, reviewId));
+  const payload = decidedPayload(review, proposedEdit);
+  return { payload, digest: payloadDigest(payload), approvalsNeedPasskey: review.approvalsNeedPasskey };
+}
+
 /** The gated write a review holds, for an edit to be parsed and decided as that write. */
 function heldWrite(review: LockedReview, ports: VerdictPorts): GatedWrite {
   const write = ports.writeOf(review.operation);

@@ -68,33 +68,33 @@ export function Frame() {
             <a href="/api/docs">API playground</a>
           </li>
         </ul>
-        {(can('managePeople') || can('decideReviews') || can('manageKeys') || can('manageWebhooks')) && (
-          <>
-            <h2 className="nav-heading">Settings</h2>
-            <ul>
-              {can('managePeople') && (
-                <li>
-                  <NavLink to="/settings/people">People</NavLink>
-                </li>
-              )}
-              {(can('decideReviews') || can('manageWebhooks')) && (
-                <li>
-                  <NavLink to="/settings/notifications">Notifications</NavLink>
-                </li>
-              )}
-              {can('manageKeys') && (
-                <li>
-                  <NavLink to="/settings/advanced/api-keys">Advanced: API keys</NavLink>
-                </li>
-              )}
-              {can('manageWebhooks') && (
-                <li>
-                  <NavLink to="/settings/advanced/webhooks">Advanced: Webhooks</NavLink>
-                </li>
-              )}
-            </ul>
-          </>
-        )}
+        <h2 className="nav-heading">Settings</h2>
+        <ul>
+          {can('managePeople') && (
+            <li>
+              <NavLink to="/settings/people">People</NavLink>
+            </li>
+          )}
+          {(can('decideReviews') || can('manageWebhooks')) && (
+            <li>
+              <NavLink to="/settings/notifications">Notifications</NavLink>
+            </li>
+          )}
+          {can('manageKeys') && (
+            <li>
+              <NavLink to="/settings/advanced/api-keys">Advanced: API keys</NavLink>
+            </li>
+          )}
+          {can('manageWebhooks') && (
+            <li>
+              <NavLink to="/settings/advanced/webhooks">Advanced: Webhooks</NavLink>
+            </li>
+          )}
+          {/* Everyone's own: last, after the organization's settings (the keyboard's order of those stays). */}
+          <li>
+            <NavLink to="/settings/passkeys">Passkeys</NavLink>
+          </li>
+        </ul>
       </nav>
       <main id="main" className="content" tabIndex={-1}>
         <Outlet />

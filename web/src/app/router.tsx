@@ -10,6 +10,7 @@ import { DecidePage } from '../features/decide/decide-page';
 import { NotificationsPage } from '../features/notifications/notifications-page';
 import { SlackLinkPage } from '../features/notifications/slack-link-page';
 import { OverviewPage } from '../features/overview/overview-page';
+import { PasskeysPage } from '../features/passkeys/passkeys-page';
 import { PeoplePage } from '../features/people/people-page';
 import { PolicyPage } from '../features/policy/policy-page';
 import { ReviewPage } from '../features/reviews/review-page';
@@ -123,6 +124,8 @@ export const router = createBrowserRouter([
           </Allowed>
         ),
       },
+      // Everyone's own passkeys: to sign in with, and to sign approvals.
+      { path: 'settings/passkeys', element: <PasskeysPage /> },
       {
         path: 'settings/advanced/api-keys',
         element: (

@@ -1,12 +1,13 @@
 import { createContext, useCallback, useContext, useEffect, useMemo, useState, type ReactNode } from 'react';
 import { api, setCsrfToken, whenSignedOut } from './api';
+import { signWithPasskey, type PublicKeyCredentialRequestOptionsJSON } from './passkeys';
 
 export type Role = 'owner' | 'admin' | 'reviewer' | 'member';
 export type Permission = 'decideReviews' | 'manageKeys' | 'managePeople' | 'editPolicy' | 'seeMemories' | 'readAudit' | 'manageWebhooks';
 
 export interface Session {
   person: { id: string; email: string; name: string | null; role: Role };
-  organization: { slug: string; name: string; api_access: boolean };
+  organization: { slug: string; name: string; api_access: boolean; approvals_need_passkey: boolean };
   permissions: Permission[];
   csrf_token: string;
   expires_at: string;
@@ -18,6 +19,8 @@ interface SessionState {
   /** undefined while the first answer is awaited; null when nobody is signed in. */
   session: Session | null | undefined;
   signIn(input: { organization: string; email: string; password: string }): Promise<void>;
+  /** Signs in with one of the person's passkeys (the authenticator offers those it holds for this console). */
+  signInWithPasskey(): Promise<void>;
   signOut(): Promise<void>;
   refresh(): Promise<void>;
   can(permission: Permission): boolean;
@@ -53,6 +56,10 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       refresh,
       async signIn(input) {
         adopt(await api.post<Session>('/session', input));
+      },
+      async signInWithPasskey() {
+        const options = await api.post<PublicKeyCredentialRequestOptionsJSON>('/session/passkey-options');
+        adopt(await api.post<Session>('/session/passkey', { response: await signWithPasskey(options) }));
       },
       async signOut() {
         try {

@@ -33,6 +33,8 @@ const eventTypes = [
   'person.sessions_ended',
   'person.signed_in',
   'person.locked',
+  'person.passkey_added',
+  'person.passkey_removed',
   'policy.updated',
   'policy.shadow_started',
   'policy.shadow_stopped',

@@ -22,7 +22,7 @@ function rememberedFields(): { organization: string; email: string } {
 
 export function SignInPage() {
   useDocumentTitle('Sign in');
-  const { session, signIn } = useSession();
+  const { session, signIn, signInWithPasskey } = useSession();
   const [params] = useSearchParams();
   const start = rememberedFields();
   const [organization, setOrganization] = useState(params.get('organization') ?? start.organization);
@@ -56,6 +56,18 @@ export function SignInPage() {
       setError(failure);
       setPassword('');
       passwordField.current?.focus();
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  async function withPasskey() {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await signInWithPasskey();
+    } catch (failure) {
+      setError(failure);
     } finally {
       setBusy(false);
     }
@@ -104,6 +116,13 @@ export function SignInPage() {
           {busy ? 'Signing in…' : 'Sign in'}
         </button>
       </form>
+      <div className="stack passkey-sign-in">
+        {/* Named apart from "Sign in", the form's own button, so that neither name contains the other. */}
+        <p className="hint">Or sign in with a passkey, without typing anything:</p>
+        <button type="button" className="button secondary" disabled={busy} onClick={() => void withPasskey()}>
+          Use a passkey
+        </button>
+      </div>
       <p className="hint">Forgot your password? Ask an owner or admin of your organization for a new link.</p>
     </main>
   );

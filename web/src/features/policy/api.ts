@@ -12,7 +12,7 @@ export type ChangeCounts = Simulation['changed'];
 export type Shadow = NonNullable<Data<'policy_shadow'>['shadow']>;
 export type SuggestedRule = Data<'policy_suggestions'>['suggestions'][number];
 /** The organization's switches this page shows (the rest of its settings live elsewhere). */
-export type OrganizationSettings = Pick<Data<'organization_get'>, 'self_approval' | 'share_policy_text'>;
+export type OrganizationSettings = Pick<Data<'organization_get'>, 'self_approval' | 'share_policy_text' | 'approvals_need_passkey'>;
 
 export const policyApi = {
   current: () => api.get<Data<'policy_get'>>('/v1/policy'),
@@ -27,6 +27,8 @@ export const policyApi = {
   stopShadow: () => api.delete<Data<'policy_stop_shadow'>>('/v1/policy/shadow'),
   suggestions: () => api.get<Data<'policy_suggestions'>>('/v1/policy/suggestions').then((answer) => answer.suggestions),
   organization: () => api.get<Data<'organization_get'>>('/v1/organization'),
+  /** How many passkeys the signed-in person has (the console's door lists them). */
+  ownPasskeys: () => api.get<unknown[]>('/passkeys').then((passkeys) => passkeys.length),
   updateOrganization: (change: Partial<OrganizationSettings>) => api.patch<Data<'organization_update'>>('/v1/organization', change satisfies Body<'organization_update'>),
 };
 

@@ -1,5 +1,7 @@
 import { useEffect, useState } from 'react';
+import { Link } from 'react-router';
 import { FormError } from '../../lib/form-error';
+import { useSignedIn } from '../../lib/session';
 import { policyApi, type OrganizationSettings } from './api';
 
 type Setting = keyof OrganizationSettings;
@@ -17,15 +19,24 @@ const switches: { setting: Setting; label: string; on: string; off: string }[] =
     on: 'On: an agent told of a Deny or a Review also gets the Cedar text of the rules that decided.',
     off: "Off: an agent told of a Deny or a Review gets the rules' ids, reasons, hints and the fields they read, not their text.",
   },
+  {
+    setting: 'approvals_need_passkey',
+    label: 'Approvals need a passkey',
+    on: "On: every approval is signed by the approver's passkey over the review, the exact write and the time; approvals that cannot carry one (a personal access token, a Slack button) are refused with a link to finish on the review's page.",
+    off: "Off: a signed-in person's approval counts as it is; anyone may still sign theirs with a passkey.",
+  },
 ];
 
-/** Owners and admins: whether people may approve their own keys' writes, and whether agents see the rules' text. */
+/** Owners and admins: whether people may approve their own keys' writes, whether approvals need a passkey, and whether agents see the rules' text. */
 export function OrganizationSwitches() {
   const [settings, setSettings] = useState<OrganizationSettings>();
   const [loadError, setLoadError] = useState<unknown>();
+  const [ownPasskeys, setOwnPasskeys] = useState<number>();
+  const { refresh } = useSignedIn();
 
   useEffect(() => {
     policyApi.organization().then(setSettings, setLoadError);
+    policyApi.ownPasskeys().then(setOwnPasskeys, () => undefined);
   }, []);
 
   return (
@@ -36,8 +47,22 @@ export function OrganizationSwitches() {
       ) : (
         <div className="stack">
           {switches.map((item) => (
-            <SettingSwitch key={item.setting} {...item} value={settings[item.setting]} onSaved={setSettings} />
+            <SettingSwitch
+              key={item.setting}
+              {...item}
+              value={settings[item.setting]}
+              onSaved={(saved) => {
+                setSettings(saved);
+                // The session carries whether approvals need a passkey; the review queue reads it from there.
+                void refresh();
+              }}
+            />
           ))}
+          {settings.approvals_need_passkey && ownPasskeys === 0 && (
+            <p className="notice" role="status">
+              You have no passkey, so you cannot approve anything while this is on: <Link to="/settings/passkeys">add one in Settings → Passkeys</Link>.
+            </p>
+          )}
         </div>
       )}
     </section>

@@ -1,4 +1,5 @@
-import { api, queryString } from '../../lib/api';
+import { api, ApiError, queryString } from '../../lib/api';
+import { signWithPasskey } from '../../lib/passkeys';
 import type { Body, Data, Item, Query } from '../../lib/api-types';
 
 export type Review = Item<'reviews_list'>;
@@ -12,16 +13,63 @@ export const editable = (operation: string) => /\.(create|update)$/.test(operati
 
 const reviewPath = (id: string) => `/v1/reviews/${encodeURIComponent(id)}`;
 
+/** A passkey's assertion over an approval, as the approve call carries it. */
+export type PasskeyAssertion = NonNullable<Body<'reviews_approve'>['passkey']>;
+
+/**
+ * The person's passkey's signature over approving this review (with their edit, if any): the challenge commits to
+ * the review, the payload's digest, the verdict and the time, and the authenticator signs it.
+ */
+async function signApproval(id: string, edit?: Record<string, unknown>): Promise<PasskeyAssertion> {
+  const asked = await api.post<Data<'reviews_passkey_challenge'>>(`${reviewPath(id)}/passkey-challenge`, {
+    verdict: 'approved',
+    ...(edit ? { edit } : {}),
+  } satisfies Body<'reviews_passkey_challenge'>);
+  if (asked.allow_credentials.length === 0) {
+    throw new ApiError(0, 'no_passkey', `This organization needs every approval signed with a passkey, and you have none. Register a passkey in Settings → Passkeys first.`);
+  }
+  const signed = await signWithPasskey({
+    challenge: asked.challenge,
+    rpId: asked.rp_id,
+    allowCredentials: asked.allow_credentials.map((credential) => ({ id: credential.id, type: 'public-key', transports: credential.transports as AuthenticatorTransport[] })),
+    userVerification: 'required',
+    timeout: 120_000,
+  });
+  return {
+    credential_id: signed.id,
+    authenticator_data: signed.response.authenticatorData,
+    client_data_json: signed.response.clientDataJSON,
+    signature: signed.response.signature,
+    signed_at: asked.signed_at,
+  };
+}
+
+/**
+ * An approval, signed first when the organization needs it (`signed`); one sent unsigned that the service
+ * refuses with passkey_required (the setting changed since the page loaded) is signed and sent again.
+ */
+async function approve(id: string, body: Body<'reviews_approve'>, signed: boolean): Promise<Data<'reviews_approve'>> {
+  const send = (passkey?: PasskeyAssertion) => api.post<Data<'reviews_approve'>>(`${reviewPath(id)}/approve`, passkey ? { ...body, passkey } : body);
+  if (signed) return send(await signApproval(id, body.edit));
+  try {
+    return await send();
+  } catch (failure) {
+    if (failure instanceof ApiError && failure.code === 'passkey_required') return send(await signApproval(id, body.edit));
+    throw failure;
+  }
+}
+
 export const reviewsApi = {
   list: (filters: ReviewFilters, background = false) => api.get<Data<'reviews_list'>>(`/v1/reviews?${queryString({ limit: 50, ...filters })}`, { background }),
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
   /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */
-  decide: (review: Review, verdict: 'approve' | 'deny', comment: string) =>
-    api.post<Data<'reviews_approve'>>(`${reviewPath(review.id)}/${verdict}`, {
-      ...(comment.trim() ? { comment: comment.trim() } : {}),
-      ...(verdict === 'approve' && review.edit ? { seen_edit: review.edit.id } : {}),
-    } satisfies Body<'reviews_approve'>),
+  /** `signed`: the organization needs approvals signed with the person's passkey. */
+  decide: (review: Review, verdict: 'approve' | 'deny', comment: string, signed = false) => {
+    const remark = comment.trim() ? { comment: comment.trim() } : {};
+    if (verdict === 'deny') return api.post<Data<'reviews_deny'>>(`${reviewPath(review.id)}/deny`, remark satisfies Body<'reviews_deny'>);
+    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}) }, signed);
+  },
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
-  approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string) =>
-    api.post<Data<'reviews_approve'>>(`${reviewPath(id)}/approve`, (comment.trim() ? { edit, comment: comment.trim() } : { edit }) satisfies Body<'reviews_approve'>),
+  approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string, signed = false) =>
+    approve(id, { edit, ...(comment.trim() ? { comment: comment.trim() } : {}) }, signed),
 };

@@ -3,6 +3,7 @@ import { ApiError } from '../../lib/api';
 import { FieldProblem } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
+import { useSignedIn } from '../../lib/session';
 import { reviewsApi, type Review } from './api';
 
 /** Fields that name the record or guard the write: an edit never changes them. */
@@ -92,6 +93,7 @@ export function EditForm({
   onCancel: () => void;
 }) {
   // A pending edit (waiting for a second approval) is where the next one starts; the agent's version otherwise.
+  const { organization } = useSignedIn();
   const [start] = useState(() => review.edit?.input ?? review.proposed);
   const [fields] = useState<EditableField[]>(() =>
     Object.keys(start)
@@ -159,7 +161,7 @@ export function EditForm({
     setBusy(true);
     setError(undefined);
     try {
-      onApproved(await reviewsApi.approveWithEdit(review.id, found.edit, comment));
+      onApproved(await reviewsApi.approveWithEdit(review.id, found.edit, comment, organization.approvals_need_passkey));
     } catch (failure) {
       setError(failure);
     } finally {

@@ -1,7 +1,9 @@
 import { useRef, useState } from 'react';
 import { Link } from 'react-router';
+import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
+import { passkeysPage } from '../../lib/passkeys';
 import { useSignedIn } from '../../lib/session';
 import { editable, reviewsApi, type Review } from './api';
 import { EditForm } from './edit-form';
@@ -12,7 +14,8 @@ const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied'
 
 /** One held write: who, what, why it was held, and the decision (for those who may make it). */
 export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Review; onDecided: (review: Review) => void; headingLevel?: 2 | 3 }) {
-  const { can, workflow_url_prefix: workflowPrefix, person } = useSignedIn();
+  const { can, workflow_url_prefix: workflowPrefix, person, organization } = useSignedIn();
+  const signed = organization.approvals_need_passkey;
   const [comment, setComment] = useState('');
   const [busy, setBusy] = useState<'approve' | 'deny'>();
   const [error, setError] = useState<unknown>();
@@ -28,7 +31,7 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
     setBusy(verdict);
     setError(undefined);
     try {
-      onDecided(await reviewsApi.decide(review, verdict, comment));
+      onDecided(await reviewsApi.decide(review, verdict, comment, signed));
     } catch (failure) {
       setError(failure);
     } finally {
@@ -117,10 +120,18 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
           ) : (
             <>
               <FormError error={error} />
+              {error instanceof ApiError && error.code === 'no_passkey' && (
+                <p>
+                  <Link to={passkeysPage}>Add a passkey in Settings → Passkeys</Link>
+                </p>
+              )}
+              {signed && !approvedAlready && (
+                <p className="hint">Approving asks your passkey to sign it: this review, the exact write it holds, and the time.</p>
+              )}
               {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
               <div className="action-buttons">
                 <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
-                  {busy === 'approve' ? 'Approving…' : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
+                  {busy === 'approve' ? (signed ? 'Waiting for your passkey…' : 'Approving…') : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
                 </button>
                 {mayEdit && (
                   <button

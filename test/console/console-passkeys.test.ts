@@ -1,0 +1,292 @@
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import type { Browser, CDPSession, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { approvalChallenge } from '../../domain/gate/reviews/signing';
+import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
+import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { SoftwareAuthenticator } from '../support/software-authenticator';
+
+// Passkeys in Chromium with a virtual WebAuthn authenticator (the DevTools protocol's WebAuthn domain), against
+// the real api, worker, Temporal and PostgreSQL, served at http://localhost (a secure context, as WebAuthn needs):
+// a person registers a passkey, signs in with it, and approves a held write with it once the organization needs
+// approvals signed; approvals without one, and assertions made for something else, are refused and change nothing.
+
+let h: Harness;
+let acme: TestOrganization;
+let browser: Browser;
+let origin: string;
+let owner: TestPerson;
+let colleague: TestPerson;
+let page: Page;
+let cdp: CDPSession;
+let authenticatorId: string;
+const pageErrors: string[] = [];
+/** The assertion the browser sent with its approval (captured from the request), to replay elsewhere. */
+let captured: { reviewId: string; passkey: Record<string, string> };
+let passkeyCredentialId: string;
+
+beforeAll(async () => {
+  h = await startHarness({ servedAtLocalhost: true });
+  acme = await h.createOrganization({ name: 'Acme Inc.' });
+  owner = await addPerson(h.db, acme.organization, 'owner');
+  colleague = await addPerson(h.db, acme.organization, 'reviewer');
+  origin = await h.listen();
+  expect(origin).toMatch(/^http:\/\/localhost:\d+$/);
+  browser = await launchChromium();
+  const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+  }));
+  await page.goto(`${origin}/`);
+  await page.getByLabel('Organization').fill(acme.organization.slug);
+  await page.getByLabel('Email').fill(owner.email);
+  await page.getByLabel('Password').fill(owner.password);
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click();
+  await page.getByRole('navigation', { name: 'Console' }).waitFor();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+const card = (on: Page, title: string) => on.locator('article.review', { hasText: title });
+
+async function holdTask(title: string): Promise<string> {
+  const response = await fetch(`${origin}/api/v1/tasks`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${acme.readWriteToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ title }),
+  });
+  expect(response.status).toBe(202);
+  return ((await response.json()) as { review: { id: string } }).review.id;
+}
+
+async function reviewState(reviewId: string) {
+  const { rows } = await h.db.query('SELECT status, (SELECT count(*)::int FROM review_approvals a WHERE a.review_id = r.id) AS approvals FROM reviews r WHERE id = $1', [reviewId]);
+  return rows[0] as { status: string; approvals: number };
+}
+
+describe('passkeys', () => {
+  it('a person registers a passkey in Settings → Passkeys; its public key goes into the audit ledger', async () => {
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Passkeys' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Passkeys' }).waitFor();
+    await page.getByText('You have no passkey yet.').waitFor();
+    await page.getByLabel('Name (optional)').fill('Work laptop');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByText('Added “Work laptop”').waitFor({ timeout: 10_000 });
+    await page.getByRole('table', { name: 'Your passkeys' }).getByRole('rowheader', { name: 'Work laptop' }).waitFor();
+
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
+    expect(credentials).toHaveLength(1);
+    expect(credentials[0]!.isResidentCredential).toBe(true);
+    passkeyCredentialId = Buffer.from(credentials[0]!.credentialId, 'base64').toString('base64url');
+    const { rows: stored } = await h.db.query('SELECT user_id, org_id, name FROM passkeys WHERE credential_id = $1', [passkeyCredentialId]);
+    expect(stored).toEqual([{ user_id: owner.user.id, org_id: acme.organization.id, name: 'Work laptop' }]);
+
+    // The ledger's key is the authenticator's: the SPKI of the public half of the private key it holds.
+    const { rows: added } = await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'person.passkey_added'", [acme.organization.id]);
+    expect(added).toEqual([
+      {
+        actor_id: owner.user.id,
+        resource_id: owner.user.id,
+        data: { credential_id: passkeyCredentialId, public_key_spki: expect.any(String), algorithm: expect.any(Number), rp_id: 'localhost', name: 'Work laptop' },
+      },
+    ]);
+    // Chromium's virtual authenticator makes Ed25519 keys (COSE -8) when offered, as the options offer it first.
+    expect(added[0].data.algorithm).toBe(-8);
+    const authenticatorsKey = createPublicKey(createPrivateKey({ key: Buffer.from(credentials[0]!.privateKey, 'base64'), format: 'der', type: 'pkcs8' }));
+    expect(added[0].data.public_key_spki).toBe(authenticatorsKey.export({ type: 'spki', format: 'der' }).toString('base64url'));
+
+    await page.getByRole('button', { name: 'Rename Work laptop' }).click();
+    await page.getByLabel('New name for Work laptop').fill('Office laptop');
+    await page.getByRole('button', { name: 'Save' }).click();
+    await page.getByRole('rowheader', { name: 'Office laptop' }).waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'passkeys');
+  });
+
+  it('signs out, and signs in again with the passkey alone (the same session, recorded as a passkey sign-in)', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('button', { name: 'Use a passkey' }).waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Use a passkey' }).click();
+    await page.getByRole('navigation', { name: 'Console' }).waitFor({ timeout: 10_000 });
+    const { rows } = await h.db.query(
+      "SELECT data FROM audit_events WHERE org_id = $1 AND type = 'person.signed_in' AND resource_id = $2 ORDER BY created_at DESC, id DESC LIMIT 1",
+      [acme.organization.id, owner.user.id],
+    );
+    expect(rows[0].data).toEqual({ session: expect.stringMatching(/^ses_/), method: 'passkey', credential_id: passkeyCredentialId });
+    const { rows: used } = await h.db.query('SELECT last_used_at FROM passkeys WHERE credential_id = $1', [passkeyCredentialId]);
+    expect(used[0].last_used_at).not.toBeNull();
+  });
+
+  it('turns on "approvals need a passkey" (refused in an organization where nobody who decides has one)', async () => {
+    const other = await h.createOrganization();
+    const otherOwner = await addPerson(h.db, other.organization, 'owner');
+    const refused = await (await signIn(h.app, other.organization, otherOwner)).request({ method: 'PATCH', url: '/console/api/v1/organization', payload: { approvals_need_passkey: true } });
+    expect(refused.statusCode).toBe(409);
+    expect(json(refused).error.message).toContain('Settings → Passkeys');
+
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Policy' }).click();
+    const setting = page.getByRole('switch', { name: 'Approvals need a passkey' });
+    await setting.waitFor();
+    expect(await setting.getAttribute('aria-checked')).toBe('false');
+    await setting.click();
+    await expect.poll(() => setting.getAttribute('aria-checked')).toBe('true');
+    const { rows } = await h.db.query('SELECT approvals_need_passkey FROM organizations WHERE id = $1', [acme.organization.id]);
+    expect(rows[0].approvals_need_passkey).toBe(true);
+    const { rows: events } = await h.db.query("SELECT actor_id, data FROM audit_events WHERE org_id = $1 AND type = 'organization.updated'", [acme.organization.id]);
+    expect(events).toEqual([{ actor_id: owner.user.id, data: { approvalsNeedPasskey: true } }]);
+  });
+
+  it('approves a held write with the passkey: the write runs, the signature is kept with the verdict and in the ledger', async () => {
+    const reviewId = await holdTask('review the passkey order');
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Review queue' }).click();
+    const shown = card(page, 'review the passkey order');
+    await shown.waitFor({ timeout: 10_000 });
+    await shown.getByText('Approving asks your passkey to sign it').waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'approve-with-passkey');
+
+    const sent = page.waitForRequest((request) => request.url().endsWith(`/console/api/v1/reviews/${reviewId}/approve`));
+    await shown.getByRole('button', { name: 'Approve', exact: true }).click();
+    const body = (await sent).postDataJSON() as { passkey: Record<string, string> };
+    captured = { reviewId, passkey: body.passkey };
+    expect(body.passkey).toEqual({
+      credential_id: passkeyCredentialId,
+      authenticator_data: expect.any(String),
+      client_data_json: expect.any(String),
+      signature: expect.any(String),
+      signed_at: expect.any(String),
+    });
+    await shown.waitFor({ state: 'detached', timeout: 20_000 });
+    const written = async () => (await h.db.query('SELECT id FROM tasks WHERE org_id = $1 AND title = $2', [acme.organization.id, 'review the passkey order'])).rows.length;
+    await expect.poll(written, { timeout: 20_000 }).toBe(1);
+    expect((await reviewState(reviewId)).status).toBe('approved');
+
+    const { rows: events } = await h.db.query("SELECT actor_id, data FROM audit_events WHERE org_id = $1 AND type = 'review.approved' AND review_id = $2", [
+      acme.organization.id,
+      reviewId,
+    ]);
+    expect(events).toEqual([
+      {
+        actor_id: owner.user.id,
+        data: expect.objectContaining({ via: 'console', payload_digest: expect.stringMatching(/^[0-9a-f]{64}$/), passkey: body.passkey }),
+      },
+    ]);
+    // The challenge the authenticator signed is the one the review, the payload, the verdict and the time make.
+    const clientData = JSON.parse(Buffer.from(body.passkey.client_data_json!, 'base64url').toString('utf8'));
+    expect(clientData).toMatchObject({ type: 'webauthn.get', origin, challenge: approvalChallenge(reviewId, events[0].data.payload_digest, 'approved', body.passkey.signed_at!) });
+    const { rows: approvals } = await h.db.query('SELECT via, passkey FROM review_approvals WHERE review_id = $1', [reviewId]);
+    expect(approvals).toEqual([{ via: 'console', passkey: { assertion: body.passkey, payload: expect.objectContaining({ review_id: reviewId, operation: 'tasks.create' }) } }]);
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('refuses an approval that cannot carry a passkey (a personal access token) with where to finish it', async () => {
+    const reviewId = await holdTask('review the token approval');
+    const refused = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: acme.reviewerToken, payload: {} });
+    expect(refused.statusCode).toBe(403);
+    expect(json(refused).error).toMatchObject({ code: 'passkey_required', details: { finish_url: `${origin}/reviews/${reviewId}` } });
+    expect(await reviewState(reviewId)).toEqual({ status: 'pending', approvals: 0 });
+    // A denial needs no signature.
+    expect((await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/deny`, token: acme.reviewerToken, payload: {} })).statusCode).toBe(200);
+  });
+
+  it('a person without a passkey is told to register one first', async () => {
+    const reviewId = await holdTask('review without a passkey');
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    const theirs = await context.newPage();
+    await theirs.goto(`${origin}/reviews/${reviewId}`);
+    await theirs.getByLabel('Organization').fill(acme.organization.slug);
+    await theirs.getByLabel('Email').fill(colleague.email);
+    await theirs.getByLabel('Password').fill(colleague.password);
+    await theirs.getByRole('button', { name: 'Sign in', exact: true }).click();
+    const shown = card(theirs, 'review without a passkey');
+    await shown.getByRole('button', { name: 'Approve', exact: true }).click();
+    await shown.getByRole('alert').getByText('Register a passkey in Settings → Passkeys first.').waitFor();
+    await shown.getByRole('link', { name: 'Add a passkey in Settings → Passkeys' }).waitFor();
+    expect(await reviewState(reviewId)).toEqual({ status: 'pending', approvals: 0 });
+    await context.close();
+  });
+
+  describe('an assertion made for something else is refused, and nothing changes', () => {
+    let reviewId: string;
+    let ownerSession: ConsoleSession;
+    let software: SoftwareAuthenticator;
+
+    const approveWith = (session: ConsoleSession, passkey: Record<string, string>) =>
+      session.request({ method: 'POST', url: `/console/api/v1/reviews/${reviewId}/approve`, payload: { passkey } });
+
+    async function challengeFor(session: ConsoleSession) {
+      const asked = await session.request({ method: 'POST', url: `/console/api/v1/reviews/${reviewId}/passkey-challenge`, payload: { verdict: 'approved' } });
+      expect(asked.statusCode).toBe(200);
+      return json(asked).data as { challenge: string; signed_at: string; payload_digest: string; rp_id: string; allow_credentials: { id: string }[] };
+    }
+
+    async function expectRefused(session: ConsoleSession, passkey: Record<string, string>, why: string) {
+      const refused = await approveWith(session, passkey);
+      expect(refused.statusCode).toBe(403);
+      expect(json(refused).error.code).toBe('passkey_failed');
+      expect(json(refused).error.message).toContain(why);
+      expect(await reviewState(reviewId)).toEqual({ status: 'pending', approvals: 0 });
+    }
+
+    beforeAll(async () => {
+      reviewId = await holdTask('review the replayed approval');
+      ownerSession = await signIn(h.app, acme.organization, owner);
+      // A second passkey of the owner's, in software, to sign what a browser would not.
+      software = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+      const options = json(await ownerSession.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
+      expect(options.rp).toEqual({ id: 'localhost', name: 'Gatehouse' });
+      expect(options.excludeCredentials).toEqual([expect.objectContaining({ id: passkeyCredentialId })]);
+      const registered = await ownerSession.request({ method: 'POST', url: '/console/api/passkeys', payload: { name: 'software', response: software.register(options.challenge) } });
+      expect(registered.statusCode).toBe(201);
+    });
+
+    it('the browser’s assertion for another review', async () => {
+      await expectRefused(ownerSession, captured.passkey, 'challenge');
+    });
+
+    it('an assertion over the other verdict', async () => {
+      const asked = await challengeFor(ownerSession);
+      expect(asked.allow_credentials.map((credential) => credential.id)).toContain(software.id);
+      const denied = approvalChallenge(reviewId, asked.payload_digest, 'denied', asked.signed_at);
+      await expectRefused(ownerSession, { ...software.assert(denied), signed_at: asked.signed_at }, 'challenge');
+    });
+
+    it('an assertion older than five minutes', async () => {
+      const asked = await challengeFor(ownerSession);
+      const then = new Date(Date.now() - 6 * 60 * 1000).toISOString();
+      await expectRefused(ownerSession, { ...software.assert(approvalChallenge(reviewId, asked.payload_digest, 'approved', then)), signed_at: then }, 'five minutes');
+    });
+
+    it('another person’s passkey', async () => {
+      const theirs = await signIn(h.app, acme.organization, colleague);
+      const asked = await challengeFor(theirs);
+      expect(asked.allow_credentials).toEqual([]);
+      await expectRefused(theirs, { ...software.assert(asked.challenge), signed_at: asked.signed_at }, 'not one of your passkeys');
+    });
+
+    it('while the owner’s own fresh assertion over this review approves it', async () => {
+      const asked = await challengeFor(ownerSession);
+      const approved = await approveWith(ownerSession, { ...software.assert(asked.challenge), signed_at: asked.signed_at });
+      expect(approved.statusCode).toBe(200);
+      expect(json(approved).data.status).toBe('approved');
+      expect(json(approved).data.approvals.given).toEqual([expect.objectContaining({ user_id: owner.user.id, via: 'console', passkey: true })]);
+    });
+
+    it('a removed passkey is recorded as removed', async () => {
+      const { rows } = await h.db.query("SELECT id FROM passkeys WHERE credential_id = $1", [software.id]);
+      const removed = await ownerSession.request({ method: 'DELETE', url: `/console/api/passkeys/${rows[0].id}` });
+      expect(removed.statusCode).toBe(200);
+      const { rows: events } = await h.db.query("SELECT data FROM audit_events WHERE org_id = $1 AND type = 'person.passkey_removed'", [acme.organization.id]);
+      expect(events).toEqual([{ data: { credential_id: software.id, name: 'software' } }]);
+    });
+  });
+});

@@ -1,0 +1,176 @@
+import { useEffect, useState, type FormEvent } from 'react';
+import { ConfirmButton } from '../../lib/confirm-button';
+import { actionsColumn, DataTable } from '../../lib/data-table';
+import { FormError } from '../../lib/form-error';
+import { FormField } from '../../lib/form-field';
+import { when } from '../../lib/format';
+import { useSignedIn } from '../../lib/session';
+import { useDocumentTitle } from '../../lib/use-document-title';
+import { passkeysApi, type Passkey } from './api';
+
+/** Settings → Passkeys: the person's own passkeys, to sign in with and to sign approvals. */
+export function PasskeysPage() {
+  useDocumentTitle('Passkeys');
+  const { organization } = useSignedIn();
+  const [passkeys, setPasskeys] = useState<Passkey[]>();
+  const [loadError, setLoadError] = useState<unknown>();
+
+  useEffect(() => {
+    passkeysApi.list().then(setPasskeys, setLoadError);
+  }, []);
+
+  return (
+    <>
+      <p className="breadcrumbs">Settings</p>
+      <h1>Passkeys</h1>
+      <p className="lede">
+        A passkey signs you in without a password, and signs your approvals: the signature names the review, the exact write you approved and the time,
+        and the audit trail keeps it.
+      </p>
+      {organization.approvals_need_passkey && (
+        <p className="notice" role="status">
+          {organization.name} needs every approval signed with a passkey{passkeys?.length === 0 ? ': add one here before you approve anything.' : '.'}
+        </p>
+      )}
+      <section className="card" aria-labelledby="passkeys-heading">
+        <h2 id="passkeys-heading">Your passkeys</h2>
+        {passkeys === undefined ? (
+          loadError ? <FormError error={loadError} /> : <p role="status">Loading…</p>
+        ) : passkeys.length === 0 ? (
+          <p>You have no passkey yet.</p>
+        ) : (
+          <PasskeyTable passkeys={passkeys} onChanged={setPasskeys} />
+        )}
+      </section>
+      <AddPasskey onAdded={(added) => setPasskeys((known) => [...(known ?? []), added])} />
+    </>
+  );
+}
+
+function PasskeyTable({ passkeys, onChanged }: { passkeys: Passkey[]; onChanged: (passkeys: Passkey[]) => void }) {
+  const [confirming, setConfirming] = useState<string>();
+  const [renaming, setRenaming] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  return (
+    <>
+      <DataTable columns={['Name', 'Added', 'Last used', 'Synced', actionsColumn]} label="Your passkeys">
+        {passkeys.map((passkey) => (
+          <tr key={passkey.id}>
+            <th scope="row">
+              {renaming === passkey.id ? (
+                <RenameForm
+                  passkey={passkey}
+                  onDone={(renamed) => {
+                    setRenaming(undefined);
+                    if (renamed) onChanged(passkeys.map((known) => (known.id === renamed.id ? renamed : known)));
+                  }}
+                />
+              ) : (
+                passkey.name
+              )}
+            </th>
+            <td>{when(passkey.created_at)}</td>
+            <td>{when(passkey.last_used_at, 'Never')}</td>
+            <td>{passkey.backed_up ? 'Yes' : 'No'}</td>
+            <td className="action-buttons">
+              {renaming !== passkey.id && (
+                <button type="button" className="button secondary small" aria-label={`Rename ${passkey.name}`} onClick={() => setRenaming(passkey.id)}>
+                  Rename
+                </button>
+              )}
+              <ConfirmButton
+                label="Remove"
+                accessibleLabel={`Remove ${passkey.name}`}
+                confirmLabel={`Remove ${passkey.name} for good`}
+                open={confirming === passkey.id}
+                onOpen={() => setConfirming(passkey.id)}
+                onCancel={() => setConfirming(undefined)}
+                onConfirm={() => {
+                  setError(undefined);
+                  passkeysApi.remove(passkey.id).then(
+                    () => onChanged(passkeys.filter((kept) => kept.id !== passkey.id)),
+                    setError,
+                  );
+                  setConfirming(undefined);
+                }}
+              />
+            </td>
+          </tr>
+        ))}
+      </DataTable>
+      <FormError error={error} />
+    </>
+  );
+}
+
+function RenameForm({ passkey, onDone }: { passkey: Passkey; onDone: (renamed?: Passkey) => void }) {
+  const [name, setName] = useState(passkey.name);
+  const [error, setError] = useState<unknown>();
+  return (
+    <form
+      className="action-buttons"
+      onSubmit={(event) => {
+        event.preventDefault();
+        passkeysApi.rename(passkey.id, name).then(onDone, setError);
+      }}
+    >
+      <label className="visually-hidden" htmlFor={`rename-${passkey.id}`}>
+        New name for {passkey.name}
+      </label>
+      <input id={`rename-${passkey.id}`} autoFocus required maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />
+      <button type="submit" className="button small">
+        Save
+      </button>
+      <button type="button" className="button secondary small" onClick={() => onDone()}>
+        Cancel
+      </button>
+      <FormError error={error} />
+    </form>
+  );
+}
+
+function AddPasskey({ onAdded }: { onAdded: (passkey: Passkey) => void }) {
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const [added, setAdded] = useState<string>();
+
+  async function submit(event: FormEvent) {
+    event.preventDefault();
+    setBusy(true);
+    setError(undefined);
+    setAdded(undefined);
+    try {
+      const passkey = await passkeysApi.register(name);
+      onAdded(passkey);
+      setAdded(passkey.name);
+      setName('');
+    } catch (failure) {
+      setError(failure);
+    } finally {
+      setBusy(false);
+    }
+  }
+
+  return (
+    <section className="card" aria-labelledby="add-passkey-heading">
+      <h2 id="add-passkey-heading">Add a passkey</h2>
+      <form className="stack" onSubmit={(event) => void submit(event)}>
+        <FormField id="passkey-name" label="Name (optional)" hint="To tell your passkeys apart: the laptop, the phone, the security key.">
+          {(control) => <input {...control} maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />}
+        </FormField>
+        <FormError error={error} />
+        {added && (
+          <p className="notice" role="status">
+            Added “{added}”. You can sign in with it, and sign approvals.
+          </p>
+        )}
+        <div>
+          <button type="submit" className="button" disabled={busy}>
+            {busy ? 'Waiting for your authenticator…' : 'Add a passkey'}
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
