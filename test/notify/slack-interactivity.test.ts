@@ -20,6 +20,15 @@ const system = { type: 'system' as const, id: 'test' };
 const secret = '8f742231b10e8888abcd99yyyzzz85a5';
 let sequence = 0;
 
+/** Big tasks need two people's approval; titles starting with "review" one. */
+const quorumPolicy = `
+@id("allow-writes") @reason("Ordinary writes are allowed")
+permit (principal, action, resource);
+
+@id("two-people-for-big-tasks") @decision("review") @approvals("2") @reason("A big task needs two people's approval")
+permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
+`;
+
 interface Org {
   test: TestOrganization;
   id: string;
@@ -37,8 +46,8 @@ afterAll(async () => {
 });
 
 /** An organization posting to the receiver, its Slack app's signing secret set through the console, and a signed-in reviewer. */
-async function slackOrganization(): Promise<Org> {
-  const test = await h.createOrganization();
+async function slackOrganization(cedar?: string): Promise<Org> {
+  const test = await h.createOrganization(cedar ? { policy: cedar } : {});
   const id = test.organization.id;
   await updateReviewNotificationSettings(h.db, id, { slackWebhookUrl: `${slack.url}/webhook/${id}` }, policy, system);
   const owner = await addPerson(h.db, test.organization, 'owner');
@@ -205,6 +214,37 @@ describe('a press by a linked reviewer', () => {
     expect(await answeredAt(press.responseUrlPath)).toMatchObject({ response_type: 'ephemeral' });
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
   }, 30_000);
+});
+
+describe('the same rules as the console', () => {
+  it("a press counts as one approval of a write that needs two; once a reviewer edits the write, the old message's buttons are refused and go", async () => {
+    const org = await slackOrganization(quorumPolicy);
+    const title = 'big plan from slack';
+    const { reviewId, message } = await hold(org, title);
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value });
+    expect((await press.send()).statusCode).toBe(200);
+    expect(await answeredAt(press.responseUrlPath)).toMatchObject({ text: expect.stringMatching(/^Your approval counts \(1 of 2\)/), response_type: 'ephemeral' });
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [{ user_id: org.reviewer.user.id, via: 'slack' }] } });
+    // Pressed again by the same person: counted once.
+    const twice = signedPress(org.id, { action: 'gatehouse.approve', value });
+    expect(json(await twice.send()).text).toMatch(/you have approved review .* already/);
+
+    // Another message's worth: a second reviewer edits the held write as they approve (their approval counts as the first of the edit).
+    const second = await addPerson(h.db, org.test.organization, 'admin');
+    const secondSession = await signIn(h.app, org.test.organization, second);
+    const edited = await secondSession.request({ method: 'POST', url: `/console/api/v1/reviews/${reviewId}/approve`, payload: { edit: { title: 'big plan, edited' } } });
+    expect(edited.statusCode, edited.body).toBe(200);
+    const stale = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0ADMIN' });
+    await link(org, value, { session: secondSession }, 'U0ADMIN');
+    const before = await settledDigestOf(h.db, org.id);
+    const pressed = await stale.send();
+    expect(json(pressed).text).toMatch(/^Nothing was decided: the write held in review .* has changed/);
+    expect(await answeredAt(stale.responseUrlPath)).toMatchObject({ replace_original: true });
+    expect(await digestOf(h.db, org.id)).toEqual({ ...before, slack_requests_seen: expect.any(Array) });
+    expect(await tasksTitled(org, 'big plan, edited')).toBe(0);
+  }, 40_000);
 });
 
 describe('presses that are refused and change nothing', () => {
