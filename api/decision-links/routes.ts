@@ -3,16 +3,17 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
 import { reviewWebUrl } from '../../domain/gate/links';
-import { confirmDecisionLink, readDecisionLink } from '../../domain/notify/decision-links';
+import { confirmDecisionLink, decisionLinkToSign, readDecisionLink } from '../../domain/notify/decision-links';
 import type { VerdictPorts } from '../../domain/gate/reviews/verdicts';
 import { text } from '../../domain/kit/fields';
 import { AppError } from '../../domain/kit/errors';
 import { findGatedWrite } from '../../domain/resources';
 import type { GateClient } from '../catalog/gate-client';
+import { approvalChallengeFor } from '../catalog/review-passkeys';
 import { errorBody, httpError } from '../rest/http';
 import { crossSiteRefusal } from '../console/cookies';
 
-// The decision links' two calls, for the public page /decide/{token} (features/decide): read the link (never
+// The decision links' calls, for the public page /decide/{token} (features/decide): read the link (never
 // decides: mail scanners open links) and confirm it (the person's verdict). No session: the token alone says which
 // organization, review and person, and nothing else the request carries is trusted for it. Each address may call
 // them this often a minute, per api process.
@@ -71,6 +72,16 @@ export async function decisionLinkRoutes(app: FastifyInstance, options: Decision
     success: true,
     data: await readDecisionLink(db, tokenOf(request)),
   }));
+
+  // For an organization that needs approvals signed: the challenge the link's person's passkey signs (the review,
+  // the payload digest the link was sent for, its verdict, now), and their passkeys. Decides nothing.
+  app.post('/:token/passkey-challenge', { config: { rateLimit: { max: decisionLinkLimits.readsPerMinute, timeWindow: '1 minute' } } }, async (request) => {
+    const link = await decisionLinkToSign(db, tokenOf(request));
+    return {
+      success: true,
+      data: await approvalChallengeFor(db, { orgId: link.orgId, userId: link.userId }, publicUrl, { id: link.reviewId, digest: link.payloadDigest, verdict: link.verdict }),
+    };
+  });
 
   app.post('/:token/confirm', { config: { rateLimit: { max: decisionLinkLimits.confirmsPerMinute, timeWindow: '1 minute' } } }, async (request) => {
     // JSON only, body or not: a form of another site (which cannot send this type without CORS) never confirms.

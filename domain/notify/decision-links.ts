@@ -184,6 +184,23 @@ export async function readDecisionLink(db: Queryable, token: string, now = new D
   };
 }
 
+/**
+ * What a usable link's verdict binds, for the passkey of its person to sign before they confirm (the review, the
+ * digest of the payload it was sent for, its verdict); refused as its confirm would be when it cannot be used.
+ */
+export async function decisionLinkToSign(
+  db: Queryable,
+  token: string,
+  now = new Date(),
+): Promise<{ orgId: string; userId: string; reviewId: string; verdict: Verdict; payloadDigest: string }> {
+  const link = await findLink(db, token);
+  assertMayDecide(link);
+  const state = stateOf(link, await getReview(db, link.org_id, link.review_id), now);
+  if (state === 'payload_changed') throw new AppError('payload_changed', 'The write this link was sent for has changed since; open the review in the console to decide the write it holds now');
+  if (state !== 'usable') throw new AppError('link_invalid', `This decision link cannot be used: it is ${state}`);
+  return { orgId: link.org_id, userId: link.user_id, reviewId: link.review_id, verdict: link.verdict, payloadDigest: link.payload_digest };
+}
+
 /** What a person sends as they confirm a link: a comment, and their passkey's assertion when one signs it. */
 export interface DecisionLinkConfirmation {
   comment?: string;

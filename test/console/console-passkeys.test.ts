@@ -1,8 +1,16 @@
+import { spawnSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Browser, CDPSession, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { sealAuditChain } from '../../domain/audit/ledger';
 import { approvalChallenge } from '../../domain/gate/reviews/signing';
+import { issueDecisionLinks } from '../../domain/notify/decision-links';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { cleanEnv, runCli } from '../support/cli';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { SoftwareAuthenticator } from '../support/software-authenticator';
@@ -281,6 +289,54 @@ describe('passkeys', () => {
       expect(json(approved).data.approvals.given).toEqual([expect.objectContaining({ user_id: owner.user.id, via: 'console', passkey: true })]);
     });
 
+    it('a decision link asks the passkey of the person it was sent to, over the payload it was sent for', async () => {
+      const linked = await holdTask('review the linked approval');
+      const token = (await issueDecisionLinks(h.db, acme.organization.id, linked, [owner.user.id])).get(owner.user.id)!.approve;
+      const asked = await h.request({ method: 'POST', url: `/console/api/decision-links/${token}/passkey-challenge`, payload: {} });
+      expect(asked.statusCode).toBe(200);
+      const { rows } = await h.db.query("SELECT payload_digest FROM decision_links WHERE review_id = $1 AND verdict = 'approved'", [linked]);
+      const challenge = json(asked).data;
+      expect(challenge).toMatchObject({ payload_digest: rows[0].payload_digest, rp_id: 'localhost' });
+      expect(challenge.challenge).toBe(approvalChallenge(linked, rows[0].payload_digest, 'approved', challenge.signed_at));
+      expect(challenge.allow_credentials.map((credential: { id: string }) => credential.id).sort()).toEqual([passkeyCredentialId, software.id].sort());
+      // The console's challenge for the same review commits to the same payload: one write, one digest.
+      const inConsole = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${linked}/passkey-challenge`, payload: { verdict: 'approved' } })).data;
+      expect(inConsole.payload_digest).toBe(rows[0].payload_digest);
+      expect((await h.request({ method: 'POST', url: `/console/api/decision-links/${'x'.repeat(43)}/passkey-challenge`, payload: {} })).statusCode).toBe(410);
+    });
+
+    it('signs in over HTTP once per challenge, and never a deactivated person', async () => {
+      const signInWith = async (key: SoftwareAuthenticator, challenge?: string) => {
+        const options = json(await h.request({ method: 'POST', url: '/console/api/session/passkey-options' })).data;
+        expect(options).toMatchObject({ rpId: 'localhost', userVerification: 'required' });
+        const signed = key.assert(challenge ?? options.challenge);
+        const response = {
+          id: signed.credential_id,
+          rawId: signed.credential_id,
+          type: 'public-key',
+          clientExtensionResults: {},
+          response: { authenticatorData: signed.authenticator_data, clientDataJSON: signed.client_data_json, signature: signed.signature },
+        };
+        return { challenge: options.challenge as string, answer: await h.request({ method: 'POST', url: '/console/api/session/passkey', payload: { response } }) };
+      };
+      const first = await signInWith(software);
+      expect(first.answer.statusCode).toBe(201);
+      expect(json(first.answer).data.person.id).toBe(owner.user.id);
+      // The challenge was spent by that sign-in.
+      expect((await signInWith(software, first.challenge)).answer.statusCode).toBe(401);
+
+      const leaving = await addPerson(h.db, acme.organization, 'reviewer');
+      const theirs = await signIn(h.app, acme.organization, leaving);
+      const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+      const options = json(await theirs.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
+      expect((await theirs.request({ method: 'POST', url: '/console/api/passkeys', payload: { response: key.register(options.challenge) } })).statusCode).toBe(201);
+      expect((await signInWith(key)).answer.statusCode).toBe(201);
+      await h.db.query('UPDATE users SET deactivated_at = now() WHERE id = $1', [leaving.user.id]);
+      const refused = (await signInWith(key)).answer;
+      expect(refused.statusCode).toBe(401);
+      expect(refused.cookies.some((cookie) => cookie.name.endsWith('gatehouse_session') && cookie.value)).toBe(false);
+    });
+
     it('a removed passkey is recorded as removed', async () => {
       const { rows } = await h.db.query("SELECT id FROM passkeys WHERE credential_id = $1", [software.id]);
       const removed = await ownerSession.request({ method: 'DELETE', url: `/console/api/passkeys/${rows[0].id}` });
@@ -288,5 +344,18 @@ describe('passkeys', () => {
       const { rows: events } = await h.db.query("SELECT data FROM audit_events WHERE org_id = $1 AND type = 'person.passkey_removed'", [acme.organization.id]);
       expect(events).toEqual([{ data: { credential_id: software.id, name: 'software' } }]);
     });
+  });
+
+  it('the offline verifier checks each signed approval of the export against the key the ledger recorded', async () => {
+    await sealAuditChain(h.db, acme.organization.id, { lagMs: 0 });
+    const exported = await runCli(['audit', 'export', '--org', acme.organization.slug], cleanEnv({ DATABASE_URL: inject('databaseUrl') }));
+    expect(exported.code, exported.stderr).toBe(0);
+    const file = join(mkdtempSync(join(tmpdir(), 'gatehouse-passkeys-')), 'export.jsonl');
+    writeFileSync(file, exported.stdout);
+    const verifier = fileURLToPath(new URL('../../docs/verify-audit-export.mjs', import.meta.url));
+    const checked = spawnSync(process.execPath, [verifier, file], { encoding: 'utf8' });
+    expect(checked.status, checked.stdout + checked.stderr).toBe(0);
+    // The browser's approval (Ed25519, Chromium's virtual authenticator) and the software one (ES256).
+    expect(checked.stdout).toContain('2 signed verdicts checked against their passkeys');
   });
 });
