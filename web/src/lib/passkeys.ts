@@ -56,3 +56,44 @@ export async function signWithPasskey(options: PublicKeyCredentialRequestOptions
     throw inWords(error, false);
   }
 }
+
+/** A passkey's assertion over a verdict's challenge, as an approval (or a decision link's confirm) carries it. */
+export interface SignedVerdict {
+  credential_id: string;
+  authenticator_data: string;
+  client_data_json: string;
+  signature: string;
+  signed_at: string;
+}
+
+/** What the service asks a passkey to sign for a verdict: the challenge, its time, and the person's passkeys. */
+export interface VerdictChallenge {
+  challenge: string;
+  signed_at: string;
+  rp_id: string;
+  allow_credentials: { id: string; transports: string[] }[];
+}
+
+/**
+ * Has one of the person's passkeys sign a verdict's challenge; a person with none is told to register one first
+ * (`no_passkey`), where they manage their passkeys.
+ */
+export async function signVerdict(asked: VerdictChallenge): Promise<SignedVerdict> {
+  if (asked.allow_credentials.length === 0) {
+    throw new ApiError(0, 'no_passkey', 'This organization needs every approval signed with a passkey, and you have none. Register a passkey in Settings → Passkeys first.');
+  }
+  const signed = await signWithPasskey({
+    challenge: asked.challenge,
+    rpId: asked.rp_id,
+    allowCredentials: asked.allow_credentials.map((credential) => ({ id: credential.id, type: 'public-key', transports: credential.transports as AuthenticatorTransport[] })),
+    userVerification: 'required',
+    timeout: 120_000,
+  });
+  return {
+    credential_id: signed.id,
+    authenticator_data: signed.response.authenticatorData,
+    client_data_json: signed.response.clientDataJSON,
+    signature: signed.response.signature,
+    signed_at: asked.signed_at,
+  };
+}

@@ -1,6 +1,8 @@
 import { api } from '../../lib/api';
+import { signVerdict, type VerdictChallenge } from '../../lib/passkeys';
 
-// A decision link's two calls (api/decision-links/routes.ts): read the link, which decides nothing, and confirm it.
+// A decision link's calls (api/decision-links/routes.ts): read the link, which decides nothing, and confirm it
+// (signed first with the person's passkey where the organization needs approvals signed).
 
 export type LinkVerdict = 'approved' | 'denied';
 export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
@@ -48,4 +50,6 @@ const path = (token: string) => `/decision-links/${encodeURIComponent(token)}`;
 export const decisionLinksApi = {
   read: (token: string) => api.get<DecisionLink>(path(token)),
   confirm: (token: string, body: { comment?: string; passkey?: PasskeyAssertion }) => api.post<DecisionOutcome>(`${path(token)}/confirm`, body),
+  /** The link's person's passkey signs its verdict: the review, the payload the link was sent for, the verdict, now. */
+  sign: async (token: string): Promise<PasskeyAssertion> => signVerdict(await api.post<VerdictChallenge>(`${path(token)}/passkey-challenge`, {})),
 };

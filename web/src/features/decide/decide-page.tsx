@@ -54,6 +54,8 @@ export function DecidePage() {
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [outcome, setOutcome] = useState<DecisionOutcome>();
+  /** Waiting for the person's passkey to sign (an organization whose approvals need one). */
+  const [signing, setSigning] = useState(false);
   const outcomeHeading = useRef<HTMLHeadingElement>(null);
   const verb = link ? verbs[link.verdict] : 'Decide';
   useDocumentTitle(`${verb} a held write`);
@@ -67,18 +69,27 @@ export function DecidePage() {
   }, [outcome]);
 
   /**
-   * Confirms the link. The passkey ceremony (for an organization whose approvals need one) hands its assertion
-   * here: `confirm(await signWithPasskey(…))`.
+   * Confirms the link. An organization whose approvals need a passkey refuses the link's word alone
+   * (passkey_required, and the link stays usable): the person's passkey signs the verdict, and it is sent again.
    */
-  async function confirm(passkey?: PasskeyAssertion) {
+  async function confirm() {
     setBusy(true);
     setError(undefined);
+    const send = (passkey?: PasskeyAssertion) =>
+      decisionLinksApi.confirm(token, { ...(comment.trim() ? { comment: comment.trim() } : {}), ...(passkey ? { passkey } : {}) });
     try {
-      setOutcome(await decisionLinksApi.confirm(token, { ...(comment.trim() ? { comment: comment.trim() } : {}), ...(passkey ? { passkey } : {}) }));
+      try {
+        setOutcome(await send());
+      } catch (failure) {
+        if (!(failure instanceof ApiError && failure.code === 'passkey_required')) throw failure;
+        setSigning(true);
+        setOutcome(await send(await decisionLinksApi.sign(token)));
+      }
     } catch (failure) {
       setError(failure);
     } finally {
       setBusy(false);
+      setSigning(false);
     }
   }
 
@@ -164,9 +175,8 @@ export function DecidePage() {
             {(control) => <textarea {...control} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />}
           </FormField>
           <FormError error={error} />
-          {/* The passkey ceremony's button goes here, for organizations whose approvals need one. */}
           <button type="submit" className={link.verdict === 'denied' ? 'button danger' : 'button'} disabled={busy}>
-            {busy ? `${verb === 'Approve' ? 'Approving' : 'Denying'}…` : `${verb} this write`}
+            {signing ? 'Waiting for your passkey…' : busy ? `${verb === 'Approve' ? 'Approving' : 'Denying'}…` : `${verb} this write`}
           </button>
           <p className="hint">Opening this page decided nothing; only this button does, once.</p>
         </form>

@@ -1,5 +1,5 @@
 import { api, ApiError, queryString } from '../../lib/api';
-import { signWithPasskey } from '../../lib/passkeys';
+import { signVerdict } from '../../lib/passkeys';
 import type { Body, Data, Item, Query } from '../../lib/api-types';
 
 export type Review = Item<'reviews_list'>;
@@ -25,23 +25,7 @@ async function signApproval(id: string, edit?: Record<string, unknown>): Promise
     verdict: 'approved',
     ...(edit ? { edit } : {}),
   } satisfies Body<'reviews_passkey_challenge'>);
-  if (asked.allow_credentials.length === 0) {
-    throw new ApiError(0, 'no_passkey', `This organization needs every approval signed with a passkey, and you have none. Register a passkey in Settings → Passkeys first.`);
-  }
-  const signed = await signWithPasskey({
-    challenge: asked.challenge,
-    rpId: asked.rp_id,
-    allowCredentials: asked.allow_credentials.map((credential) => ({ id: credential.id, type: 'public-key', transports: credential.transports as AuthenticatorTransport[] })),
-    userVerification: 'required',
-    timeout: 120_000,
-  });
-  return {
-    credential_id: signed.id,
-    authenticator_data: signed.response.authenticatorData,
-    client_data_json: signed.response.clientDataJSON,
-    signature: signed.response.signature,
-    signed_at: asked.signed_at,
-  };
+  return signVerdict(asked);
 }
 
 /**
