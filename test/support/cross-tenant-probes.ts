@@ -175,13 +175,16 @@ function descriptionOf(schema: z.ZodType): string {
 
 const isRequired = (schema: z.ZodType) => !schema.safeParse(undefined).success;
 
+/** Fields named `…_id` that name no record of ours: a passkey's WebAuthn credential id (base64url, the authenticator's). */
+const notRecordIds = new Set(['credential_id']);
+
 /** Every path parameter and every field named `…_id` or `…_ids`, also inside objects and lists of objects. */
 function slotsOf(object: z.ZodObject, at: (string | number)[], inPath: Set<string>, family: string): Slot[] {
   const slots: Slot[] = [];
   for (const [field, schema] of Object.entries(object.shape as Record<string, z.ZodType>)) {
     const core = coreOf(schema);
     const here = [...at, field];
-    if ((at.length === 0 && inPath.has(field)) || /_ids?$/.test(field)) {
+    if ((at.length === 0 && inPath.has(field)) || (/_ids?$/.test(field) && !notRecordIds.has(field))) {
       const noun = field === 'id' ? family : field.replace(/_ids?$/, '');
       const named = new RegExp(`\\b(${probePrefixes.join('|')})_`).exec(descriptionOf(schema))?.[1] as IdPrefix | undefined;
       const prefix = named ?? prefixOfNoun[noun];
