@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { approvalChallenge, type Verdict } from '../../domain/gate/reviews/signing';
-import { pendingVerdictPayload, type VerdictPorts } from '../../domain/gate/reviews/verdicts';
+import { pendingVerdictPayload, type PasskeyCheck } from '../../domain/gate/reviews/verdicts';
 import { reviewerRoles, type PersonActor } from '../../domain/identity/actors';
 import { signingCredentials, verifySignedAssertion } from '../../domain/identity/passkey-assertions';
 import { relyingPartyOf, type PasskeyOwner } from '../../domain/identity/passkeys';
@@ -12,17 +12,19 @@ import { defineOperation } from './operation';
 // exact payload, the verdict and the time), and the verdict port that checks the signature against it. The
 // challenge is made of what it commits to, so the check recomputes it and nothing is kept in between.
 
-/** The verdict port (`VerdictPorts.verifyPasskey`) for a console at `publicUrl`: the person's passkey signed this verdict. */
-export function approvalPasskeyCheck(publicUrl: string): NonNullable<VerdictPorts['verifyPasskey']> {
-  const relyingParty = relyingPartyOf(publicUrl);
-  return (tx, check) =>
-    verifySignedAssertion(
-      tx,
-      { orgId: check.orgId, userId: check.userId },
-      check.assertion,
-      approvalChallenge(check.reviewId, check.payloadDigest, check.verdict, check.assertion.signed_at),
-      relyingParty,
-    );
+/**
+ * The verdict port's check (`VerdictPorts.verifyPasskey`) for a console at `publicUrl`: the person's own passkey
+ * signed this verdict. Wire it as `verifyPasskey: (tx, check) => verifyApprovalPasskey(tx, check, publicUrl)`, so
+ * that an approval without a passkey runs none of it.
+ */
+export function verifyApprovalPasskey(tx: Queryable, check: PasskeyCheck, publicUrl: string): Promise<void> {
+  return verifySignedAssertion(
+    tx,
+    { orgId: check.orgId, userId: check.userId },
+    check.assertion,
+    approvalChallenge(check.reviewId, check.payloadDigest, check.verdict, check.assertion.signed_at),
+    relyingPartyOf(publicUrl),
+  );
 }
 
 const challengeSchema = z.object({

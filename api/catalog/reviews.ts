@@ -12,7 +12,7 @@ import {
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
 import { findGatedWrite } from '../../domain/resources';
-import { approvalPasskeyCheck } from './review-passkeys';
+import { verifyApprovalPasskey } from './review-passkeys';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
 
@@ -110,7 +110,7 @@ function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof appro
       writeOf: findGatedWrite,
       reviewEnded: (workflowId, given) => gate.reviewDecided(workflowId, given, outcomeWaitMs),
       finishUrl: (reviewId) => reviewWebUrl(publicUrl, reviewId),
-      verifyPasskey: approvalPasskeyCheck(publicUrl),
+      verifyPasskey: (tx, check) => verifyApprovalPasskey(tx, check, publicUrl),
     },
   );
 }

@@ -537,6 +537,7 @@ describe('every operation the console offers', () => {
     'reviews.get': async () => ({ params: { id: await heldReview() } }),
     'reviews.approve': async () => ({ params: { id: await heldReview() }, input: { comment: 'fine' } }),
     'reviews.deny': async () => ({ params: { id: await heldReview() } }),
+    'reviews.passkey_challenge': async () => ({ params: { id: await heldReview() }, input: { verdict: 'approved' } }),
     'organization.get': async () => ({}),
     'organization.update': async () => ({ input: { timezone: 'Europe/Berlin' } }),
     'api_keys.list': async () => ({}),
