@@ -1,4 +1,5 @@
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
+import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Database } from '../../db/database';
@@ -40,6 +41,9 @@ const signInInput = z.strictObject({
   password: z.string().min(1).max(passwordRules.maxLength * 4),
 });
 const passkeySignInInput = z.strictObject({ response: webAuthnResponse });
+
+/** Each address may start this many passkey sign-ins a minute, per api process (each keeps a challenge five minutes). */
+export const passkeySignInLimits = { perMinute: 30 } as const;
 const linkInput = z.strictObject({ token: z.string().min(1).max(200) });
 const setPasswordInput = linkInput.extend({ password: z.string().max(passwordRules.maxLength * 4) });
 
@@ -100,7 +104,14 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
 
   // Signing in with a passkey: the options (a challenge; the authenticator offers the person's passkeys), then
   // the assertion, which starts the same session a password does.
-  app.post('/session/passkey-options', async () => ({ success: true, data: await signInOptions(db, relyingParty) }));
+  await app.register(rateLimit, {
+    global: false,
+    errorResponseBuilder: () => new AppError('rate_limited', 'Too many passkey sign-ins from this address; wait a minute and try again'),
+  });
+  app.post('/session/passkey-options', { config: { rateLimit: { max: passkeySignInLimits.perMinute, timeWindow: '1 minute' } } }, async () => ({
+    success: true,
+    data: await signInOptions(db, relyingParty),
+  }));
 
   app.post('/session/passkey', async (request, reply) => {
     const { response } = passkeySignInInput.parse(request.body ?? {});

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sealAuditChain } from '../../domain/audit/ledger';
+import { passkeySignInLimits } from '../../api/console/session-routes';
 import { approvalChallenge } from '../../domain/gate/reviews/signing';
 import { issueDecisionLinks } from '../../domain/notify/decision-links';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
@@ -374,5 +375,18 @@ describe('passkeys', () => {
     // The browser's approval (Ed25519, Chromium's virtual authenticator) and the software one (ES256), and the
     // decision link's where its confirm records it.
     expect(Number(/(\d+) signed verdicts checked against their passkeys/.exec(checked.stdout)?.[1])).toBeGreaterThanOrEqual(2);
+  });
+
+  it('each address may start only so many passkey sign-ins a minute', async () => {
+    const codes: number[] = [];
+    for (let attempt = 0; attempt <= passkeySignInLimits.perMinute; attempt++) {
+      const answer = await h.request({ method: 'POST', url: '/console/api/session/passkey-options' });
+      codes.push(answer.statusCode);
+      if (answer.statusCode === 429) {
+        expect(json(answer).error.code).toBe('rate_limited');
+        break;
+      }
+    }
+    expect(codes.at(-1)).toBe(429);
   });
 });
