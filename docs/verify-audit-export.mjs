@@ -115,10 +115,15 @@ function signedVerdictProblem(event, verdict, key) {
   if ((authenticatorData[32] & 0x05) !== 0x05) return 'the authenticator did not check that the person was present and verified';
   const hashes = { [-7]: 'sha256', [-35]: 'sha384', [-36]: 'sha512', [-257]: 'sha256', [-37]: 'sha256', [-8]: null };
   if (!(key.algorithm in hashes)) return `its key's algorithm ${key.algorithm} is not one this script checks`;
-  const publicKey = createPublicKey({ key: fromBase64url(key.public_key_spki), format: 'der', type: 'spki' });
-  const options = key.algorithm === -37 ? { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : publicKey;
   const signedBytes = Buffer.concat([authenticatorData, sha256(clientDataJson)]);
-  return verifySignature(hashes[key.algorithm], signedBytes, options, fromBase64url(passkey.signature)) ? null : "its signature does not verify with the person's passkey";
+  try {
+    const publicKey = createPublicKey({ key: fromBase64url(key.public_key_spki), format: 'der', type: 'spki' });
+    const options = key.algorithm === -37 ? { key: publicKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 } : publicKey;
+    if (verifySignature(hashes[key.algorithm], signedBytes, options, fromBase64url(passkey.signature))) return null;
+  } catch {
+    // A key or a signature that cannot be read does not verify either.
+  }
+  return "its signature does not verify with the person's passkey";
 }
 if (problems.length > 0) {
   console.log(`does NOT verify (${problems.length} problems):`);
