@@ -207,6 +207,21 @@ describe('passkeys', () => {
     expect((await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/deny`, token: acme.reviewerToken, payload: {} })).statusCode).toBe(200);
   });
 
+  it('an authenticator that does not sign (cancelled, or the person not verified) is said in words, and nothing is decided', async () => {
+    const reviewId = await holdTask('review the cancelled approval');
+    await page.goto(`${origin}/reviews`);
+    const shown = card(page, 'review the cancelled approval');
+    await shown.waitFor({ timeout: 10_000 });
+    await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: false });
+    try {
+      await shown.getByRole('button', { name: 'Approve', exact: true }).click();
+      await shown.getByRole('alert').getByText('Your passkey was not used').waitFor({ timeout: 20_000 });
+    } finally {
+      await cdp.send('WebAuthn.setUserVerified', { authenticatorId, isUserVerified: true });
+    }
+    expect(await reviewState(reviewId)).toEqual({ status: 'pending', approvals: 0 });
+  });
+
   it('a person without a passkey is told to register one first', async () => {
     const reviewId = await holdTask('review without a passkey');
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
