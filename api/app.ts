@@ -9,6 +9,7 @@ import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
 import { builtConsole, consolePages, sendConsolePage, wantsConsolePage } from './console/pages';
 import { consoleApi, signedInOnly } from './console/plugin';
+import { verifyApprovalPasskey } from './catalog/review-passkeys';
 import { decisionLinkRoutes } from './decision-links/routes';
 import type { SessionRules } from '../domain/identity/sessions';
 import type { TemporalUiLinks } from './console/session-routes';
@@ -168,7 +169,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(consolePages, { dir: consoleDir });
   await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions, publicUrl: deps.publicUrl }) });
   await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi });
-  await app.register(decisionLinkRoutes, { prefix: '/console/api/decision-links', db: deps.db, gate: deps.gate, publicUrl: deps.publicUrl });
+  await app.register(decisionLinkRoutes, {
+    prefix: '/console/api/decision-links',
+    db: deps.db,
+    gate: deps.gate,
+    publicUrl: deps.publicUrl,
+    verifyPasskey: (tx, check) => verifyApprovalPasskey(tx, check, deps.publicUrl),
+  });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl, resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'api') });
   await app.register(mcpRoute, {
     pipeline,

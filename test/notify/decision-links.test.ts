@@ -4,7 +4,10 @@ import { decisionLinkLimits } from '../../api/decision-links/routes';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { approvalChallenge } from '../../domain/gate/reviews/signing';
+import { addPerson, signIn } from '../support/console';
 import { linksIn, startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
+import { SoftwareAuthenticator } from '../support/software-authenticator';
 
 // Decision links on the real Temporal dev server and PostgreSQL, from the email a held write sends (a local SMTP
 // server) to the write applied: each told reviewer's email carries an Approve and a Deny link of their own; opening
@@ -307,6 +310,35 @@ describe('the console’s rules hold', () => {
     // Denying needs no passkey: the person's other link still works.
     expect((await confirm(deny)).statusCode).toBe(200);
     expect(await reviewOf(reviewId)).toMatchObject({ status: 'denied', decided_via: 'link' });
+  });
+
+  it('with a passkey, the link approves: the link’s challenge signed by the person’s authenticator, kept with the verdict', async () => {
+    const org = await h.createOrganization();
+    const signer = await addPerson(h.db, org.organization, 'reviewer');
+    const session = await signIn(h.app, org.organization, signer);
+    const authenticator = new SoftwareAuthenticator({ rpId: new URL(publicUrl).hostname, origin: publicUrl });
+    const options = json(await session.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
+    const registered = await session.request({ method: 'POST', url: '/console/api/passkeys', payload: { response: authenticator.register(options.challenge) } });
+    expect(registered.statusCode, registered.body).toBe(201);
+    await h.db.query('UPDATE organizations SET approvals_need_passkey = true WHERE id = $1', [org.organization.id]);
+    const reviewId = await hold(org.readWriteToken, 'review signed from the email');
+    const { approve } = await linksTo(signer.email, reviewId);
+
+    const asked = await h.app.inject({ method: 'POST', url: `/console/api/decision-links/${approve}/passkey-challenge`, remoteAddress: remoteAddress() });
+    expect(asked.statusCode, asked.body).toBe(200);
+    const { challenge, signed_at } = json(asked).data;
+    // Signed over another verdict's challenge: refused, nothing spent or written.
+    const otherChallenge = approvalChallenge(reviewId, json(asked).data.payload_digest, 'denied', signed_at);
+    const wrong = await confirm(approve, { passkey: { ...authenticator.assert(otherChallenge), signed_at } });
+    expect(wrong.statusCode).toBe(403);
+    expect(json(wrong).error.code).toBe('passkey_failed');
+    expect(json(await read(approve)).data.state).toBe('usable');
+
+    const confirmed = await confirm(approve, { passkey: { ...authenticator.assert(challenge), signed_at } });
+    expect(confirmed.statusCode, confirmed.body).toBe(200);
+    await expect.poll(() => tasksTitled(org, 'review signed from the email'), { timeout: 20_000 }).toBe(1);
+    const approved = (await auditOf(reviewId)).filter((event) => event.type === 'review.approved');
+    expect(approved).toMatchObject([{ actor_id: signer.user.id, data: { via: 'link', passkey: { credential_id: authenticator.id, signed_at } } }]);
   });
 
   it('a link of one organization shows and decides only its own review', async () => {
