@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { catalog } from '../../api/catalog';
 import { isOfferedOn, type Operation } from '../../api/catalog/operation';
 import { createPersonalToken } from '../../domain/identity/people';
+import { offerSlackLink } from '../../domain/notify/slack-links';
 import { insertWebhookDelivery, insertWebhookEndpoint } from '../support/fixtures';
 import { addPerson, cookieOf, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
@@ -532,6 +533,7 @@ describe('pages and the playground', () => {
 describe('every operation the console offers', () => {
   const offered = catalog.filter((operation) => isOfferedOn(operation, 'console'));
   /** A valid call of each: path parameters and the body or query. */
+  let slackUsers = 100;
   const samples: Record<string, () => Promise<{ params?: Record<string, string>; input?: Record<string, unknown> }>> = {
     'reviews.list': async () => ({ input: { status: 'pending' } }),
     'reviews.get': async () => ({ params: { id: await heldReview() } }),
@@ -565,6 +567,12 @@ describe('every operation the console offers', () => {
     'notifications.update_settings': async () => ({ input: { review_escalation: '45m', slack_webhook_url: 'http://127.0.0.1:9/slack' } }),
     'notifications.preferences': async () => ({}),
     'notifications.update_preferences': async () => ({ input: { email: ['review.held'] } }),
+    'notifications.slack_app': async () => ({}),
+    'notifications.update_slack_app': async () => ({ input: { signing_secret: 'a-signing-secret-from-slack', workspace: 'T0TABLE' } }),
+    'notifications.slack_links': async () => ({}),
+    'notifications.slack_link_offer': async () => ({ input: { token: (await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0TABLE', userId: `U${slackUsers++}` })).token } }),
+    'notifications.confirm_slack_link': async () => ({ input: { token: (await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0TABLE', userId: `U${slackUsers++}` })).token } }),
+    'notifications.remove_slack_link': async () => ({ input: { workspace: 'T0TABLE', slack_user: 'U0NOBODY' } }),
     'webhooks.event_types': async () => ({}),
     'webhooks.list': async () => ({}),
     'webhooks.get': async () => ({ params: { id: await insertWebhookEndpoint(h.db, acme.organization.id) } }),
@@ -608,7 +616,8 @@ describe('every operation the console offers', () => {
 
   it.each(offered.map((operation) => [operation.name, operation] as const))('%s answers as its schema says, and refuses roles it does not allow', async (_name, operation) => {
     const sample = await samples[operation.name]!();
-    const reads = operation.method === 'GET';
+    // A GET's input, and a DELETE's beyond its path, travel in the query.
+    const reads = operation.method === 'GET' || operation.method === 'DELETE';
     const response = await ownerSession.request({
       method: operation.method,
       url: url(operation, sample.params, reads ? sample.input : undefined),
