@@ -23,7 +23,9 @@
 // <signed_at>")); the authenticator data must name the recorded relying party and say the person was present and
 // verified; the signature must verify over authenticator data ‖ SHA-256(client data). The payload the person
 // signed travels beside the event (`signed_payload`): its digest (SHA-256 of its JSON with keys sorted) must be
-// the event's `payload_digest`.
+// the event's `payload_digest`. Only chained events are checked; a key counts from its `person.passkey_added` until
+// its `person.passkey_removed`; and while the organization needed approvals signed (`organization.updated` with
+// `approvalsNeedPasskey`), an approval without a signature is named.
 import { createHash, createPublicKey, verify as verifySignature, constants } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -79,13 +81,29 @@ for (const event of lines.slice(0, -1).filter((line) => line.seq !== null)) {
 }
 if (seq !== head.seq || (seq > 0 && chain.toString('hex') !== head.chain)) problems.push(`the chain ends at event ${seq}, not at the head (event ${head.seq})`);
 
-// The passkeys people registered (their public keys), then every signed verdict against them.
+// The passkeys people registered (their public keys), then every signed verdict against them, in the chain's
+// order: only chained events count (a line outside the chain vouches for nothing), a key counts from its
+// registration until its removal, and while the organization needed approvals signed an unsigned one is named.
 const verdicts = { 'review.approved': 'approved', 'review.approval_added': 'approved', 'review.denied': 'denied' };
 const passkeys = new Map();
 let signed = 0;
+let needPasskey = false;
+let outside = 0;
 for (const event of lines.slice(0, -1)) {
+  if (event.seq === null || event.seq > head.seq) {
+    if (event.type in verdicts && event.data?.passkey) outside += 1;
+    continue;
+  }
   if (event.type === 'person.passkey_added') passkeys.set(`${event.resource_id} ${event.data.credential_id}`, event.data);
-  if (!(event.type in verdicts) || !event.data?.passkey) continue;
+  if (event.type === 'person.passkey_removed') passkeys.delete(`${event.resource_id} ${event.data.credential_id}`);
+  if (event.type === 'organization.updated' && typeof event.data?.approvalsNeedPasskey === 'boolean') needPasskey = event.data.approvalsNeedPasskey;
+  if (!(event.type in verdicts)) continue;
+  if (!event.data?.passkey) {
+    if (needPasskey && verdicts[event.type] === 'approved' && event.data?.via) {
+      problems.push(`approval ${event.id} (review ${event.review_id}, by ${event.actor.id}) was not signed, while the organization needed approvals signed with a passkey`);
+    }
+    continue;
+  }
   signed += 1;
   const problem = signedVerdictProblem(event, verdicts[event.type], passkeys.get(`${event.actor.id} ${event.data.passkey.credential_id}`));
   if (problem) problems.push(`signed ${verdicts[event.type].replace('ed', '')}al ${event.id} (review ${event.review_id}, by ${event.actor.id}): ${problem}`);
@@ -110,6 +128,13 @@ function signedVerdictProblem(event, verdict, key) {
   if (clientData.type !== 'webauthn.get' || clientData.challenge !== sha256(statement).toString('base64url')) {
     return 'its challenge is not this review, payload, verdict and time';
   }
+  let host;
+  try {
+    host = new URL(clientData.origin).hostname;
+  } catch {
+    host = undefined;
+  }
+  if (host !== key.rp_id) return `it was signed on ${clientData.origin}, not on ${key.rp_id}`;
   const authenticatorData = fromBase64url(passkey.authenticator_data);
   if (authenticatorData.length < 37 || !authenticatorData.subarray(0, 32).equals(sha256(key.rp_id))) return `it was not made for ${key.rp_id}`;
   if ((authenticatorData[32] & 0x05) !== 0x05) return 'the authenticator did not check that the person was present and verified';
@@ -131,3 +156,4 @@ if (problems.length > 0) {
   process.exit(1);
 }
 console.log(`verifies: ${seq} events chained, head ${head.seq} ${head.chain}; ${signed} signed verdicts checked against their passkeys`);
+if (outside > 0) console.log(`(${outside} signed verdicts outside the chain, sealed after the head or never, were not checked)`);

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { sealAuditChain, verifyAuditChain } from '../../domain/audit/ledger';
 import { allAuditEvents, ledgerHead, type AuditEventView } from '../../domain/audit/trail';
-import { signedApprovalPayload } from '../../domain/gate/reviews/reads';
+import { signedPayload } from '../../domain/gate/reviews/reads';
 import { findOrganization } from '../../domain/identity/organizations';
 import { AppError } from '../../domain/kit/errors';
 import { utcInstant } from '../../domain/kit/fields';
@@ -50,8 +50,8 @@ async function write(text: string): Promise<void> {
  * signed: the verifier recomputes its digest and checks the signature over it.
  */
 async function withSignedPayload<Event extends AuditEventView>(db: Queryable, orgId: string, event: Event): Promise<Event & { signed_payload?: unknown }> {
-  if (!event.data.passkey || !event.review_id || event.actor.type !== 'user' || !event.actor.id) return event;
-  const payload = await signedApprovalPayload(db, orgId, event.review_id, event.actor.id);
+  if (!event.data.passkey || typeof event.data.payload_digest !== 'string') return event;
+  const payload = await signedPayload(db, orgId, event.data.payload_digest);
   return payload ? { ...event, signed_payload: payload } : event;
 }
 

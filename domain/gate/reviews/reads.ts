@@ -148,13 +148,10 @@ export async function followReview(
 
 
 /**
- * The payload a person signed with their passkey when they approved a review (what its `payload_digest` is the
- * digest of), for an audit export to carry beside the signed event; null when they did not sign, or it is gone.
+ * The payload a passkey-signed verdict signed, by its digest (the event's `payload_digest`), for an audit export to
+ * carry beside the signed event; null when none is kept.
  */
-export async function signedApprovalPayload(db: Queryable, orgId: string, reviewId: string, userId: string): Promise<Record<string, unknown> | null> {
-  const { rows } = await db.query(
-    "SELECT passkey -> 'payload' AS payload FROM review_approvals WHERE org_id = $1 AND review_id = $2 AND user_id = $3",
-    [orgId, reviewId, userId],
-  );
+export async function signedPayload(db: Queryable, orgId: string, digest: string): Promise<Record<string, unknown> | null> {
+  const { rows } = await db.query('SELECT payload FROM signed_payloads WHERE org_id = $1 AND digest = $2', [orgId, digest]);
   return rows[0]?.payload ?? null;
 }

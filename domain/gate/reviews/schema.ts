@@ -85,7 +85,7 @@ export const reviewSchema = z
               email: z.string().describe("The person's sign-in email"),
               at: instantField('When they approved'),
               comment: z.string().nullable().describe('Their comment; null when none'),
-              via: verdictChannel,
+              via: verdictChannel.nullable().describe('Where the person gave it; null for approvals given before this was kept'),
               passkey: z.boolean().describe("Whether the approval was signed with the person's passkey (the audit trail keeps the signature)"),
             }),
           )

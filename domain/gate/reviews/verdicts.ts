@@ -228,16 +228,25 @@ async function approveIn(
   const comment = given.comment ?? null;
   const userId = given.person.userId;
   const required = review.approvalsRequired;
+  // A person's approval counts once; one given without a passkey before the organization needed them is replaced
+  // by their signed one.
   const added = await tx.query(
-    `INSERT INTO review_approvals (review_id, user_id, org_id, comment, via, payload_digest, passkey) VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING`,
+    `INSERT INTO review_approvals (review_id, user_id, org_id, comment, via, payload_digest, passkey) VALUES ($1, $2, $3, $4, $5, $6, $7)
+     ON CONFLICT (review_id, user_id) DO UPDATE SET comment = EXCLUDED.comment, via = EXCLUDED.via, payload_digest = EXCLUDED.payload_digest,
+       passkey = EXCLUDED.passkey, approved_at = now()
+     WHERE review_approvals.passkey IS NULL AND EXCLUDED.passkey IS NOT NULL`,
     [review.id, userId, review.orgId, comment, given.via, digest, given.passkey ? { assertion: given.passkey, payload } : null],
   );
   if (!added.rowCount) {
     throw new AppError('conflict', `you have approved review ${review.id} already; it needs ${required} approvals from different people`, { status: 'pending' });
   }
-  const approvers = (await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 ORDER BY approved_at, user_id', [review.id])).rows.map(
-    (row) => row.user_id as string,
-  );
+  // Where approvals must be signed, only signed ones count (those given before the organization asked do not).
+  const approvers = (
+    await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 AND (NOT $2 OR passkey IS NOT NULL) ORDER BY approved_at, user_id', [
+      review.id,
+      review.approvalsNeedPasskey,
+    ])
+  ).rows.map((row) => row.user_id as string);
   const how = howDecided(given, digest);
   if (approvers.length < required) {
     await recordAudit(tx, review.orgId, {
@@ -280,6 +289,13 @@ async function checkPasskey(tx: Queryable, review: LockedReview, given: PersonsV
   }
   if (!ports.verifyPasskey) throw new AppError('passkey_failed', 'a passkey cannot be checked here');
   await ports.verifyPasskey(tx, { orgId: review.orgId, userId: given.person.userId, reviewId: review.id, payloadDigest: digest, verdict: given.verdict, assertion: given.passkey });
+  // The payload it signed, kept by its digest for as long as the trail: an audit export carries it beside the
+  // signed event (a later edit removes the review's approvals, never this).
+  await tx.query('INSERT INTO signed_payloads (digest, org_id, payload) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
+    digest,
+    review.orgId,
+    decidedPayload(review, given.edit),
+  ]);
 }
 
 const channelNames: Record<VerdictChannel, string> = {
