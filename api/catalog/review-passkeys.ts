@@ -39,16 +39,24 @@ const challengeSchema = z.object({
 
 export type ApprovalChallenge = z.infer<typeof challengeSchema>;
 
-/** What a person's passkey signs to give `verdict` on a review whose payload digests to `digest`, now. */
-export async function approvalChallengeFor(db: Queryable, signer: PasskeyOwner, publicUrl: string, review: { id: string; digest: string; verdict: Verdict }): Promise<ApprovalChallenge> {
+/**
+ * What a passkey signs to give `verdict` on a review whose payload digests to `digest`, now, naming no passkey:
+ * the authenticator offers the person's own for this site (discoverable credentials).
+ */
+export function approvalChallengeOf(publicUrl: string, review: { id: string; digest: string; verdict: Verdict }): ApprovalChallenge {
   const signedAt = new Date().toISOString();
   return {
     challenge: approvalChallenge(review.id, review.digest, review.verdict, signedAt),
     signed_at: signedAt,
     payload_digest: review.digest,
     rp_id: relyingPartyOf(publicUrl).id,
-    allow_credentials: await signingCredentials(db, signer),
+    allow_credentials: [],
   };
+}
+
+/** The same, naming the signer's passkeys: for the signed-in person, whose passkeys are theirs to know. */
+export async function approvalChallengeFor(db: Queryable, signer: PasskeyOwner, publicUrl: string, review: { id: string; digest: string; verdict: Verdict }): Promise<ApprovalChallenge> {
+  return { ...approvalChallengeOf(publicUrl, review), allow_credentials: await signingCredentials(db, signer) };
 }
 
 export const reviewPasskeyChallengeOperation = defineOperation({

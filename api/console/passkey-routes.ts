@@ -4,7 +4,8 @@ import { z } from 'zod';
 import type { Database } from '../../db/database';
 import type { PersonActor } from '../../domain/identity/actors';
 import { listPasskeys, registerPasskey, registrationOptions, relyingPartyOf, removePasskey, renamePasskey, type PasskeyOwner } from '../../domain/identity/passkeys';
-import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
+import { passwordRules } from '../../domain/identity/passwords';
+import { confirmPassword, resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError } from '../../domain/kit/errors';
 import { changesState, headerValue, type SessionCookie } from './cookies';
@@ -13,7 +14,9 @@ import { webAuthnRegistration } from './webauthn-input';
 
 // A signed-in person's own passkeys: register, list, rename, remove. Like the password, a passkey is a way in,
 // so these belong to the console's door rather than the catalog: they exist only where a browser runs WebAuthn.
-// (The challenge a passkey signs to approve is an operation: reviews.passkey_challenge.)
+// (The challenge a passkey signs to approve is an operation: reviews.passkey_challenge.) Adding or removing one
+// takes the person's current password in the same request: a session's cookie alone (stolen, or a script's) must
+// not give itself a key that signs approvals as the person.
 
 export interface PasskeyRoutesOptions {
   db: Database;
@@ -23,7 +26,9 @@ export interface PasskeyRoutesOptions {
 }
 
 const nameField = z.string().trim().min(1).max(100);
-const registerInput = z.strictObject({ name: nameField.optional(), response: webAuthnRegistration });
+const currentPassword = z.string().min(1).max(passwordRules.maxLength * 4).describe('Your current password, as you sign in with it');
+const registerInput = z.strictObject({ name: nameField.optional(), password: currentPassword, response: webAuthnRegistration });
+const removeInput = z.strictObject({ password: currentPassword });
 const renameInput = z.strictObject({ name: nameField });
 const idParams = z.strictObject({ id: z.string().min(1).max(100) });
 
@@ -53,6 +58,7 @@ export async function passkeyRoutes(app: FastifyInstance, options: PasskeyRoutes
   app.post('/passkeys', async (request, reply) => {
     const owner = await signedIn(request);
     const input = registerInput.parse(request.body ?? {});
+    await confirmPassword(db, owner, input.password, sessions);
     const passkey = await registerPasskey(db, owner, relyingParty, { name: input.name, response: input.response as RegistrationResponseJSON });
     return reply.status(201).send({ success: true, data: passkey });
   });
@@ -66,6 +72,7 @@ export async function passkeyRoutes(app: FastifyInstance, options: PasskeyRoutes
   app.delete('/passkeys/:id', async (request) => {
     const owner = await signedIn(request);
     const { id } = idParams.parse(request.params);
+    await confirmPassword(db, owner, removeInput.parse(request.body ?? {}).password, sessions);
     await removePasskey(db, owner, id);
     return { success: true, data: { removed: id } };
   });

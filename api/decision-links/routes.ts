@@ -9,7 +9,7 @@ import { text } from '../../domain/kit/fields';
 import { AppError } from '../../domain/kit/errors';
 import { findGatedWrite } from '../../domain/resources';
 import type { GateClient } from '../catalog/gate-client';
-import { approvalChallengeFor } from '../catalog/review-passkeys';
+import { approvalChallengeOf } from '../catalog/review-passkeys';
 import { errorBody, httpError } from '../rest/http';
 import { crossSiteRefusal } from '../console/cookies';
 
@@ -74,13 +74,12 @@ export async function decisionLinkRoutes(app: FastifyInstance, options: Decision
   }));
 
   // For an organization that needs approvals signed: the challenge the link's person's passkey signs (the review,
-  // the payload digest the link was sent for, its verdict, now), and their passkeys. Decides nothing.
+  // the payload digest the link was sent for, its verdict, now). Decides nothing. It names none of their passkeys
+  // (whoever holds the link is not yet known to be them): the browser offers the person's own, and the confirm
+  // takes only a passkey of the person the link was sent to.
   app.post('/:token/passkey-challenge', { config: { rateLimit: { max: decisionLinkLimits.readsPerMinute, timeWindow: '1 minute' } } }, async (request) => {
     const link = await decisionLinkToSign(db, tokenOf(request));
-    return {
-      success: true,
-      data: await approvalChallengeFor(db, { orgId: link.orgId, userId: link.userId }, publicUrl, { id: link.reviewId, digest: link.payloadDigest, verdict: link.verdict }),
-    };
+    return { success: true, data: approvalChallengeOf(publicUrl, { id: link.reviewId, digest: link.payloadDigest, verdict: link.verdict }) };
   });
 
   app.post('/:token/confirm', { config: { rateLimit: { max: decisionLinkLimits.confirmsPerMinute, timeWindow: '1 minute' } } }, async (request) => {

@@ -21,11 +21,29 @@ function jwkOf(key: cose.COSEPublicKey): JsonWebKey | undefined {
   return undefined;
 }
 
-/** The key's SubjectPublicKeyInfo (DER, base64url) and its COSE algorithm; refused for a kind this cannot express. */
+/**
+ * The key's SubjectPublicKeyInfo (DER, base64url) and its COSE algorithm; refused (`passkey_failed`) for a kind this
+ * cannot express, and for a key that is not one (a coordinate of the wrong length, an RSA key without its modulus):
+ * what the authenticator sent is the caller's mistake, never the service's fault.
+ */
 export function spkiOfCoseKey(coseKey: Uint8Array<ArrayBuffer>): { spki: string; algorithm: number } {
-  const key = decodeCredentialPublicKey(coseKey);
+  const key = decodeCoseKey(coseKey);
   const algorithm = key.get(cose.COSEKEYS.alg);
   const jwk = jwkOf(key);
   if (algorithm === undefined || !jwk) throw new AppError('passkey_failed', 'This passkey uses a kind of key Gatehouse does not take (ES256, ES384, ES512, EdDSA or RSA are)');
-  return { spki: createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'der' }).toString('base64url'), algorithm };
+  try {
+    return { spki: createPublicKey({ key: jwk, format: 'jwk' }).export({ type: 'spki', format: 'der' }).toString('base64url'), algorithm };
+  } catch (error) {
+    throw malformed(error);
+  }
+}
+
+const malformed = (cause: unknown) => new AppError('passkey_failed', 'The passkey could not be registered: its public key is malformed', undefined, { cause });
+
+function decodeCoseKey(coseKey: Uint8Array<ArrayBuffer>): cose.COSEPublicKey {
+  try {
+    return decodeCredentialPublicKey(coseKey);
+  } catch (error) {
+    throw malformed(error);
+  }
 }

@@ -71,14 +71,7 @@ export async function signIn(
   }
   const matches = await verifyPassword(input.password, person?.password_hash ?? null);
   if (!person || !matches || person.deactivated_at) {
-    if (person && attempt.failures >= throttle.lockAfter) {
-      await recordAudit(db, person.org_id, {
-        type: 'person.locked',
-        actor: { type: 'system', id: 'sign-in' },
-        resourceId: person.user_id,
-        data: { failed_sign_ins: attempt.failures, lock_minutes: Math.round(throttle.lockMs / 60_000) },
-      });
-    }
+    if (person) await recordLock(db, { userId: person.user_id, orgId: person.org_id }, attempt, throttle);
     await sleep(failureDelayMs(attempt.failures, throttle));
     throw wrongCredentials();
   }
@@ -111,6 +104,41 @@ export async function startSession(
   const resumed = await resumeSession(db, token, policy);
   if (!resumed) throw new AppError('unavailable', 'The session could not be started; try again');
   return { token, ...resumed };
+}
+
+/**
+ * A signed-in person proving themselves again with their password, for a change a session alone must not make
+ * (adding or removing a passkey: else a script holding a stolen cookie could register its own key and sign
+ * approvals as the person). Counted, slowed and locked with their sign-ins, so that a stolen session cannot guess
+ * at the password any faster than a stranger at the sign-in page; the right password starts the count again.
+ */
+export async function confirmPassword(db: Database, person: { userId: string; orgId: string }, password: string, policy: SessionRules): Promise<void> {
+  const throttle = policy.throttle ?? signInThrottle;
+  const attempt = await claimAttempt(db, person.userId, throttle);
+  if (attempt.lockedUntil) {
+    await verifyPassword(password, null);
+    throw lockedError(attempt.lockedUntil);
+  }
+  const { rows } = await db.query('SELECT password_hash FROM users WHERE id = $1 AND org_id = $2', [person.userId, person.orgId]);
+  if (!(await verifyPassword(password, (rows[0]?.password_hash as string | null | undefined) ?? null))) {
+    await recordLock(db, person, attempt, throttle);
+    await sleep(failureDelayMs(attempt.failures, throttle));
+    throw new AppError('validation_failed', 'That is not your current password: nothing was changed', {
+      fields: [{ field: 'password', message: 'is not your current password' }],
+    });
+  }
+  await db.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.userId]);
+}
+
+/** The failed attempt that reached the limit locked the account: the audit trail says so. */
+async function recordLock(db: Queryable, person: { userId: string; orgId: string }, attempt: Attempt, throttle: SignInThrottle): Promise<void> {
+  if (attempt.failures < throttle.lockAfter) return;
+  await recordAudit(db, person.orgId, {
+    type: 'person.locked',
+    actor: { type: 'system', id: 'sign-in' },
+    resourceId: person.userId,
+    data: { failed_sign_ins: attempt.failures, lock_minutes: Math.round(throttle.lockMs / 60_000) },
+  });
 }
 
 interface Attempt {

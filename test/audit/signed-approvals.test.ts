@@ -60,7 +60,7 @@ beforeAll(async () => {
   const registered = await session.request({
     method: 'POST',
     url: '/console/api/passkeys',
-    payload: { name: 'test key', response: authenticator.register(json(options).data.challenge) },
+    payload: { name: 'test key', password: reviewer.password, response: authenticator.register(json(options).data.challenge) },
   });
   expect(registered.statusCode, registered.body).toBe(201);
 

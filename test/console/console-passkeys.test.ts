@@ -87,8 +87,20 @@ describe('passkeys', () => {
     await page.getByRole('heading', { level: 1, name: 'Passkeys' }).waitFor();
     await page.getByText('You have no passkey yet.').waitFor();
     await page.getByLabel('Name (optional)').fill('Work laptop');
+    // A session alone adds no passkey: the form asks for the current password, and a wrong one adds nothing.
+    await page.getByLabel('Your current password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Add a passkey' }).click();
+    await page.getByRole('alert').getByText('That is not your current password').waitFor({ timeout: 10_000 });
+    expect(await page.getByLabel('Your current password').getAttribute('aria-invalid')).toBe('true');
+    expect((await h.db.query('SELECT 1 FROM passkeys WHERE user_id = $1', [owner.user.id])).rowCount).toBe(0);
+    // The authenticator made its key before the service refused it: forget that one, as nothing knows it.
+    for (const orphan of (await cdp.send('WebAuthn.getCredentials', { authenticatorId })).credentials) {
+      await cdp.send('WebAuthn.removeCredential', { authenticatorId, credentialId: orphan.credentialId });
+    }
+    await page.getByLabel('Your current password').fill(owner.password);
     await page.getByRole('button', { name: 'Add a passkey' }).click();
     await page.getByText('Added “Work laptop”').waitFor({ timeout: 10_000 });
+    expect(await page.getByLabel('Your current password').inputValue()).toBe('');
     await page.getByRole('table', { name: 'Your passkeys' }).getByRole('rowheader', { name: 'Work laptop' }).waitFor();
 
     const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId });
@@ -269,8 +281,12 @@ describe('passkeys', () => {
       const options = json(await ownerSession.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
       expect(options.rp).toEqual({ id: 'localhost', name: 'Gatehouse' });
       expect(options.excludeCredentials).toEqual([expect.objectContaining({ id: passkeyCredentialId })]);
-      const registered = await ownerSession.request({ method: 'POST', url: '/console/api/passkeys', payload: { name: 'software', response: software.register(options.challenge) } });
-      expect(registered.statusCode).toBe(201);
+      const registered = await ownerSession.request({
+        method: 'POST',
+        url: '/console/api/passkeys',
+        payload: { name: 'software', password: owner.password, response: software.register(options.challenge) },
+      });
+      expect(registered.statusCode, registered.body).toBe(201);
     });
 
     it('the browser’s assertion for another review', async () => {
@@ -314,7 +330,8 @@ describe('passkeys', () => {
       const challenge = json(asked).data;
       expect(challenge).toMatchObject({ payload_digest: rows[0].payload_digest, rp_id: 'localhost' });
       expect(challenge.challenge).toBe(approvalChallenge(linked, rows[0].payload_digest, 'approved', challenge.signed_at));
-      expect(challenge.allow_credentials.map((credential: { id: string }) => credential.id).sort()).toEqual([passkeyCredentialId, software.id].sort());
+      // Whoever holds the link is not told which passkeys its person has: the browser offers its own.
+      expect(challenge.allow_credentials).toEqual([]);
       // The console's challenge for the same review commits to the same payload: one write, one digest.
       const inConsole = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${linked}/passkey-challenge`, payload: { verdict: 'approved' } })).data;
       expect(inConsole.payload_digest).toBe(rows[0].payload_digest);
@@ -345,7 +362,7 @@ describe('passkeys', () => {
       const theirs = await signIn(h.app, acme.organization, leaving);
       const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
       const options = json(await theirs.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
-      expect((await theirs.request({ method: 'POST', url: '/console/api/passkeys', payload: { response: key.register(options.challenge) } })).statusCode).toBe(201);
+      expect((await theirs.request({ method: 'POST', url: '/console/api/passkeys', payload: { password: leaving.password, response: key.register(options.challenge) } })).statusCode).toBe(201);
       expect((await signInWith(key)).answer.statusCode).toBe(201);
       await h.db.query('UPDATE users SET deactivated_at = now() WHERE id = $1', [leaving.user.id]);
       const refused = (await signInWith(key)).answer;
@@ -353,12 +370,89 @@ describe('passkeys', () => {
       expect(refused.cookies.some((cookie) => cookie.name.endsWith('gatehouse_session') && cookie.value)).toBe(false);
     });
 
-    it('a removed passkey is recorded as removed', async () => {
+    it('a removed passkey is recorded as removed; removing one takes the current password too', async () => {
       const { rows } = await h.db.query("SELECT id FROM passkeys WHERE credential_id = $1", [software.id]);
-      const removed = await ownerSession.request({ method: 'DELETE', url: `/console/api/passkeys/${rows[0].id}` });
-      expect(removed.statusCode).toBe(200);
+      const url = `/console/api/passkeys/${rows[0].id}`;
+      const unproven = await ownerSession.request({ method: 'DELETE', url });
+      expect(unproven.statusCode).toBe(422);
+      expect(json(unproven).error.details.fields).toEqual([expect.objectContaining({ field: 'password' })]);
+      const wrong = await ownerSession.request({ method: 'DELETE', url, payload: { password: 'not the password at all' } });
+      expect(wrong.statusCode).toBe(422);
+      expect(json(wrong).error.message).toContain('not your current password');
+      expect((await h.db.query('SELECT 1 FROM passkeys WHERE credential_id = $1', [software.id])).rowCount).toBe(1);
+      const removed = await ownerSession.request({ method: 'DELETE', url, payload: { password: owner.password } });
+      expect(removed.statusCode, removed.body).toBe(200);
       const { rows: events } = await h.db.query("SELECT data FROM audit_events WHERE org_id = $1 AND type = 'person.passkey_removed'", [acme.organization.id]);
       expect(events).toEqual([{ data: { credential_id: software.id, name: 'software' } }]);
+    });
+  });
+
+  describe('adding a passkey takes the person’s current password, and a broken key is refused; neither registers anything', () => {
+    let person: TestPerson;
+    let session: ConsoleSession;
+
+    const registerWith = async (payload: (challenge: string) => Record<string, unknown>) => {
+      const options = json(await session.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
+      return session.request({ method: 'POST', url: '/console/api/passkeys', payload: payload(options.challenge as string) });
+    };
+    const stored = async () => {
+      const passkeys = (await h.db.query('SELECT credential_id FROM passkeys WHERE user_id = $1', [person.user.id])).rowCount;
+      const added = (await h.db.query("SELECT 1 FROM audit_events WHERE type = 'person.passkey_added' AND resource_id = $1", [person.user.id])).rowCount;
+      return { passkeys, added };
+    };
+    const failures = async () => (await h.db.query('SELECT failed_sign_ins FROM users WHERE id = $1', [person.user.id])).rows[0].failed_sign_ins as number;
+
+    beforeAll(async () => {
+      person = await addPerson(h.db, acme.organization, 'reviewer');
+      session = await signIn(h.app, acme.organization, person);
+    });
+
+    it('without the password (the session’s cookie and CSRF token alone)', async () => {
+      const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+      const refused = await registerWith((challenge) => ({ response: key.register(challenge) }));
+      expect(refused.statusCode).toBe(422);
+      expect(json(refused).error.details.fields).toEqual([expect.objectContaining({ field: 'password' })]);
+      expect(await stored()).toEqual({ passkeys: 0, added: 0 });
+    });
+
+    it('with a wrong password, counted toward the account’s lock as a failed sign-in is', async () => {
+      const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+      const refused = await registerWith((challenge) => ({ password: 'not the password at all', response: key.register(challenge) }));
+      expect(refused.statusCode).toBe(422);
+      expect(json(refused).error).toMatchObject({ code: 'validation_failed', details: { fields: [{ field: 'password', message: 'is not your current password' }] } });
+      expect(await stored()).toEqual({ passkeys: 0, added: 0 });
+      expect(await failures()).toBe(1);
+    });
+
+    it('with the right password while the account is locked', async () => {
+      await h.db.query("UPDATE users SET locked_until = now() + interval '10 minutes' WHERE id = $1", [person.user.id]);
+      try {
+        const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+        const refused = await registerWith((challenge) => ({ password: person.password, response: key.register(challenge) }));
+        expect(refused.statusCode).toBe(429);
+        expect(json(refused).error.code).toBe('account_locked');
+        expect(await stored()).toEqual({ passkeys: 0, added: 0 });
+      } finally {
+        await h.db.query('UPDATE users SET locked_until = NULL WHERE id = $1', [person.user.id]);
+      }
+    });
+
+    for (const kind of ['short-coordinate', 'rsa-without-n', 'unknown-kty'] as const) {
+      it(`with a malformed public key (${kind}): passkey_failed, not a fault`, async () => {
+        const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+        const refused = await registerWith((challenge) => ({ password: person.password, response: key.register(challenge, key.malformedCoseKey(kind)) }));
+        expect(refused.statusCode, refused.body).toBe(403);
+        expect(json(refused).error.code).toBe('passkey_failed');
+        expect(await stored()).toEqual({ passkeys: 0, added: 0 });
+      });
+    }
+
+    it('while the right password registers it, and starts the failed count again', async () => {
+      const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
+      const registered = await registerWith((challenge) => ({ password: person.password, response: key.register(challenge) }));
+      expect(registered.statusCode, registered.body).toBe(201);
+      expect(await stored()).toEqual({ passkeys: 1, added: 1 });
+      expect(await failures()).toBe(0);
     });
   });
 

@@ -318,7 +318,7 @@ describe('the console’s rules hold', () => {
     const session = await signIn(h.app, org.organization, signer);
     const authenticator = new SoftwareAuthenticator({ rpId: new URL(publicUrl).hostname, origin: publicUrl });
     const options = json(await session.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
-    const registered = await session.request({ method: 'POST', url: '/console/api/passkeys', payload: { response: authenticator.register(options.challenge) } });
+    const registered = await session.request({ method: 'POST', url: '/console/api/passkeys', payload: { password: signer.password, response: authenticator.register(options.challenge) } });
     expect(registered.statusCode, registered.body).toBe(201);
     await h.db.query('UPDATE organizations SET approvals_need_passkey = true WHERE id = $1', [org.organization.id]);
     const reviewId = await hold(org.readWriteToken, 'review signed from the email');
@@ -327,6 +327,8 @@ describe('the console’s rules hold', () => {
     const asked = await h.app.inject({ method: 'POST', url: `/console/api/decision-links/${approve}/passkey-challenge`, remoteAddress: remoteAddress() });
     expect(asked.statusCode, asked.body).toBe(200);
     const { challenge, signed_at } = json(asked).data;
+    // The link's holder is not told which passkeys its person has: the authenticator offers its own.
+    expect(json(asked).data.allow_credentials).toEqual([]);
     // Signed over another verdict's challenge: refused, nothing spent or written.
     const otherChallenge = approvalChallenge(reviewId, json(asked).data.payload_digest, 'denied', signed_at);
     const wrong = await confirm(approve, { passkey: { ...authenticator.assert(otherChallenge), signed_at } });

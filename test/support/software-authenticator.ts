@@ -59,11 +59,27 @@ export class SoftwareAuthenticator {
     return Buffer.from(JSON.stringify({ type, challenge, origin: this.options.origin, crossOrigin: false }));
   }
 
-  /** A registration response (RegistrationResponseJSON) to the relying party's challenge (base64url). */
-  register(challenge: string): Record<string, unknown> {
+  /**
+   * A public key no verifier can use, as a broken or hostile authenticator might send: a P-256 key whose x is a
+   * byte short, an RSA key without its modulus, or a key type COSE does not define.
+   */
+  malformedCoseKey(kind: 'short-coordinate' | 'rsa-without-n' | 'unknown-kty'): Buffer {
+    const jwk = this.publicKey.export({ format: 'jwk' });
+    const x = Buffer.from(jwk.x!, 'base64url');
+    const y = Buffer.from(jwk.y!, 'base64url');
+    if (kind === 'short-coordinate') {
+      return Buffer.concat([cborHead(5, 5), cborInt(1), cborInt(2), cborInt(3), cborInt(-7), cborInt(-1), cborInt(1), cborInt(-2), cborBytes(x.subarray(1)), cborInt(-3), cborBytes(y)]);
+    }
+    // RS256 is COSE -257, two bytes past CBOR's small integers: 0x39 0x0100.
+    if (kind === 'rsa-without-n') return Buffer.concat([cborHead(5, 3), cborInt(1), cborInt(3), cborInt(3), Buffer.from([0x39, 0x01, 0x00]), cborInt(-2), cborBytes(Buffer.from([1, 0, 1]))]);
+    return Buffer.concat([cborHead(5, 3), cborInt(1), cborInt(9), cborInt(3), cborInt(-7), cborInt(-1), cborBytes(x)]);
+  }
+
+  /** A registration response (RegistrationResponseJSON) to the relying party's challenge (base64url); `coseKey` replaces the real public key. */
+  register(challenge: string, coseKey: Buffer = this.coseKey()): Record<string, unknown> {
     const length = Buffer.from([this.credentialId.length >> 8, this.credentialId.length & 0xff]);
     // User present, user verified, attested credential data included.
-    const authData = this.authenticatorData(0x45, Buffer.concat([Buffer.alloc(16), length, this.credentialId, this.coseKey()]));
+    const authData = this.authenticatorData(0x45, Buffer.concat([Buffer.alloc(16), length, this.credentialId, coseKey]));
     const attestationObject = Buffer.concat([cborHead(5, 3), cborText('fmt'), cborText('none'), cborText('attStmt'), cborHead(5, 0), cborText('authData'), cborBytes(authData)]);
     return {
       id: this.id,

@@ -97,5 +97,6 @@ export const api = {
   },
   post: <T>(path: string, body: unknown = {}) => request<T>('POST', path, body),
   patch: <T>(path: string, body: unknown) => request<T>('PATCH', path, body),
-  delete: <T>(path: string) => request<T>('DELETE', path),
+  /** A DELETE, with a JSON body where the route asks for one (a passkey's removal takes the person's password). */
+  delete: <T>(path: string, body?: unknown) => request<T>('DELETE', path, body),
 };

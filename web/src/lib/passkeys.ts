@@ -66,7 +66,10 @@ export interface SignedVerdict {
   signed_at: string;
 }
 
-/** What the service asks a passkey to sign for a verdict: the challenge, its time, and the person's passkeys. */
+/**
+ * What the service asks a passkey to sign for a verdict: the challenge, its time, and the person's passkeys (none
+ * named where the asker is not known to be the person: a decision link's page).
+ */
 export interface VerdictChallenge {
   challenge: string;
   signed_at: string;
@@ -75,17 +78,20 @@ export interface VerdictChallenge {
 }
 
 /**
- * Has one of the person's passkeys sign a verdict's challenge; a person with none is told to register one first
- * (`no_passkey`), where they manage their passkeys.
+ * Has one of the person's passkeys sign a verdict's challenge. Signed in (`named`), the challenge lists their
+ * passkeys, and a person with none is told to register one first (`no_passkey`), where they manage their passkeys;
+ * from a decision link (`discoverable`), it lists none and the authenticator offers the ones it holds for this site.
  */
-export async function signVerdict(asked: VerdictChallenge): Promise<SignedVerdict> {
-  if (asked.allow_credentials.length === 0) {
+export async function signVerdict(asked: VerdictChallenge, passkeys: 'named' | 'discoverable' = 'named'): Promise<SignedVerdict> {
+  if (passkeys === 'named' && asked.allow_credentials.length === 0) {
     throw new ApiError(0, 'no_passkey', 'This organization needs every approval signed with a passkey, and you have none. Register a passkey in Settings → Passkeys first.');
   }
   const signed = await signWithPasskey({
     challenge: asked.challenge,
     rpId: asked.rp_id,
-    allowCredentials: asked.allow_credentials.map((credential) => ({ id: credential.id, type: 'public-key', transports: credential.transports as AuthenticatorTransport[] })),
+    ...(passkeys === 'named'
+      ? { allowCredentials: asked.allow_credentials.map((credential) => ({ id: credential.id, type: 'public-key' as const, transports: credential.transports as AuthenticatorTransport[] })) }
+      : {}),
     userVerification: 'required',
     timeout: 120_000,
   });

@@ -50,6 +50,9 @@ const path = (token: string) => `/decision-links/${encodeURIComponent(token)}`;
 export const decisionLinksApi = {
   read: (token: string) => api.get<DecisionLink>(path(token)),
   confirm: (token: string, body: { comment?: string; passkey?: PasskeyAssertion }) => api.post<DecisionOutcome>(`${path(token)}/confirm`, body),
-  /** The link's person's passkey signs its verdict: the review, the payload the link was sent for, the verdict, now. */
-  sign: async (token: string): Promise<PasskeyAssertion> => signVerdict(await api.post<VerdictChallenge>(`${path(token)}/passkey-challenge`, {})),
+  /**
+   * The link's person's passkey signs its verdict: the review, the payload the link was sent for, the verdict, now.
+   * The challenge names no passkey (the link's holder is not known to be its person): the authenticator offers its own.
+   */
+  sign: async (token: string): Promise<PasskeyAssertion> => signVerdict(await api.post<VerdictChallenge>(`${path(token)}/passkey-challenge`, {}), 'discoverable'),
 };

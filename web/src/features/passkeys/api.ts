@@ -17,12 +17,16 @@ const passkeyPath = (id: string) => `/passkeys/${encodeURIComponent(id)}`;
 
 export const passkeysApi = {
   list: () => api.get<Passkey[]>('/passkeys'),
-  /** The service's options, the authenticator's new passkey, then the service checks and keeps it. */
-  async register(name: string): Promise<Passkey> {
+  /**
+   * The service's options, the authenticator's new passkey, then the service checks and keeps it: with the person's
+   * current password, which a session alone does not know.
+   */
+  async register(name: string, password: string): Promise<Passkey> {
     const options = await api.post<PublicKeyCredentialCreationOptionsJSON>('/passkeys/registration-options');
     const response = await makePasskey(options);
-    return api.post<Passkey>('/passkeys', { ...(name.trim() ? { name: name.trim() } : {}), response });
+    return api.post<Passkey>('/passkeys', { ...(name.trim() ? { name: name.trim() } : {}), password, response });
   },
   rename: (id: string, name: string) => api.patch<Passkey>(passkeyPath(id), { name }),
-  remove: (id: string) => api.delete<{ removed: string }>(passkeyPath(id)),
+  /** Removing one takes the current password too. */
+  remove: (id: string, password: string) => api.delete<{ removed: string }>(passkeyPath(id), { password }),
 };

@@ -1,6 +1,6 @@
 import { useEffect, useState, type FormEvent } from 'react';
-import { ConfirmButton } from '../../lib/confirm-button';
 import { actionsColumn, DataTable } from '../../lib/data-table';
+import { problemsByField } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
@@ -48,9 +48,8 @@ export function PasskeysPage() {
 }
 
 function PasskeyTable({ passkeys, onChanged }: { passkeys: Passkey[]; onChanged: (passkeys: Passkey[]) => void }) {
-  const [confirming, setConfirming] = useState<string>();
+  const [removing, setRemoving] = useState<string>();
   const [renaming, setRenaming] = useState<string>();
-  const [error, setError] = useState<unknown>();
   return (
     <>
       <DataTable columns={['Name', 'Added', 'Last used', 'Synced', actionsColumn]} label="Your passkeys">
@@ -73,33 +72,77 @@ function PasskeyTable({ passkeys, onChanged }: { passkeys: Passkey[]; onChanged:
             <td>{when(passkey.last_used_at, 'Never')}</td>
             <td>{passkey.backed_up ? 'Yes' : 'No'}</td>
             <td className="action-buttons">
-              {renaming !== passkey.id && (
+              {renaming !== passkey.id && removing !== passkey.id && (
                 <button type="button" className="button secondary small" aria-label={`Rename ${passkey.name}`} onClick={() => setRenaming(passkey.id)}>
                   Rename
                 </button>
               )}
-              <ConfirmButton
-                label="Remove"
-                accessibleLabel={`Remove ${passkey.name}`}
-                confirmLabel={`Remove ${passkey.name} for good`}
-                open={confirming === passkey.id}
-                onOpen={() => setConfirming(passkey.id)}
-                onCancel={() => setConfirming(undefined)}
-                onConfirm={() => {
-                  setError(undefined);
-                  passkeysApi.remove(passkey.id).then(
-                    () => onChanged(passkeys.filter((kept) => kept.id !== passkey.id)),
-                    setError,
-                  );
-                  setConfirming(undefined);
-                }}
-              />
+              {removing === passkey.id ? (
+                <RemoveForm
+                  passkey={passkey}
+                  onDone={(removed) => {
+                    setRemoving(undefined);
+                    if (removed) onChanged(passkeys.filter((kept) => kept.id !== passkey.id));
+                  }}
+                />
+              ) : (
+                <button type="button" className="button secondary small" aria-label={`Remove ${passkey.name}`} onClick={() => setRemoving(passkey.id)}>
+                  Remove
+                </button>
+              )}
             </td>
           </tr>
         ))}
       </DataTable>
-      <FormError error={error} />
     </>
+  );
+}
+
+/** Removing a passkey asks for the person's current password, as adding one does: a session alone may do neither. */
+function RemoveForm({ passkey, onDone }: { passkey: Passkey; onDone: (removed: boolean) => void }) {
+  const [password, setPassword] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const problem = problemsByField(error, ['password']).password;
+  const fieldId = `remove-${passkey.id}-password`;
+  return (
+    <form
+      className="action-buttons"
+      onSubmit={(event) => {
+        event.preventDefault();
+        setBusy(true);
+        setError(undefined);
+        passkeysApi.remove(passkey.id, password).then(
+          () => onDone(true),
+          (failure: unknown) => {
+            setError(failure);
+            setBusy(false);
+          },
+        );
+      }}
+    >
+      <label className="visually-hidden" htmlFor={fieldId}>
+        Your current password, to remove {passkey.name}
+      </label>
+      <input
+        id={fieldId}
+        type="password"
+        autoComplete="current-password"
+        autoFocus
+        required
+        placeholder="Your current password"
+        aria-invalid={problem ? true : undefined}
+        value={password}
+        onChange={(event) => setPassword(event.target.value)}
+      />
+      <button type="submit" className="button danger small" disabled={busy}>
+        Remove {passkey.name} for good
+      </button>
+      <button type="button" className="button secondary small" onClick={() => onDone(false)}>
+        Cancel
+      </button>
+      <FormError error={error} />
+    </form>
   );
 }
 
@@ -131,9 +174,11 @@ function RenameForm({ passkey, onDone }: { passkey: Passkey; onDone: (renamed?: 
 
 function AddPasskey({ onAdded }: { onAdded: (passkey: Passkey) => void }) {
   const [name, setName] = useState('');
+  const [password, setPassword] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [added, setAdded] = useState<string>();
+  const problems = problemsByField(error, ['name', 'password']);
 
   async function submit(event: FormEvent) {
     event.preventDefault();
@@ -141,10 +186,11 @@ function AddPasskey({ onAdded }: { onAdded: (passkey: Passkey) => void }) {
     setError(undefined);
     setAdded(undefined);
     try {
-      const passkey = await passkeysApi.register(name);
+      const passkey = await passkeysApi.register(name, password);
       onAdded(passkey);
       setAdded(passkey.name);
       setName('');
+      setPassword('');
     } catch (failure) {
       setError(failure);
     } finally {
@@ -156,8 +202,18 @@ function AddPasskey({ onAdded }: { onAdded: (passkey: Passkey) => void }) {
     <section className="card" aria-labelledby="add-passkey-heading">
       <h2 id="add-passkey-heading">Add a passkey</h2>
       <form className="stack" onSubmit={(event) => void submit(event)}>
-        <FormField id="passkey-name" label="Name (optional)" hint="To tell your passkeys apart: the laptop, the phone, the security key.">
+        <FormField id="passkey-name" label="Name (optional)" problem={problems.name} hint="To tell your passkeys apart: the laptop, the phone, the security key.">
           {(control) => <input {...control} maxLength={100} value={name} onChange={(event) => setName(event.target.value)} />}
+        </FormField>
+        <FormField
+          id="passkey-password"
+          label="Your current password"
+          problem={problems.password}
+          hint="A passkey signs your approvals, so adding one asks who you are again: being signed in is not enough."
+        >
+          {(control) => (
+            <input {...control} type="password" autoComplete="current-password" required value={password} onChange={(event) => setPassword(event.target.value)} />
+          )}
         </FormField>
         <FormError error={error} />
         {added && (
