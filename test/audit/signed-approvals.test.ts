@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { chainLink, contentDigest } from '../../domain/audit/chain';
 import { sealAuditChain } from '../../domain/audit/ledger';
 import { payloadDigest } from '../../domain/gate/reviews/signing';
+import { updateOrganization } from '../../domain/identity/organizations';
 import { cleanEnv, runCli } from '../support/cli';
 import { addPerson, signIn, type ConsoleSession } from '../support/console';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
@@ -166,5 +167,74 @@ describe('approvals signed with a passkey, verified offline', () => {
     const flippedResult = check('flipped.jsonl', resealed(flipped));
     expect(flippedResult.status).toBe(1);
     expect(flippedResult.stdout).toContain("its signature does not verify with the person's passkey");
+  });
+});
+
+describe('where the organization needs approvals signed', () => {
+  it('counts only signed approvals toward a quorum, keeps what each signed after an edit removed the approval, and the verifier names an unsigned approval', async () => {
+    const acme = await h.createOrganization({
+      policy: `@id("allow") permit (principal, action, resource);
+@id("two") @decision("review") @approvals("2") @reason("Two people") permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };`,
+    });
+    const people = await Promise.all([addPerson(h.db, acme.organization, 'reviewer'), addPerson(h.db, acme.organization, 'reviewer')]);
+    const signers = await Promise.all(
+      people.map(async (person) => {
+        const signed = await signIn(h.app, acme.organization, person);
+        const key = new SoftwareAuthenticator({ rpId: new URL(publicUrl).hostname, origin: publicUrl });
+        const options = json(await signed.request({ method: 'POST', url: '/console/api/passkeys/registration-options' })).data;
+        const added = await signed.request({ method: 'POST', url: '/console/api/passkeys', payload: { password: person.password, response: key.register(options.challenge) } });
+        expect(added.statusCode, added.body).toBe(201);
+        return { session: signed, key, person };
+      }),
+    );
+    const [first, second] = signers as [(typeof signers)[0], (typeof signers)[0]];
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title: 'big signed launch' } });
+    expect(held.statusCode).toBe(202);
+    const reviewId = json(held).review.id as string;
+    // The first approval, before the organization needs passkeys: unsigned.
+    expect((await first.session.request({ method: 'POST', url: `/console/api/v1/reviews/${reviewId}/approve`, payload: {} })).statusCode).toBe(200);
+    await updateOrganization(h.db, acme.organization.slug, { approvalsNeedPasskey: true });
+
+    const sign = async (signer: typeof first, extra: { edit?: Record<string, unknown>; seen_edit?: string } = {}) => {
+      const asked = json(
+        await signer.session.request({ method: 'POST', url: `/console/api/v1/reviews/${reviewId}/passkey-challenge`, payload: { verdict: 'approved', ...(extra.edit ? { edit: extra.edit } : {}) } }),
+      ).data;
+      return signer.session.request({
+        method: 'POST',
+        url: `/console/api/v1/reviews/${reviewId}/approve`,
+        payload: { ...extra, passkey: { ...signer.key.assert(asked.challenge), signed_at: asked.signed_at } },
+      });
+    };
+    // The second person's signed approval does not end it: the first one's was not signed.
+    const secondAnswer = await sign(second);
+    expect(secondAnswer.statusCode, secondAnswer.body).toBe(200);
+    expect(json(secondAnswer).data.status).toBe('pending');
+    // The first person signs theirs with an edit: the edit removes the approvals given to the earlier version (the
+    // second person's signed one among them), and theirs counts as the first of two.
+    const edited = await sign(first, { edit: { description: 'Signed off with a launch date' } });
+    expect(edited.statusCode, edited.body).toBe(200);
+    expect(json(edited).data).toMatchObject({ status: 'pending', approvals: { given: [{ user_id: first.person.user.id, passkey: true }] } });
+    // The second person signs the edited version: the write runs.
+    const last = await sign(second, { seen_edit: json(edited).data.edit.id });
+    expect(last.statusCode, last.body).toBe(200);
+    expect(json(last).data.status).toBe('approved');
+    expect(json(last).data.approvals.given.map((given: { passkey: boolean }) => given.passkey)).toEqual([true, true]);
+
+    await sealAuditChain(h.db, acme.organization.id, { lagMs: 0 });
+    const exported = await runCli(['audit', 'export', '--org', acme.organization.slug], cleanEnv({ DATABASE_URL: inject('databaseUrl') }));
+    expect(exported.code, exported.stderr).toBe(0);
+    const copy = exported.stdout.trim().split('\n');
+    const untouched = check('quorum.jsonl', copy);
+    expect(untouched.status, untouched.stdout).toBe(0);
+    // All three signatures verify, the one whose approval the edit removed among them (its payload is kept).
+    expect(untouched.stdout).toContain('3 signed verdicts checked against their passkeys');
+
+    // A copy that says the second approval was given unsigned, re-sealed: named, for the organization needed it.
+    const events = copy.map((line) => JSON.parse(line) as Line);
+    const approval = events.find((event) => event.type === 'review.approved')!;
+    approval.data.passkey = null;
+    const unsignedCopy = check('unsigned.jsonl', resealed(events));
+    expect(unsignedCopy.status).toBe(1);
+    expect(unsignedCopy.stdout).toContain(`approval ${approval.id as string} (review ${reviewId}, by ${approval.actor.id as string}) was not signed, while the organization needed approvals signed`);
   });
 });
