@@ -49,7 +49,7 @@ export const updateSlackAppOperation = defineOperation({
   family: 'notifications',
   summary: "Set the organization's Slack app",
   description:
-    "Set the Slack app's signing secret (Basic Information → App Credentials; null removes it and presses are refused) and the workspace presses must come from (null: the next verified press binds it).",
+    "Set the Slack app's signing secret (Basic Information → App Credentials; null removes it and presses are refused) and the workspace presses must come from (null: the next verified press binds it). Changing or removing the secret unlinks every Slack user of the organization: each person links theirs again.",
   method: 'PATCH',
   path: '/notifications/slack-app',
   input: z.strictObject({
@@ -130,7 +130,6 @@ export const slackLinkOfferOperation = defineOperation({
       .object({
         workspace: z.string().describe('The Slack workspace (T…)'),
         slack_user: z.string().describe('The Slack user who pressed (U…)'),
-        slack_user_name: z.string().nullable().describe('The name they go by in Slack, as Slack sent it (shown, never trusted)'),
         expires_at: instantField('When the offer stops working'),
       })
       .nullable()
@@ -142,7 +141,7 @@ export const slackLinkOfferOperation = defineOperation({
     const offer = await readSlackLinkOffer(context.db, context.caller.organization.id, input.token);
     return {
       offer: offer
-        ? { workspace: offer.teamId, slack_user: offer.slackUserId, slack_user_name: offer.slackUserName, expires_at: offer.expiresAt.toISOString() }
+        ? { workspace: offer.teamId, slack_user: offer.slackUserId, expires_at: offer.expiresAt.toISOString() }
         : null,
     };
   },
@@ -154,7 +153,7 @@ export const confirmSlackLinkOperation = defineOperation({
   family: 'notifications',
   summary: 'Link a Slack user to yourself',
   description:
-    "Confirms a one-time Slack link: from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts. The link works once, for 15 minutes, for a person of the organization whose Slack it came from (410 link_invalid otherwise; 404 for another organization's).",
+    "Confirms a one-time Slack link: from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts, and the Slack user the person linked before in that workspace is unlinked. The link works once, for 15 minutes, for a person of the organization whose Slack it came from (410 link_invalid otherwise; 404 for another organization's).",
   method: 'POST',
   path: '/notifications/slack-links',
   input: z.strictObject({ token: offerToken }),

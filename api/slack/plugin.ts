@@ -32,12 +32,15 @@ export async function slackInteractions(app: FastifyInstance, options: SlackInte
     slack.removeAllContentTypeParsers();
     slack.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => done(null, body));
     slack.post<{ Params: { org: string }; Body: string | undefined }>('/slack/interactions/:org', async (request, reply) => {
-      const slackApp = await findSlackAppSecret(db, request.params.org);
       const rawBody = typeof request.body === 'string' ? request.body : '';
       const signature = header(request.headers['x-slack-signature']);
-      verifySlackSignature(slackApp.signingSecret, { timestamp: header(request.headers['x-slack-request-timestamp']), signature, rawBody });
+      const slackApp = verifySlackSignature(await findSlackAppSecret(db, request.params.org), {
+        timestamp: header(request.headers['x-slack-request-timestamp']),
+        signature,
+        rawBody,
+      });
       const press = parseInteraction(rawBody);
-      await admitSlackRequest(db, slackApp, signature!, press.teamId);
+      await admitSlackRequest(db, slackApp, signature!, press);
       const answer = await answerPress(db, slackApp.orgId, press, {
         publicUrl,
         reviewUrl: (reviewId) => reviewWebUrl(publicUrl, reviewId),

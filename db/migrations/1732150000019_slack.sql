@@ -13,24 +13,28 @@ CREATE TABLE slack_apps (
   updated_at      timestamptz NOT NULL DEFAULT now()
 );
 
--- A Slack user linked to a person, by that person, signed in to the console: a press counts as theirs.
+-- A Slack user linked to a person, by that person, signed in to the console: a press counts as theirs. One Slack
+-- user per person and workspace: a newer link replaces the older, so that a link confirmed by mistake (or talked
+-- into) cannot sit unseen beside the person's own.
 CREATE TABLE slack_links (
   org_id         text NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
   slack_team_id  text NOT NULL,
   slack_user_id  text NOT NULL,
   user_id        text NOT NULL REFERENCES users(id) ON DELETE CASCADE,
   linked_at      timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (org_id, slack_team_id, slack_user_id)
+  PRIMARY KEY (org_id, slack_team_id, slack_user_id),
+  UNIQUE (org_id, user_id, slack_team_id)
 );
 CREATE INDEX slack_links_user ON slack_links (user_id);
 
 -- A one-time offer to link a Slack user, answered to their first press: the link's secret is kept as its SHA-256.
+-- The Slack user's display name is not kept: anyone can call themselves anything in a workspace, so it would only
+-- lend a stranger's offer a familiar face.
 CREATE TABLE slack_link_offers (
   token_digest     text PRIMARY KEY,
   org_id           text NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
   slack_team_id    text NOT NULL,
   slack_user_id    text NOT NULL,
-  slack_user_name  text,
   created_at       timestamptz NOT NULL DEFAULT now(),
   expires_at       timestamptz NOT NULL,
   used_at          timestamptz,

@@ -97,8 +97,18 @@ export type AuditEvent =
       data: { api_key_id: string; reason: string } & Record<string, unknown>;
     }
   | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> }
-  /** A Slack user linked to a person (by that person, signed in), or the link removed; `resourceId`: the person (usr_…). */
-  | { type: 'slack.linked' | 'slack.unlinked'; actor: ActorRef; resourceId: string; data: { slack_team_id: string; slack_user_id: string } }
+  /** A Slack user linked to a person (by that person, signed in); `resourceId`: the person (usr_…). */
+  | { type: 'slack.linked'; actor: ActorRef; resourceId: string; data: { slack_team_id: string; slack_user_id: string } }
+  /**
+   * A Slack user's link to a person (`resourceId`, usr_…) removed: by the person, replaced by a newer link, or with
+   * every link of the organization when its Slack app's signing secret changed.
+   */
+  | {
+      type: 'slack.unlinked';
+      actor: ActorRef;
+      resourceId: string;
+      data: { slack_team_id: string; slack_user_id: string; reason: 'removed by the person' | 'replaced by a newer link' | 'signing secret changed' };
+    }
   | {
       type: 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.disabled';
       actor: ActorRef;

@@ -52,6 +52,17 @@ const isLoopbackHost = (hostname: string) => {
 };
 
 /**
+ * Whether the host is one the rules open beyond the public internet: localhost or a loopback address where loopback
+ * is allowed, a private (non-public, non-link-local) address where private ranges are. A name other than localhost
+ * is not: what it resolves to is checked on the connection.
+ */
+export function isAllowedNonPublicHost(hostname: string, policy: OutboundRules): boolean {
+  const bare = hostname.replace(/^\[|\]$/g, '');
+  if (isLoopbackHost(bare)) return policy.allowLoopback;
+  return ipaddr.isValid(bare) && ipaddr.process(bare).range() !== 'unicast' && addressRefusal(bare, policy) === undefined;
+}
+
+/**
  * The URL as it will be used, or a validation error naming `field`: https (http only to loopback, where loopback is
  * allowed), no credentials, and a host whose every address the policy allows.
  */

@@ -1,6 +1,6 @@
 import type { Database, Queryable } from '../../db/database';
 import { recordAudit, type ActorRef } from '../audit/events';
-import { AppError, invalidFields } from '../kit/errors';
+import { invalidFields } from '../kit/errors';
 
 // An organization's Slack app, as Gatehouse knows it: the signing secret that proves a request came from Slack
 // (written, never read back: what anyone sees is whether it is set) and the Slack workspace (team) presses must
@@ -28,7 +28,9 @@ const teamIdShape = /^[A-Z0-9]{2,30}$/;
 
 /**
  * Sets (null: removes) the signing secret, and binds (null: unbinds) the workspace; what is left out stays. The
- * audit trail says the secret was set or removed, never what it is.
+ * audit trail says the secret was set or removed, never what it is. A changed or removed secret unlinks every
+ * Slack user of the organization and voids the open offers to link: whoever knew the old secret could sign a press
+ * as any linked Slack user, so the links made under it are not trusted under the new one.
  */
 export async function updateSlackAppSettings(
   db: Database,
@@ -46,6 +48,8 @@ export async function updateSlackAppSettings(
   }
   if (problems.length) throw invalidFields(problems);
   return db.transaction(async (tx) => {
+    const before = await tx.query('SELECT signing_secret FROM slack_apps WHERE org_id = $1 FOR UPDATE', [orgId]);
+    const secretChanged = signingSecret !== undefined && signingSecret !== (before.rows[0]?.signing_secret ?? null);
     await tx.query(
       `INSERT INTO slack_apps (org_id, signing_secret, team_id) VALUES ($1, CASE WHEN $2 THEN $3 END, CASE WHEN $4 THEN $5 END)
        ON CONFLICT (org_id) DO UPDATE SET
@@ -58,8 +62,22 @@ export async function updateSlackAppSettings(
     if (signingSecret !== undefined) data.slack_signing_secret = signingSecret === null ? null : 'set';
     if (teamId !== undefined) data.slack_team_id = teamId;
     await recordAudit(tx, orgId, { type: 'organization.updated', actor: by, data });
+    if (secretChanged) await unlinkEverySlackUser(tx, orgId, by);
     return findSlackAppSettings(tx, orgId);
   });
+}
+
+async function unlinkEverySlackUser(tx: Queryable, orgId: string, by: ActorRef): Promise<void> {
+  await tx.query('DELETE FROM slack_link_offers WHERE org_id = $1 AND used_at IS NULL', [orgId]);
+  const { rows } = await tx.query('DELETE FROM slack_links WHERE org_id = $1 RETURNING user_id, slack_team_id, slack_user_id', [orgId]);
+  for (const link of rows) {
+    await recordAudit(tx, orgId, {
+      type: 'slack.unlinked',
+      actor: by,
+      resourceId: link.user_id,
+      data: { slack_team_id: link.slack_team_id, slack_user_id: link.slack_user_id, reason: 'signing secret changed' },
+    });
+  }
 }
 
 /** What verifying a request needs: the organization it is addressed to, its secret, and its bound workspace. */
@@ -70,17 +88,15 @@ export interface SlackAppSecret {
 }
 
 /**
- * The Slack app of the organization a Request URL names (its id, or its slug); refused when there is no such
- * organization or it set no signing secret (nothing could prove a request came from its Slack).
+ * The Slack app of the organization a Request URL names (its id, or its slug); undefined when there is no such
+ * organization or it set no signing secret: the request is then refused exactly as a badly signed one is
+ * (domain/notify/slack-requests.ts), so that the endpoint does not tell which organizations exist or use Slack.
  */
-export async function findSlackAppSecret(db: Queryable, orgIdOrSlug: string): Promise<SlackAppSecret> {
+export async function findSlackAppSecret(db: Queryable, orgIdOrSlug: string): Promise<SlackAppSecret | undefined> {
   const { rows } = await db.query(
-    `SELECT o.id, a.signing_secret, a.team_id FROM organizations o LEFT JOIN slack_apps a ON a.org_id = o.id WHERE o.id = $1 OR o.slug = $1`,
+    `SELECT o.id, a.signing_secret, a.team_id FROM organizations o JOIN slack_apps a ON a.org_id = o.id
+     WHERE (o.id = $1 OR o.slug = $1) AND a.signing_secret IS NOT NULL`,
     [orgIdOrSlug],
   );
-  if (!rows[0]) throw new AppError('not_found', `no organization ${orgIdOrSlug}: the Request URL must be the one Settings → Notifications shows`);
-  if (!rows[0].signing_secret) {
-    throw new AppError('unauthorized', "this organization has not set its Slack app's signing secret (Settings → Notifications), so no Slack request can be verified");
-  }
-  return { orgId: rows[0].id, signingSecret: rows[0].signing_secret, teamId: rows[0].team_id };
+  return rows[0] ? { orgId: rows[0].id, signingSecret: rows[0].signing_secret, teamId: rows[0].team_id } : undefined;
 }

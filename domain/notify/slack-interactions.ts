@@ -15,15 +15,18 @@ const slackId = z.string().regex(/^[A-Z0-9]{2,30}$/);
 /** The fields of Slack's `block_actions` payload a press needs; the rest is ignored. */
 export const blockActionsPayload = z.object({
   type: z.literal('block_actions'),
-  user: z.object({ id: slackId, team_id: slackId.optional(), username: z.string().optional(), name: z.string().optional() }),
+  user: z.object({ id: slackId, team_id: slackId.optional() }),
   team: z.object({ id: slackId }).nullable().optional(),
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
   response_url: z.string().url().optional(),
 });
 export type BlockActions = z.infer<typeof blockActionsPayload>;
 
+/** A press, with the workspace it was made in and the one its Slack user belongs to (different for Slack Connect). */
+export type Press = BlockActions & { teamId: string; userTeamId: string };
+
 /** Reads the form's `payload` field: refused (400) when it is missing, not JSON, or not a button press. */
-export function parseInteraction(rawBody: string): BlockActions & { teamId: string } {
+export function parseInteraction(rawBody: string): Press {
   const payload = new URLSearchParams(rawBody).get('payload');
   if (payload === null) throw new AppError('bad_request', 'A Slack interaction is a form with a payload field');
   let parsed: unknown;
@@ -39,7 +42,7 @@ export function parseInteraction(rawBody: string): BlockActions & { teamId: stri
   if (!checked.success) throw new AppError('bad_request', `The payload is not a button press Gatehouse sent: ${checked.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ')}`);
   const teamId = checked.data.team?.id ?? checked.data.user.team_id;
   if (!teamId) throw new AppError('bad_request', 'The payload names no Slack workspace (team.id)');
-  return { ...checked.data, teamId };
+  return { ...checked.data, teamId, userTeamId: checked.data.user.team_id ?? teamId };
 }
 
 /** What to do about a press: say it to the one who pressed, or replace the held write's message for everyone. */
@@ -60,7 +63,7 @@ export interface PressPorts extends VerdictPorts {
  * offered a one-time link to confirm in the console; everything else is refused with why, changing nothing.
  * Undefined for a press that asks nothing (the "Open the review" link button).
  */
-export async function answerPress(db: Database, orgId: string, press: BlockActions & { teamId: string }, ports: PressPorts): Promise<PressAnswer | undefined> {
+export async function answerPress(db: Database, orgId: string, press: Press, ports: PressPorts): Promise<PressAnswer | undefined> {
   const action = press.actions[0]!;
   if (action.action_id === slackActions.open) return undefined;
   const verdict = action.action_id === slackActions.approve ? 'approved' : action.action_id === slackActions.deny ? 'denied' : undefined;
@@ -73,7 +76,7 @@ export async function answerPress(db: Database, orgId: string, press: BlockActio
   const slackUser = { teamId: press.teamId, userId: press.user.id };
   const person = await findLinkedPerson(db, orgId, slackUser);
   if (!person) {
-    const offer = await offerSlackLink(db, orgId, { ...slackUser, name: press.user.username ?? press.user.name });
+    const offer = await offerSlackLink(db, orgId, slackUser);
     return tell(
       `Your Slack user is not linked to a person of this organization yet, so nothing was decided. Link it once, signed in to Gatehouse (the link works once, for 15 minutes): ${slackLinkUrl(ports.publicUrl, offer.token)} — then press again.`,
     );

@@ -44,13 +44,16 @@ export function slackLinkUrl(publicUrl: string, token: string): string {
   return `${publicUrl}/slack/link/${token}`;
 }
 
-/** A new one-time offer to link the Slack user (who said their name is `name`, shown only): its secret, once. */
-export async function offerSlackLink(db: Queryable, orgId: string, slack: SlackUser & { name?: string }): Promise<{ token: string; expiresAt: Date }> {
+/**
+ * A new one-time offer to link the Slack user who pressed (its team and user, from the signed press): its secret,
+ * once. Only that Slack user can be linked by it; the person confirming chooses nothing but yes.
+ */
+export async function offerSlackLink(db: Queryable, orgId: string, slack: SlackUser): Promise<{ token: string; expiresAt: Date }> {
   const token = randomBytes(32).toString('base64url');
   const { rows } = await db.query(
-    `INSERT INTO slack_link_offers (token_digest, org_id, slack_team_id, slack_user_id, slack_user_name, expires_at)
-     VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6 / 1000.0)) RETURNING expires_at`,
-    [digestOf(token), orgId, slack.teamId, slack.userId, slack.name?.slice(0, 200) ?? null, slackLinkOfferTtlMs],
+    `INSERT INTO slack_link_offers (token_digest, org_id, slack_team_id, slack_user_id, expires_at)
+     VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 / 1000.0)) RETURNING expires_at`,
+    [digestOf(token), orgId, slack.teamId, slack.userId, slackLinkOfferTtlMs],
   );
   // Offers nobody took are swept as new ones are made.
   await db.query('DELETE FROM slack_link_offers WHERE org_id = $1 AND expires_at < now() - interval \'1 day\'', [orgId]);
@@ -61,8 +64,6 @@ export async function offerSlackLink(db: Queryable, orgId: string, slack: SlackU
 export interface SlackLinkOffer {
   teamId: string;
   slackUserId: string;
-  /** The name the Slack user goes by, as Slack sent it: shown, never trusted. */
-  slackUserName: string | null;
   expiresAt: Date;
 }
 
@@ -71,7 +72,7 @@ const spent = () => new AppError('link_invalid', 'This Slack link has expired or
 /** An offer still open (`lock`: for confirming it in this transaction), whatever organization it was made in. */
 async function openOffer(db: Queryable, token: string, lock: boolean) {
   const { rows } = await db.query(
-    `SELECT token_digest, org_id, slack_team_id, slack_user_id, slack_user_name, expires_at
+    `SELECT token_digest, org_id, slack_team_id, slack_user_id, expires_at
      FROM slack_link_offers WHERE token_digest = $1 AND used_at IS NULL AND expires_at > now() ${lock ? 'FOR UPDATE' : ''}`,
     [digestOf(token)],
   );
@@ -85,7 +86,7 @@ async function openOffer(db: Queryable, token: string, lock: boolean) {
 export async function readSlackLinkOffer(db: Queryable, orgId: string, token: string): Promise<SlackLinkOffer | undefined> {
   const row = await openOffer(db, token, false);
   if (!row || row.org_id !== orgId) return undefined;
-  return { teamId: row.slack_team_id, slackUserId: row.slack_user_id, slackUserName: row.slack_user_name, expiresAt: row.expires_at };
+  return { teamId: row.slack_team_id, slackUserId: row.slack_user_id, expiresAt: row.expires_at };
 }
 
 /** A Slack user linked to a person. */
@@ -96,8 +97,9 @@ export interface SlackLink {
 }
 
 /**
- * The signed-in person confirms an offer: the Slack user is theirs from now on (a link to someone else before is
- * replaced), the offer is spent, and the audit trail keeps it.
+ * The signed-in person confirms an offer: the Slack user is theirs from now on, the offer is spent, and the audit
+ * trail keeps it. A person has one Slack user per workspace: the one they linked before in that workspace is
+ * unlinked, and so is the Slack user's link to someone else before (each `slack.unlinked`, saying why).
  */
 export async function confirmSlackLink(db: Database, person: { orgId: string; userId: string }, token: string): Promise<SlackLink> {
   return db.transaction(async (tx) => {
@@ -107,12 +109,25 @@ export async function confirmSlackLink(db: Database, person: { orgId: string; us
       throw new AppError('not_found', "This Slack link is for another organization's Slack app: sign in to the organization whose Slack you pressed in");
     }
     await tx.query('UPDATE slack_link_offers SET used_at = now(), used_by = $2 WHERE token_digest = $1', [offer.token_digest, person.userId]);
+    const replaced = await tx.query(
+      `DELETE FROM slack_links WHERE org_id = $1 AND slack_team_id = $2 AND (user_id = $3 OR slack_user_id = $4)
+       RETURNING user_id, slack_user_id`,
+      [person.orgId, offer.slack_team_id, person.userId, offer.slack_user_id],
+    );
     const { rows } = await tx.query(
-      `INSERT INTO slack_links (org_id, slack_team_id, slack_user_id, user_id) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (org_id, slack_team_id, slack_user_id) DO UPDATE SET user_id = EXCLUDED.user_id, linked_at = now()
-       RETURNING linked_at`,
+      'INSERT INTO slack_links (org_id, slack_team_id, slack_user_id, user_id) VALUES ($1, $2, $3, $4) RETURNING linked_at',
       [person.orgId, offer.slack_team_id, offer.slack_user_id, person.userId],
     );
+    for (const old of replaced.rows) {
+      // The same link confirmed again is not a replacement.
+      if (old.user_id === person.userId && old.slack_user_id === offer.slack_user_id) continue;
+      await recordAudit(tx, person.orgId, {
+        type: 'slack.unlinked',
+        actor: { type: 'user', id: person.userId },
+        resourceId: old.user_id,
+        data: { slack_team_id: offer.slack_team_id, slack_user_id: old.slack_user_id, reason: 'replaced by a newer link' },
+      });
+    }
     await recordAudit(tx, person.orgId, {
       type: 'slack.linked',
       actor: { type: 'user', id: person.userId },
@@ -146,7 +161,7 @@ export async function removeSlackLink(db: Database, person: { orgId: string; use
       type: 'slack.unlinked',
       actor: { type: 'user', id: person.userId },
       resourceId: person.userId,
-      data: { slack_team_id: slack.teamId, slack_user_id: slack.userId },
+      data: { slack_team_id: slack.teamId, slack_user_id: slack.userId, reason: 'removed by the person' },
     });
     return true;
   });

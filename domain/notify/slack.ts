@@ -1,6 +1,6 @@
 import type { Queryable } from '../../db/database';
 import { payloadDigest } from '../gate/reviews/signing';
-import { postOutbound, type OutboundRules } from './outbound';
+import { isAllowedNonPublicHost, postOutbound, type OutboundRules } from './outbound';
 
 // What Gatehouse says in Slack: the held write's message (Block Kit, with Approve and Deny buttons bound to the
 // exact payload it was sent for), and the messages that answer a press. `text` is always there: it is what
@@ -83,10 +83,32 @@ export function slackNotice(text: string, link?: string): SlackMessage {
 }
 
 /**
+ * Why a press's `response_url` is not posted to, or undefined when it may be: Slack's (https://hooks.slack.com/…),
+ * or, where the outbound rules open loopback or private addresses (development, tests), a local stand-in at such an
+ * address. The URL comes in the press: a press signed by whoever learnt the secret must not make Gatehouse post
+ * anywhere else.
+ */
+export function responseUrlRefusal(responseUrl: string, policy: OutboundRules): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(responseUrl);
+  } catch {
+    return 'it is not a URL';
+  }
+  if (url.username || url.password) return 'it carries a user name or password';
+  if (url.protocol === 'https:' && url.hostname === 'hooks.slack.com' && url.port === '') return undefined;
+  if ((url.protocol === 'https:' || url.protocol === 'http:') && isAllowedNonPublicHost(url.hostname, policy)) return undefined;
+  return `${url.origin} is not Slack's (https://hooks.slack.com/)`;
+}
+
+/**
  * Answers a press through its `response_url`: replacing the message it came from (`replace`), or, to the person
- * who pressed only, ephemeral. Fails when Slack does not take it.
+ * who pressed only, ephemeral. Fails, posting nothing, when the URL is not Slack's (responseUrlRefusal), and fails
+ * when Slack does not take it.
  */
 export async function answerThroughResponseUrl(responseUrl: string, message: SlackMessage, replace: boolean, policy: OutboundRules): Promise<void> {
+  const refusal = responseUrlRefusal(responseUrl, policy);
+  if (refusal) throw new Error(`refused to post to the response_url: ${refusal}`);
   const body = replace ? { ...message, replace_original: true } : { ...message, response_type: 'ephemeral', replace_original: false };
   const answer = await postOutbound(responseUrl, JSON.stringify(body), {}, { policy, timeoutMs: 5000 });
   if (answer.status < 200 || answer.status > 299) throw new Error(`Slack's response_url answered HTTP ${answer.status}`);

@@ -69,6 +69,7 @@ describe('Settings → Notifications: Slack buttons', () => {
 
     await page.reload();
     await slackApp(page).getByText('Set. It is never shown again').waitFor();
+    await slackApp(page).getByText('Changing or removing it unlinks every Slack user of the organization').waitFor();
     expect(await page.getByLabel('Workspace id').inputValue()).toBe('T0ACME');
     expect(await page.content()).not.toContain(secret);
     expect(await accessibilityViolations(page)).toEqual([]);
@@ -77,14 +78,23 @@ describe('Settings → Notifications: Slack buttons', () => {
   }, 60_000);
 
   it("a reviewer opens a press's one-time link, signs in on the way, confirms it is them, and unlinks it later", async () => {
-    const offer = await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0ACME', userId: 'U0RITA', name: 'rita' });
+    const offer = await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0ACME', userId: 'U0RITA' });
     // At a phone's width: the link is opened from Slack, often on a phone.
     const page = await signedInAt(`/slack/link/${offer.token}`, reviewer, { width: 390, height: 844 });
 
     await page.getByRole('heading', { level: 1, name: 'Link your Slack' }).waitFor();
-    const question = page.getByText('Link Slack user U0RITA');
+    // Before anything else, a warning that reads as one: the link may have been sent by someone else.
+    const warning = page.getByRole('alert');
+    expect(await warning.innerText()).toBe(
+      'Confirm only a link you got yourself by pressing a button in Slack just now. If someone sent you this link, do not confirm: whoever holds that Slack user would approve and deny as you.',
+    );
+    expect(await warning.evaluate((element) => element.ownerDocument.defaultView!.getComputedStyle(element).borderLeftWidth)).toBe('4px');
+    // Slack's ids only, said to be Slack's: a display name would lend a stranger's link a familiar face.
+    const question = page.getByText('Link the Slack user whose id is U0RITA');
     await question.waitFor();
-    expect(await question.innerText()).toMatch(/Link Slack user U0RITA \(who goes by “rita” in Slack\) in workspace T0ACME to you \(rita@acme\.test\) in Acme Inc\.\?/);
+    expect(await question.innerText()).toMatch(
+      /^Link the Slack user whose id is U0RITA, in the workspace whose id is T0ACME, to you \(rita@acme\.test\) in Acme Inc\.\? These are Slack's own ids/,
+    );
     expect(await accessibilityViolations(page)).toEqual([]);
     await page.getByRole('button', { name: 'Confirm: this Slack user is me' }).click();
     await page.getByRole('status').getByText('Linked: Slack user U0RITA in workspace T0ACME is you').waitFor();

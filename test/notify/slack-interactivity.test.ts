@@ -2,7 +2,10 @@ import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payloadDigest } from '../../domain/gate/reviews/signing';
 import { cliManager, updatePerson } from '../../domain/identity/people';
+import { publicOnly } from '../../domain/notify/outbound';
 import { updateReviewNotificationSettings } from '../../domain/notify/settings';
+import { answerThroughResponseUrl, responseUrlRefusal, slackNotice } from '../../domain/notify/slack';
+import { offerSlackLink } from '../../domain/notify/slack-links';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { startReceiver, type Receiver } from '../support/receiver';
@@ -72,6 +75,9 @@ interface Press {
   value: string;
   user?: string;
   team?: string;
+  /** The workspace the Slack user belongs to, when not the one they pressed in (Slack Connect). */
+  userTeam?: string;
+  responseUrl?: string;
 }
 
 /** A press as Slack sends it: form-encoded payload, signed with the app's secret at `timestamp`. */
@@ -80,14 +86,14 @@ function signedPress(orgRef: string, press: Press, { signWith = secret, timestam
   const n = sequence++;
   const payload = {
     type,
-    user: { id: press.user ?? 'U0REVIEWER', username: 'rev.iewer', name: 'rev.iewer', team_id: team },
+    user: { id: press.user ?? 'U0REVIEWER', username: 'rev.iewer', name: 'rev.iewer', team_id: press.userTeam ?? team },
     api_app_id: 'A0GATEHOUSE',
     token: 'deprecated-verification-token',
     container: { type: 'message', message_ts: '1732150000.000100', channel_id: 'C0REVIEWS', is_ephemeral: false },
     trigger_id: `${n}.1732150000.abcdef`,
     team: { id: team, domain: 'gatehouse-test' },
     channel: { id: 'C0REVIEWS', name: 'reviews' },
-    response_url: `${slack.url}/respond/${n}`,
+    response_url: press.responseUrl ?? `${slack.url}/respond/${n}`,
     actions: [{ action_id: press.action, block_id: 'gatehouse.review', text: { type: 'plain_text', text: 'Approve' }, value: press.value, type: 'button', action_ts: `${timestamp}.${n}` }],
   };
   const body = new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
@@ -270,14 +276,18 @@ describe('presses that are refused and change nothing', () => {
       expect(json(answer).error.code, name).toBe('unauthorized');
     }
     expect(json(stale).error.message).toMatch(/five minutes/);
-    expect(json(forged).error.message).toMatch(/signature does not match/);
+    expect(json(forged).error.message).toMatch(/not signed with the signing secret of the organization its Request URL names/);
 
+    // An unknown organization, one without a signing secret (by id or slug), and a bad signature: one answer, so that
+    // the endpoint tells nobody which organizations exist or use Slack.
     const unknown = await signedPress('org_nosuchorganization', { action: 'gatehouse.approve', value }).send();
-    expect(unknown.statusCode).toBe(404);
     const unconfigured = await h.createOrganization();
     const noSecret = await signedPress(unconfigured.organization.id, { action: 'gatehouse.approve', value }).send();
-    expect(noSecret.statusCode).toBe(401);
-    expect(json(noSecret).error.message).toMatch(/signing secret/);
+    const noSecretBySlug = await signedPress(unconfigured.organization.slug, { action: 'gatehouse.approve', value }).send();
+    for (const answer of [unknown, noSecret, noSecretBySlug, otherSecret]) {
+      expect(answer.statusCode, answer.body).toBe(401);
+      expect(json(answer).error, answer.body).toEqual(json(forged).error);
+    }
 
     expect(await digestOf(h.db, org.id)).toEqual(before);
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
@@ -325,6 +335,51 @@ describe('presses that are refused and change nothing', () => {
     expect(await digestOf(h.db, org.id)).toEqual(before);
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending' });
   }, 30_000);
+
+  it('by a Slack user of another workspace (Slack Connect) in a channel of the bound one, even when that user id is linked', async () => {
+    const org = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review by a slack connect guest');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    const before = await settledDigestOf(h.db, org.id);
+    // Not bound yet: the press names two workspaces, and binds neither.
+    const unbound = await signedPress(org.id, { action: 'gatehouse.approve', value, userTeam: 'T0ELSEWHERE' }).send();
+    expect(unbound.statusCode).toBe(401);
+    expect(json(unbound).error.message).toMatch(/of the workspace T0ELSEWHERE, not T0GATEHOUSE/);
+    expect(await digestOf(h.db, org.id)).toEqual(before);
+
+    await link(org, value, org.reviewer);
+    const guest = signedPress(org.id, { action: 'gatehouse.approve', value, userTeam: 'T0ELSEWHERE' });
+    const pressed = await guest.send();
+    expect(pressed.statusCode).toBe(401);
+    expect(json(pressed).error).toEqual(json(await signedPress(org.id, { action: 'gatehouse.approve', value, team: 'T0ELSEWHERE' }).send()).error);
+    expect(json(pressed).error.message).toMatch(/bound to the workspace T0GATEHOUSE, not T0ELSEWHERE/);
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+  }, 30_000);
+
+  it("whose response_url is not Slack's: the press is decided, and nothing is posted there", async () => {
+    const org = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review with a strange response url');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+    // Under the production rules, the local receiver is not Slack: refused before anything is sent.
+    const seen = slack.received.length;
+    const notice = slackNotice('Approved');
+    await expect(answerThroughResponseUrl(`${slack.url}/respond/elsewhere`, notice, true, publicOnly)).rejects.toThrow(/is not Slack's/);
+    await expect(answerThroughResponseUrl('https://attacker.example/respond', notice, true, publicOnly)).rejects.toThrow(/is not Slack's/);
+    expect(responseUrlRefusal('https://hooks.slack.com/actions/T0GATEHOUSE/1/abc', publicOnly)).toBeUndefined();
+    for (const url of ['http://hooks.slack.com/actions/x', 'https://hooks.slack.com.attacker.example/x', 'https://hooks.slack.com:8443/x', 'https://user:pw@hooks.slack.com/x', 'https://10.0.0.7/x']) {
+      expect(responseUrlRefusal(url, publicOnly), url).toBeDefined();
+    }
+    // Where the rules open private addresses, a private stand-in is taken, still never a public host other than Slack's.
+    expect(responseUrlRefusal('https://10.0.0.7/x', { allowLoopback: false, allowPrivate: true })).toBeUndefined();
+    expect(responseUrlRefusal('https://attacker.example/x', { allowLoopback: true, allowPrivate: true })).toBeDefined();
+    expect(responseUrlRefusal('http://169.254.169.254/x', { allowLoopback: true, allowPrivate: true })).toBeDefined();
+    // Through the endpoint (the harness allows loopback): a public host that is not Slack's gets nothing.
+    const pressed = await signedPress(org.id, { action: 'gatehouse.approve', value, responseUrl: 'https://attacker.example/respond' }).send();
+    expect(pressed.statusCode).toBe(200);
+    await expect.poll(async () => (await reviewOf(org, reviewId)).status).toBe('approved');
+    expect(slack.received.slice(seen).filter((request) => request.path.startsWith('/respond/'))).toEqual([]);
+  }, 30_000);
 });
 
 describe('linking a Slack user', () => {
@@ -355,8 +410,13 @@ describe('linking a Slack user', () => {
     expect(noCsrf.statusCode).toBe(403);
     expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = ANY ($1)', [[org.id, other.id]])).rows).toEqual([]);
 
+    // What it shows is Slack's ids only: the display name the press carried proves nothing and is not kept.
     const shown = await org.reviewer.session.request({ method: 'GET', url: offerUrl });
-    expect(json(shown).data.offer).toMatchObject({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER', slack_user_name: 'rev.iewer' });
+    expect(json(shown).data.offer).toEqual({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER', expires_at: expect.any(String) });
+    expect(shown.body).not.toContain('rev.iewer');
+    // Bound to the Slack user who pressed: the confirm names nothing else.
+    const another = await org.reviewer.session.request({ ...confirm, payload: { token, slack_user: 'U0SOMEONE' } });
+    expect(another.statusCode).toBe(422);
     const confirmed = await org.reviewer.session.request(confirm);
     expect(confirmed.statusCode, confirmed.body).toBe(200);
     expect(json(confirmed).data).toMatchObject({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER' });
@@ -382,6 +442,48 @@ describe('linking a Slack user', () => {
     const unlinked = await signedPress(org.id, { action: 'gatehouse.approve', value: buttonOf(afterwards.message, 'gatehouse.approve').value!, user: 'U0NEWCOMER' }).send();
     expect(json(unlinked).text).toMatch(/not linked/);
   }, 40_000);
+  it("one Slack user per person and workspace: a newer link replaces the person's older one, and takes the Slack user from whoever had it", async () => {
+    const org = await slackOrganization();
+    const { reviewId, message } = await hold(org, 'review after linking twice');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer, 'U0FIRST');
+    await link(org, value, org.reviewer, 'U0SECOND');
+    const linkedUsers = async () => (await h.db.query('SELECT user_id, slack_user_id FROM slack_links WHERE org_id = $1 ORDER BY slack_user_id', [org.id])).rows;
+    expect(await linkedUsers()).toEqual([{ user_id: org.reviewer.user.id, slack_user_id: 'U0SECOND' }]);
+    const first = await signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0FIRST' }).send();
+    expect(json(first).text).toMatch(/not linked/);
+    // U0SECOND is linked now, so its presses decide: the next offers are made as a press by it would have been.
+    const confirmOffer = async (session: ConsoleSession) => {
+      const { token } = await offerSlackLink(h.db, org.id, { teamId: 'T0GATEHOUSE', userId: 'U0SECOND' });
+      const confirmed = await session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
+      expect(confirmed.statusCode, confirmed.body).toBe(200);
+    };
+    // The same link confirmed again replaces nothing.
+    await confirmOffer(org.reviewer.session);
+
+    const colleague = await addPerson(h.db, org.test.organization, 'reviewer');
+    await confirmOffer(await signIn(h.app, org.test.organization, colleague));
+    expect(await linkedUsers()).toEqual([{ user_id: colleague.user.id, slack_user_id: 'U0SECOND' }]);
+    const { rows } = await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'slack.unlinked' ORDER BY id", [org.id]);
+    expect(rows).toEqual([
+      { actor_id: org.reviewer.user.id, resource_id: org.reviewer.user.id, data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0FIRST', reason: 'replaced by a newer link' } },
+      { actor_id: colleague.user.id, resource_id: org.reviewer.user.id, data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0SECOND', reason: 'replaced by a newer link' } },
+    ]);
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
+  }, 30_000);
+
+  it('an offer works for 15 minutes', async () => {
+    const org = await slackOrganization();
+    const { message } = await hold(org, 'review with an old offer');
+    const pressed = await signedPress(org.id, { action: 'gatehouse.approve', value: buttonOf(message, 'gatehouse.approve').value!, user: 'U0LATE' }).send();
+    const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(pressed).text)![1]!;
+    const { rows } = await h.db.query("SELECT expires_at - created_at AS ttl FROM slack_link_offers WHERE org_id = $1 AND slack_user_id = 'U0LATE'", [org.id]);
+    expect(rows[0].ttl).toMatchObject({ minutes: 15 });
+    await h.db.query("UPDATE slack_link_offers SET expires_at = now() - interval '1 second' WHERE org_id = $1 AND slack_user_id = 'U0LATE'", [org.id]);
+    const late = await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
+    expect(late.statusCode).toBe(410);
+    expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = $1', [org.id])).rows).toEqual([]);
+  }, 30_000);
 });
 
 describe("the organization's Slack app in the console", () => {
@@ -404,4 +506,47 @@ describe("the organization's Slack app in the console", () => {
     const removed = await session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { signing_secret: null } });
     expect(json(removed).data.signing_secret).toBeNull();
   });
+  it("changing or removing the signing secret unlinks every Slack user of the organization and voids open offers; setting the same one changes nothing", async () => {
+    const org = await slackOrganization();
+    const owner = await addPerson(h.db, org.test.organization, 'owner');
+    const session = await signIn(h.app, org.test.organization, owner);
+    const patch = (payload: Record<string, unknown>) => session.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload });
+    const { message } = await hold(org, 'review before the secret changes');
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    const colleague = await addPerson(h.db, org.test.organization, 'admin');
+    await link(org, value, org.reviewer);
+    await link(org, value, { session: await signIn(h.app, org.test.organization, colleague) }, 'U0COLLEAGUE');
+    const open = await signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0PENDING' }).send();
+    const openToken = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(open).text)![1]!;
+    const links = async () => (await h.db.query('SELECT slack_user_id FROM slack_links WHERE org_id = $1 ORDER BY slack_user_id', [org.id])).rows;
+    const unlinkedAudit = async () =>
+      (await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'slack.unlinked' ORDER BY id", [org.id])).rows;
+
+    expect((await patch({ signing_secret: secret })).statusCode).toBe(200);
+    expect(await links()).toHaveLength(2);
+
+    const changed = 'a-new-signing-secret-0123456789';
+    expect((await patch({ signing_secret: changed })).statusCode).toBe(200);
+    expect(await links()).toEqual([]);
+    expect(await unlinkedAudit()).toEqual(
+      expect.arrayContaining([
+        { actor_id: owner.user.id, resource_id: org.reviewer.user.id, data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0REVIEWER', reason: 'signing secret changed' } },
+        { actor_id: owner.user.id, resource_id: colleague.user.id, data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0COLLEAGUE', reason: 'signing secret changed' } },
+      ]),
+    );
+    expect(await unlinkedAudit()).toHaveLength(2);
+    const stale = await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token: openToken } });
+    expect(stale.statusCode).toBe(410);
+    // Signed with the new secret, the reviewer's Slack user is a stranger until they link it again.
+    const pressed = await signedPress(org.id, { action: 'gatehouse.approve', value }, { signWith: changed }).send();
+    expect(pressed.statusCode, pressed.body).toBe(200);
+    expect(json(pressed).text).toMatch(/not linked/);
+
+    const relinked = await signedPress(org.id, { action: 'gatehouse.approve', value }, { signWith: changed }).send();
+    const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(relinked).text)![1]!;
+    expect((await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } })).statusCode).toBe(200);
+    expect((await patch({ signing_secret: null })).statusCode).toBe(200);
+    expect(await links()).toEqual([]);
+    expect(await unlinkedAudit()).toHaveLength(3);
+  }, 40_000);
 });

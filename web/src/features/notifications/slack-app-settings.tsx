@@ -78,7 +78,7 @@ export function SlackAppSettings() {
             problem={problems.signing_secret}
             hint={
               app.signing_secret === 'set'
-                ? 'Set. It is never shown again; type a new one to replace it.'
+                ? 'Set. It is never shown again; type a new one to replace it. Changing or removing it unlinks every Slack user of the organization (whoever knows a secret can sign presses as any of them): each person links theirs again.'
                 : "Not set: presses are refused. Copy it from the app's Basic Information → App Credentials."
             }
           >
@@ -120,7 +120,7 @@ export function SlackAppSettings() {
           <SaveRow label="Save the Slack app" busy={busy} status={status} />
           {app.signing_secret === 'set' && (
             <p>
-              <button type="button" className="button secondary small" disabled={busy} onClick={() => void save({ signing_secret: null }, 'The signing secret is removed: presses are refused.')}>
+              <button type="button" className="button secondary small" disabled={busy} onClick={() => void save({ signing_secret: null }, 'The signing secret is removed: presses are refused, and every Slack link is gone.')}>
                 Remove the signing secret
               </button>
             </p>

@@ -55,14 +55,20 @@ export function SlackLinkPage() {
         </>
       ) : offer ? (
         <>
+          <p role="alert" className="warning">
+            <strong>
+              Confirm only a link you got yourself by pressing a button in Slack just now. If someone sent you this link, do not confirm: whoever holds that
+              Slack user would approve and deny as you.
+            </strong>
+          </p>
           <p>
-            Link Slack user <code>{offer.slack_user}</code>
-            {offer.slack_user_name ? <> (who goes by “{offer.slack_user_name}” in Slack)</> : null} in workspace <code>{offer.workspace}</code> to you (
-            <strong>{person.email}</strong>) in <strong>{organization.name}</strong>?
+            Link the Slack user whose id is <code>{offer.slack_user}</code>, in the workspace whose id is <code>{offer.workspace}</code>, to you (
+            <strong>{person.email}</strong>) in <strong>{organization.name}</strong>? These are Slack's own ids (your profile's “Copy member ID” shows yours); a
+            name proves nothing, so none is shown.
           </p>
           <p className="hint">
-            Its presses of Approve and Deny will be your verdicts. Confirm only if you pressed that button in Slack yourself, just now. This link works once, until{' '}
-            {when(offer.expires_at)}.
+            Its presses of Approve and Deny will be your verdicts, and a Slack user you linked before in this workspace is unlinked. This link works once,
+            until {when(offer.expires_at)}.
           </p>
           <FormError error={error} />
           <button type="button" className="button" disabled={busy} onClick={() => void confirm()}>
