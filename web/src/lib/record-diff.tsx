@@ -1,7 +1,7 @@
 // The diff of a held write's record, as the review queue and a decision link's page show it.
 
 /** A value as a person reads it in a table cell. */
-function shown(value: unknown): string {
+export function shown(value: unknown): string {
   if (value === null || value === undefined) return '—';
   if (typeof value === 'string') return value;
   return JSON.stringify(value);
@@ -73,5 +73,30 @@ export function RecordDiff({
         </tbody>
       </table>
     </>
+  );
+}
+
+/** A reviewer's edit as a table: each field they changed, the agent's value and theirs. */
+export function EditedFieldsTable({ fields }: { fields: { field: string; agent: unknown; edited: unknown }[] }) {
+  return (
+    <table className="record diff">
+      <caption className="visually-hidden">The fields the reviewer changed: the agent's value and the edited value</caption>
+      <thead>
+        <tr>
+          <th scope="col">Field</th>
+          <th scope="col">Agent's value</th>
+          <th scope="col">Edited value</th>
+        </tr>
+      </thead>
+      <tbody>
+        {fields.map(({ field, agent, edited }) => (
+          <tr key={field} className="changed" data-edited="true">
+            <th scope="row">{field}</th>
+            <td>{shown(agent)}</td>
+            <td>{shown(edited)}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
   );
 }
