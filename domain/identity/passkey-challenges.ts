@@ -1,5 +1,6 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../../db/database';
+import { digestToken } from './tokens';
 
 // The random challenges a relying party hands out to register a passkey and to sign in with one: single use,
 // five minutes, kept by their digest (a leaked table names none). An approval's challenge is not one of these: it
@@ -9,7 +10,6 @@ export type ChallengePurpose = 'register' | 'sign_in';
 
 export const challengeLifetimeMs = 5 * 60 * 1000;
 
-const digestOf = (challenge: string) => createHash('sha256').update(challenge).digest();
 
 /** A new challenge (base64url, 32 random bytes) for `purpose`; expired ones are swept as it is made. */
 export async function issueChallenge(db: Queryable, purpose: ChallengePurpose, userId: string | null): Promise<string> {
@@ -17,7 +17,7 @@ export async function issueChallenge(db: Queryable, purpose: ChallengePurpose, u
   await db.query('DELETE FROM passkey_challenges WHERE expires_at <= now()');
   await db.query(
     `INSERT INTO passkey_challenges (digest, purpose, user_id, expires_at) VALUES ($1, $2, $3, now() + make_interval(secs => $4 / 1000.0))`,
-    [digestOf(challenge), purpose, userId, challengeLifetimeMs],
+    [digestToken(challenge), purpose, userId, challengeLifetimeMs],
   );
   return challenge;
 }
@@ -27,7 +27,7 @@ export async function issueChallenge(db: Queryable, purpose: ChallengePurpose, u
  * and has not expired; it is gone afterwards whatever the answer.
  */
 export async function consumeChallenge(db: Queryable, challenge: string, purpose: ChallengePurpose, userId: string | null): Promise<boolean> {
-  const { rows } = await db.query('DELETE FROM passkey_challenges WHERE digest = $1 RETURNING purpose, user_id, expires_at > now() AS live', [digestOf(challenge)]);
+  const { rows } = await db.query('DELETE FROM passkey_challenges WHERE digest = $1 RETURNING purpose, user_id, expires_at > now() AS live', [digestToken(challenge)]);
   const row = rows[0];
   return Boolean(row && row.live && row.purpose === purpose && row.user_id === userId);
 }

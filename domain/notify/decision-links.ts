@@ -1,10 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database';
 import { getReview } from '../gate/reviews/reads';
 import type { Review } from '../gate/reviews/schema';
-import { payloadDigest, type Verdict } from '../gate/reviews/signing';
+import { heldPayloadDigest, type Verdict } from '../gate/reviews/signing';
 import { recordVerdict, type PasskeyAssertion, type VerdictPorts } from '../gate/reviews/verdicts';
 import { reviewerRoles, type Role } from '../identity/actors';
+import { digestToken } from '../identity/tokens';
 import { AppError } from '../kit/errors';
 
 // Decision links: each person told of a held write gets an Approve and a Deny link of their own, bound to the
@@ -55,24 +56,6 @@ export function decisionLinkUrl(publicUrl: string, token: string): string {
 /** 32 random bytes, base64url: 43 characters of the URL-safe alphabet, nothing else. */
 const tokenShape = /^[A-Za-z0-9_-]{43}$/;
 
-function digestOf(token: string): Buffer {
-  return createHash('sha256').update(token).digest();
-}
-
-/**
- * The digest of the write a review holds now, as a verdict on it computes it (signing.ts): the agent's input and
- * the reviewer's edit held over it, nothing proposed.
- */
-export function heldPayloadDigest(review: Pick<Review, 'id' | 'operation' | 'proposed' | 'edit'>): string {
-  return payloadDigest({
-    review_id: review.id,
-    operation: review.operation,
-    input: review.proposed,
-    edit: review.edit ? { id: review.edit.id, input: review.edit.input } : null,
-    proposed_edit: null,
-  });
-}
-
 /**
  * New Approve and Deny links for each person, bound to the write the review holds now and expiring with it; none
  * when it no longer waits. Links sent before stay valid (an email sent again on a retry does not void the first).
@@ -87,7 +70,7 @@ export async function issueDecisionLinks(db: Database, orgId: string, reviewId: 
   for (const userId of userIds) {
     const pair = { approve: randomBytes(32).toString('base64url'), deny: randomBytes(32).toString('base64url') };
     issued.set(userId, pair);
-    rows.push([userId, 'approved', digestOf(pair.approve)], [userId, 'denied', digestOf(pair.deny)]);
+    rows.push([userId, 'approved', digestToken(pair.approve)], [userId, 'denied', digestToken(pair.deny)]);
   }
   await db.query(
     `INSERT INTO decision_links (org_id, review_id, user_id, verdict, payload_digest, edit_id, token_digest, expires_at)
@@ -128,7 +111,7 @@ async function findLink(db: Queryable, token: string): Promise<LinkRow> {
      JOIN organizations o ON o.id = l.org_id
      JOIN reviews r ON r.id = l.review_id AND r.org_id = l.org_id
      WHERE l.token_digest = $1`,
-    [digestOf(token)],
+    [digestToken(token)],
   );
   if (!rows[0]) throw invalid();
   return rows[0];

@@ -179,7 +179,7 @@ export async function superviseReviewStep(
       emailed.map((person) => ({ to: person.email, subject: headline, text: textFor(decisionLinks.get(person.id)) })),
     );
     if (review.slack_webhook_url) {
-      const message = JSON.stringify(await slackReviewMessage(db, { id: reviewId, headline, reason: review.reason, link }));
+      const message = JSON.stringify(await slackReviewMessage(db, { id: reviewId, orgId: review.org_id, headline, reason: review.reason, link }));
       const answer = await postOutbound(review.slack_webhook_url, message, {}, { policy: settings.policy });
       if (answer.status < 200 || answer.status > 299) throw new Error(`the Slack webhook answered HTTP ${answer.status}`);
     }

@@ -1,5 +1,6 @@
 import type { Queryable } from '../../db/database';
-import { payloadDigest } from '../gate/reviews/signing';
+import { getReview } from '../gate/reviews/reads';
+import { heldPayloadDigest } from '../gate/reviews/signing';
 import { isAllowedNonPublicHost, postOutbound, type OutboundRules } from './outbound';
 
 // What Gatehouse says in Slack: the held write's message (Block Kit, with Approve and Deny buttons bound to the
@@ -25,34 +26,15 @@ export function parseButtonValue(value: string): { reviewId: string; digest: str
   return match ? { reviewId: match[1]!, digest: match[2]! } : undefined;
 }
 
-/**
- * The digest of the write a review holds now (the agent's input and the edit held over it), as a verdict on it
- * computes it (domain/gate/reviews/verdicts.ts): a button sent with it refuses once the payload changes.
- */
-export async function heldPayloadDigest(db: Queryable, reviewId: string): Promise<string> {
-  const { rows } = await db.query(
-    `SELECT d.operation, d.input, r.edit_id, e.input AS edit_input
-     FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id LEFT JOIN review_edits e ON e.id = r.edit_id
-     WHERE r.id = $1`,
-    [reviewId],
-  );
-  const row = rows[0];
-  if (!row) throw new Error(`no review ${reviewId}`);
-  return payloadDigest({
-    review_id: reviewId,
-    operation: row.operation,
-    input: row.input,
-    edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
-    proposed_edit: null,
-  });
-}
-
 const plain = (text: string) => ({ type: 'plain_text', text: text.slice(0, 150), emoji: false });
 const mrkdwn = (text: string) => ({ type: 'mrkdwn', text: text.slice(0, 3000) });
 
 /** A held write's message: what was held and why, Approve and Deny for the payload it holds now, and its page. */
-export async function slackReviewMessage(db: Queryable, review: { id: string; headline: string; reason: string; link: string }): Promise<SlackMessage> {
-  const value = buttonValue(review.id, await heldPayloadDigest(db, review.id));
+export async function slackReviewMessage(
+  db: Queryable,
+  review: { id: string; orgId: string; headline: string; reason: string; link: string },
+): Promise<SlackMessage> {
+  const value = buttonValue(review.id, heldPayloadDigest(await getReview(db, review.orgId, review.id)));
   return {
     text: `${review.headline}\n${review.reason}\n<${review.link}|Open the review>`,
     blocks: [

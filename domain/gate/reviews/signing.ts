@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../../kit/canonical-json';
+import type { Review } from './schema';
 
 // What a verdict is bound to: the exact write a person saw. A decision link carries the digest of the payload it
 // was sent for, and a passkey signs a challenge made of it; both refuse once the payload differs.
@@ -19,6 +20,28 @@ export interface DecidedPayload {
 /** SHA-256 (hex) of the payload's canonical JSON: keys sorted, so a client's key order does not matter. */
 export function payloadDigest(payload: DecidedPayload): string {
   return createHash('sha256').update(canonicalJson(payload)).digest('hex');
+}
+
+/** The write a review holds: its operation, the agent's input, and the reviewer's edit held over it. */
+export interface HeldPayload {
+  id: string;
+  operation: string;
+  input: Record<string, unknown>;
+  edit: { id: string; input: Record<string, unknown> } | null;
+}
+
+/** The payload a person decides: the write the review holds, with the fields they change as they approve. */
+export function decidedPayload(held: HeldPayload, proposedEdit?: Record<string, unknown>): DecidedPayload {
+  return { review_id: held.id, operation: held.operation, input: held.input, edit: held.edit, proposed_edit: proposedEdit ?? null };
+}
+
+/**
+ * The digest of the write a review holds now, as a verdict on it computes it: what a decision link and a Slack
+ * button are sent with, and refuse once it changes.
+ */
+export function heldPayloadDigest(review: Pick<Review, 'id' | 'operation' | 'proposed' | 'edit'>): string {
+  const edit = review.edit ? { id: review.edit.id, input: review.edit.input } : null;
+  return payloadDigest(decidedPayload({ id: review.id, operation: review.operation, input: review.proposed, edit }));
 }
 
 export type Verdict = 'approved' | 'denied';

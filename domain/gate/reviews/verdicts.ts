@@ -5,7 +5,7 @@ import type { GatedWrite } from '../writes';
 import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
 import { getReview } from './reads';
 import type { Review } from './schema';
-import { payloadDigest, type DecidedPayload, type Verdict } from './signing';
+import { decidedPayload, payloadDigest, type DecidedPayload, type Verdict } from './signing';
 import { reviewStatusSql, type ReviewStatus } from './state';
 
 // A review's verdict: a person's approval (of the agent's version, or with their edit) or denial, and the expiry its
@@ -265,11 +265,6 @@ async function approveIn(
 /** What the audit trail keeps of how a verdict was given: where, on which payload, and the passkey's signature. */
 function howDecided(given: PersonsVerdict, digest: string): VerdictProvenance {
   return { via: given.via, payload_digest: digest, passkey: given.passkey ?? null };
-}
-
-/** The held write a person decides, as its digest covers it (`proposedEdit`: the fields they change as they approve). */
-function decidedPayload(review: LockedReview, proposedEdit?: Record<string, unknown>): DecidedPayload {
-  return { review_id: review.id, operation: review.operation, input: review.input, edit: review.edit, proposed_edit: proposedEdit ?? null };
 }
 
 /**
