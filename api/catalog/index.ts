@@ -15,7 +15,7 @@ import { organizationOperations } from './organization';
 import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
-import { approveReviewOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
+import { approveReviewOperation, decideBatchOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
 import { reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
 import { teamOperations } from './team';
@@ -48,6 +48,7 @@ export const catalog: readonly Operation[] = [
   reviewStatusOperation,
   approveReviewOperation,
   denyReviewOperation,
+  decideBatchOperation,
   reviewPasskeyChallengeOperation,
   ...policyOperations,
   ...organizationOperations,

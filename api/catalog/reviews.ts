@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { recordVerdict } from '../../domain/gate/reviews/verdicts';
+import { batchLimit, recordBatchVerdict } from '../../domain/gate/reviews/batch';
 import { asSeenByKey, followReview, getReview, listReviews } from '../../domain/gate/reviews/reads';
 import {
   approveReviewInput,
@@ -11,6 +12,7 @@ import {
   type Review,
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
+import { text } from '../../domain/kit/fields';
 import { findGatedWrite } from '../../domain/resources';
 import { verifyApprovalPasskey } from './review-passkeys';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
@@ -90,28 +92,37 @@ const approveWithEditInput = approveReviewInput.extend({
     ),
 });
 
-/** A person's verdict: the domain's one entry for it, which tells the held write's workflow once the review ends. */
-function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, { db, caller, gate, publicUrl }: OperationContext) {
+/** Who gives a verdict, and where: a person in the console (a session) or with a personal access token. */
+function personOf(caller: Caller) {
   const person = caller.actor as PersonActor;
+  return { person: { userId: person.userId, role: person.role }, via: person.credential.type === 'session' ? ('console' as const) : ('api_token' as const) };
+}
+
+/** What a verdict needs from outside the gate: the held writes by name, their workflows, and the person's passkey. */
+function verdictPorts({ gate, publicUrl }: OperationContext) {
+  return {
+    writeOf: findGatedWrite,
+    reviewEnded: (workflowId: string, given: 'approved' | 'denied') => gate.reviewDecided(workflowId, given, outcomeWaitMs),
+    finishUrl: (reviewId: string) => reviewWebUrl(publicUrl, reviewId),
+    verifyPasskey: (tx: Parameters<typeof verifyApprovalPasskey>[0], check: Parameters<typeof verifyApprovalPasskey>[1]) => verifyApprovalPasskey(tx, check, publicUrl),
+  };
+}
+
+/** A person's verdict: the domain's one entry for it, which tells the held write's workflow once the review ends. */
+function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof approveWithEditInput>, context: OperationContext) {
   return recordVerdict(
-    db,
+    context.db,
     {
-      orgId: caller.organization.id,
+      orgId: context.caller.organization.id,
       reviewId: input.id,
-      person: { userId: person.userId, role: person.role },
+      ...personOf(context.caller),
       verdict,
-      via: person.credential.type === 'session' ? 'console' : 'api_token',
       comment: input.comment,
       seenEditId: input.seen_edit,
       edit: verdict === 'approved' ? input.edit : undefined,
       passkey: verdict === 'approved' ? input.passkey : undefined,
     },
-    {
-      writeOf: findGatedWrite,
-      reviewEnded: (workflowId, given) => gate.reviewDecided(workflowId, given, outcomeWaitMs),
-      finishUrl: (reviewId) => reviewWebUrl(publicUrl, reviewId),
-      verifyPasskey: (tx, check) => verifyApprovalPasskey(tx, check, publicUrl),
-    },
+    verdictPorts(context),
   );
 }
 
@@ -144,4 +155,50 @@ export const denyReviewOperation = defineOperation({
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
   handler: (input, context) => giveVerdict('denied', input, context),
+});
+
+const batchInput = z.strictObject({
+  verdict: z.enum(['approved', 'denied']).describe('approved: approve every write named; denied: deny them (nothing of them is written)'),
+  review_ids: z
+    .array(text({ max: 100 }))
+    .min(1)
+    .max(batchLimit)
+    .describe(`The reviews to decide (rev_…), at most ${batchLimit}: those the person selected in the queue, as listed with its filters`),
+  comment: text({ max: 2000 }).optional().describe('Why, for the record: kept on each decided review'),
+});
+
+export const decideBatchOperation = defineOperation({
+  kind: 'person_action',
+  name: 'reviews.decide_batch',
+  family: 'reviews',
+  summary: 'Approve or deny several held writes',
+  description: `Gives one verdict on several pending reviews (at most ${batchLimit}), the ones the person selected. Each review is decided on its own, as if approved or denied one by one: its own audit event, and every rule checked for it (quorum, self-approval, roles, a reviewer's edit, passkeys). The answer lists the reviews decided, as they stand after the verdict (an approved write carries its result), and those refused, each with the code and message a single verdict would have got. Where the organization needs approvals signed with a passkey, approve on each review instead; denials need none. Only people with the reviewer role or above.`,
+  method: 'POST',
+  path: '/reviews/batch',
+  input: batchInput,
+  output: z.object({
+    decided: z.array(reviewSchema).describe('The reviews the verdict was recorded on'),
+    refused: z
+      .array(
+        z.object({
+          id: z.string().describe('The review (rev_…)'),
+          code: z.string().describe('Why, as an error code: self_approval, conflict, not_found, passkey_required…'),
+          message: z.string().describe('Why, for a person to read: what a single verdict on it would have been told'),
+        }),
+      )
+      .describe('The reviews it was refused for, and why'),
+  }),
+  access: { person: { roles: reviewerRoles } },
+  handler: (input, context) =>
+    recordBatchVerdict(
+      context.db,
+      {
+        orgId: context.caller.organization.id,
+        ...personOf(context.caller),
+        verdict: input.verdict,
+        comment: input.comment,
+        reviewIds: input.review_ids,
+      },
+      verdictPorts(context),
+    ),
 });

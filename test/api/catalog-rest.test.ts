@@ -93,6 +93,7 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   'reviews.status': async ({ make }) => ({ params: { review_id: await make.review() } }),
   'reviews.approve': async ({ make }) => ({ params: { id: await make.review() }, body: { comment: 'ok' } }),
   'reviews.deny': async ({ make }) => ({ params: { id: await make.review() } }),
+  'reviews.decide_batch': async ({ make }) => ({ body: { review_ids: [await make.review(), await make.review()], verdict: 'denied', comment: 'not now' } }),
   // Every organization's trail starts with its key's creation and its policy.
   'audit.events': async () => ({ query: { limit: '5' } }),
   'webhooks.event_types': async () => ({}),

@@ -539,6 +539,7 @@ describe('every operation the console offers', () => {
     'reviews.get': async () => ({ params: { id: await heldReview() } }),
     'reviews.approve': async () => ({ params: { id: await heldReview() }, input: { comment: 'fine' } }),
     'reviews.deny': async () => ({ params: { id: await heldReview() } }),
+    'reviews.decide_batch': async () => ({ input: { review_ids: [await heldReview()], verdict: 'denied' } }),
     'reviews.passkey_challenge': async () => ({ params: { id: await heldReview() }, input: { verdict: 'approved' } }),
     'organization.get': async () => ({}),
     'organization.update': async () => ({ input: { timezone: 'Europe/Berlin' } }),

@@ -53,6 +53,13 @@ export const reviewsApi = {
     if (verdict === 'deny') return api.post<Data<'reviews_deny'>>(`${reviewPath(review.id)}/deny`, remark satisfies Body<'reviews_deny'>);
     return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}) }, signed);
   },
+  /** One verdict on several held writes; each is decided on its own, and the answer says which were refused and why. */
+  decideBatch: (ids: string[], verdict: 'approved' | 'denied', comment: string) =>
+    api.post<Data<'reviews_decide_batch'>>('/v1/reviews/batch', {
+      review_ids: ids,
+      verdict,
+      ...(comment.trim() ? { comment: comment.trim() } : {}),
+    } satisfies Body<'reviews_decide_batch'>),
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
   approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string, signed = false) =>
     approve(id, { edit, ...(comment.trim() ? { comment: comment.trim() } : {}) }, signed),

@@ -13,7 +13,18 @@ import { RecordDiff } from './record-diff';
 const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
 
 /** One held write: who, what, why it was held, and the decision (for those who may make it). */
-export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Review; onDecided: (review: Review) => void; headingLevel?: 2 | 3 }) {
+export function ReviewCard({
+  review,
+  onDecided,
+  headingLevel = 2,
+  selection,
+}: {
+  review: Review;
+  onDecided: (review: Review) => void;
+  headingLevel?: 2 | 3;
+  /** In the queue: whether the card is selected for a batch verdict, and how to change it. */
+  selection?: { selected: boolean; onChange: (selected: boolean) => void };
+}) {
   const { can, workflow_url_prefix: workflowPrefix, person, organization } = useSignedIn();
   const signed = organization.approvals_need_passkey;
   const [comment, setComment] = useState('');
@@ -42,6 +53,15 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
   return (
     <article className="card review" aria-labelledby={`review-${review.id}`} data-review-id={review.id}>
       <header className="review-head">
+        {selection && review.status === 'pending' && can('decideReviews') && (
+          <input
+            type="checkbox"
+            className="select-review"
+            aria-label={`Select ${review.operation} by “${review.submitted_by.api_key_label}”`}
+            checked={selection.selected}
+            onChange={(event) => selection.onChange(event.target.checked)}
+          />
+        )}
         <Heading id={`review-${review.id}`}>
           <Link to={`/reviews/${review.id}`}>{review.operation}</Link> by “{review.submitted_by.api_key_label}”
         </Heading>

@@ -2,7 +2,10 @@ import { useCallback, useEffect, useRef, useState } from 'react';
 import { FormError } from '../../lib/form-error';
 import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
+import { when } from '../../lib/format';
+import { useSignedIn } from '../../lib/session';
 import { reviewsApi, type Review, type ReviewFilters, type ReviewStatus } from './api';
+import { BatchBar } from './batch-bar';
 import { ReviewCard } from './review-card';
 
 /** The review queue: pending writes newest first, live; decided and expired ones a filter away. */
@@ -12,6 +15,12 @@ export function ReviewsPage() {
   const [reviews, setReviews] = useState<Review[]>();
   const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
   const [error, setError] = useState<unknown>();
+  const { can } = useSignedIn();
+  // The pending writes the person selected for one verdict; what leaves the list (decided elsewhere, filtered
+  // away) leaves the selection.
+  const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
+  const pending = (reviews ?? []).filter((review) => review.status === 'pending');
+  const selectedShown = pending.filter((review) => selected.has(review.id)).map((review) => review.id);
 
   // Every load asks for the filters shown now, whoever calls it: a card's decision answered after the person
   // changed the filter reloads what the page shows, not the list of the filter it was decided under (which, being
@@ -87,6 +96,21 @@ export function ReviewsPage() {
         </div>
       </form>
       <FormError error={error} />
+      {can('decideReviews') && pending.length > 0 && (
+        <BatchBar
+          selected={selectedShown}
+          shown={pending.length}
+          describe={(id) => {
+            const review = pending.find((candidate) => candidate.id === id);
+            return review && `${review.operation} by “${review.submitted_by.api_key_label}” (held ${when(review.created_at)})`;
+          }}
+          onSelectAll={(all) => setSelected(new Set(all ? pending.map((review) => review.id) : []))}
+          onDecided={() => {
+            setSelected(new Set());
+            load();
+          }}
+        />
+      )}
       {reviews !== undefined && (
         <p role="status" className="hint">
           {reviews.length === 50 ? 'The 50 newest shown.' : `${reviews.length} shown.`}
@@ -98,7 +122,23 @@ export function ReviewsPage() {
         ) : reviews.length === 0 ? (
           <p className="card">{filters.status === 'pending' ? 'Nothing waits for a decision.' : 'No reviews match.'}</p>
         ) : (
-          reviews.map((review) => <ReviewCard key={review.id} review={review} onDecided={() => load()} />)
+          reviews.map((review) => (
+            <ReviewCard
+              key={review.id}
+              review={review}
+              onDecided={() => load()}
+              selection={{
+                selected: selected.has(review.id),
+                onChange: (on) =>
+                  setSelected((current) => {
+                    const next = new Set(current);
+                    if (on) next.add(review.id);
+                    else next.delete(review.id);
+                    return next;
+                  }),
+              }}
+            />
+          ))
         )}
       </section>
     </>
