@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { decisionLinkLimits } from '../../api/decision-links/routes';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
-import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, publicUrl, quorumPolicy, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { approvalChallenge } from '../../domain/gate/reviews/signing';
 import { addPerson, signIn } from '../support/console';
 import { linksIn, startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
@@ -13,17 +13,6 @@ import { SoftwareAuthenticator } from '../support/software-authenticator';
 // server) to the write applied: each told reviewer's email carries an Approve and a Deny link of their own; opening
 // one changes nothing; confirming it decides once, as that person, under the console's rules; and a link is
 // refused once used, expired, decided elsewhere, or when the write it was sent for has changed.
-
-const quorumPolicy = `
-@id("allow-writes") @reason("Ordinary writes are allowed")
-permit (principal, action, resource);
-
-@id("two-people-for-big-tasks") @decision("review") @approvals("2") @reason("A big task needs two people's approval")
-permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
-
-@id("review-when-asked") @decision("review") @reason("The title asks for a review")
-permit (principal, action, resource) when { resource has title && resource.title like "review*" };
-`;
 
 let h: Harness;
 let catcher: MailCatcher;

@@ -4,22 +4,11 @@ import { createApiKey } from '../../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { addPerson } from '../support/console';
-import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, quorumPolicy, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 // Batch decisions in the review queue, on the real api, worker, Temporal and PostgreSQL: one verdict on several
 // held writes, each decided on its own (its own audit event, every rule checked for it), over the review API with
 // a personal token and in the console in Chromium.
-
-const policy = `
-@id("allow-writes") @reason("Ordinary writes are allowed")
-permit (principal, action, resource);
-
-@id("two-people-for-big-tasks") @decision("review") @approvals("2") @reason("A big task needs two people's approval")
-permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
-
-@id("review-when-asked") @decision("review") @reason("The title asks for a review")
-permit (principal, action, resource) when { resource has title && resource.title like "review*" };
-`;
 
 let h: Harness;
 let acme: TestOrganization;
@@ -28,8 +17,8 @@ let browser: Browser | undefined;
 
 beforeAll(async () => {
   h = await startHarness();
-  acme = await h.createOrganization({ name: 'Acme Inc.', policy });
-  globex = await h.createOrganization({ name: 'Globex', policy });
+  acme = await h.createOrganization({ name: 'Acme Inc.', policy: quorumPolicy });
+  globex = await h.createOrganization({ name: 'Globex', policy: quorumPolicy });
 });
 
 afterAll(async () => {
@@ -148,7 +137,7 @@ describe('one verdict on several held writes', () => {
 
 describe('the review queue in Chromium', () => {
   it('selects held writes by hand or all shown, approves them in one action, and lists what was refused', async () => {
-    const org = await h.createOrganization({ name: 'Initech', policy });
+    const org = await h.createOrganization({ name: 'Initech', policy: quorumPolicy });
     const admin = await addPerson(h.db, org.organization, 'admin');
     const adminsKey = await createApiKey(h.db, { orgId: org.organization.id, label: "admin's own agent", access: 'read_write' }, { type: 'user', id: admin.user.id });
     for (const title of ['review invoice follow-up', 'review supplier call', 'review move the standup']) await hold(org.readWriteToken, title);

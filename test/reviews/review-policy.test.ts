@@ -4,21 +4,10 @@ import { createApiKey } from '../../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { findOrganization, updateOrganization } from '../../domain/identity/organizations';
 import { compilePolicySet } from '../../policy/engine';
-import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, quorumPolicy, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 // Who approves a held write, on the real Temporal dev server and PostgreSQL: a rule may ask for more than one
 // person (@approvals), and nobody approves a write made with a key they created unless the organization allows it.
-
-const quorumPolicy = `
-@id("allow-writes") @reason("Ordinary writes are allowed")
-permit (principal, action, resource);
-
-@id("two-people-for-big-tasks") @decision("review") @approvals("2") @reason("A big task needs two people's approval")
-permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
-
-@id("review-when-asked") @decision("review") @reason("The title asks for a review")
-permit (principal, action, resource) when { resource has title && resource.title like "review*" };
-`;
 
 let h: Harness;
 

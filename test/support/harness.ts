@@ -37,6 +37,21 @@ export const publicUrl = 'http://gatehouse.test';
 /** The example policy in which a task's title picks Allow, Review ("review…") or Deny ("deny…"). */
 export const testPolicy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');
 
+/**
+ * The policy of the review tests: writes allowed, "review…" titles held for one person, and "big…" task creates
+ * held for two people's approval (@approvals).
+ */
+export const quorumPolicy = `
+@id("allow-writes") @reason("Ordinary writes are allowed")
+permit (principal, action, resource);
+
+@id("two-people-for-big-tasks") @decision("review") @approvals("2") @reason("A big task needs two people's approval")
+permit (principal, action == Action::"tasks.create", resource) when { resource has title && resource.title like "big*" };
+
+@id("review-when-asked") @decision("review") @reason("The title asks for a review")
+permit (principal, action, resource) when { resource has title && resource.title like "review*" };
+`;
+
 export interface TestOrganization {
   organization: Organization;
   readWriteToken: string;
