@@ -140,6 +140,7 @@ const windowColumns = `
   CASE WHEN w.closed_at IS NOT NULL THEN 'closed' WHEN w.uses >= w.max_uses THEN 'used_up' WHEN w.expires_at <= now() THEN 'expired' ELSE 'open' END AS state
   FROM trust_windows w JOIN api_keys k ON k.id = w.api_key_id JOIN users o ON o.id = w.opened_by LEFT JOIN users c ON c.id = w.closed_by`;
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- a row as pg answers it, read field by field below
 function wireOf(row: Record<string, any>): TrustWindow {
   return {
     id: row.id,
