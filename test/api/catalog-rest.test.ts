@@ -94,8 +94,10 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   'reviews.approve': async ({ make }) => ({ params: { id: await make.review() }, body: { comment: 'ok' } }),
   'reviews.deny': async ({ make }) => ({ params: { id: await make.review() } }),
   'trust_windows.list': async () => ({ query: { state: 'all' } }),
-  'trust_windows.close': async ({ make, org }) => {
-    const review = await make.review();
+  // A window matching a title no other write of the table has, so that it lets none of theirs through.
+  'trust_windows.close': async ({ org }) => {
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: `Held for a trust window ${Math.random()}` } });
+    const review = json(held).review.id as string;
     const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${review}/approve`, token: org.reviewerToken, payload: { trust: { minutes: 5, max_uses: 1, match: ['title'] } } });
     expect(approved.statusCode, approved.body).toBe(200);
     const windows = json(await h.request({ method: 'GET', url: '/api/v1/trust-windows', token: org.reviewerToken })).data.windows as { id: string; review_id: string }[];
