@@ -52,11 +52,12 @@ describe('a trust window in the console', () => {
     await card.getByLabel(/Also trust “test agent”/).check();
     await card.getByLabel('For how many minutes').fill('30');
     await card.getByLabel('At most how many writes').fill('3');
-    await card.getByLabel(/^project_id =/).check();
+    await card.getByLabel(/project_id =/).check();
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'trust-window-approve');
-    await card.getByRole('button', { name: 'Approve' }).click();
-    await card.getByText(/Approved by/).waitFor({ timeout: 20_000 });
+    await card.getByRole('button', { name: 'Approve', exact: true }).click();
+    await card.waitFor({ state: 'detached', timeout: 20_000 });
+    await expect.poll(async () => (await h.db.query('SELECT 1 FROM trust_windows WHERE org_id = $1', [acme.organization.id])).rowCount, { timeout: 20_000 }).toBe(1);
 
     const through = await agentWrite('/api/v1/tasks', { title: 'review the launch slides', project_id: project });
     expect(through.status).toBe(201);

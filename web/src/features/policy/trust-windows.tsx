@@ -52,7 +52,8 @@ export function TrustWindows({ personId, canCloseAny }: { personId: string; canC
       ) : windows.length === 0 ? (
         <p>No trust window is open.</p>
       ) : (
-        <table className="trust-windows">
+        <div className="trust-windows">
+        <table>
           <thead>
             <tr>
               <th scope="col">Key</th>
@@ -101,6 +102,7 @@ export function TrustWindows({ personId, canCloseAny }: { personId: string; canC
             ))}
           </tbody>
         </table>
+        </div>
       )}
     </section>
   );
