@@ -18,6 +18,7 @@ import { projectOperations } from './projects';
 import { approveReviewOperation, decideBatchOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
 import { reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
+import { trustWindowOperations } from './trust-windows';
 import { teamOperations } from './team';
 import { notificationOperations } from './notifications';
 import { slackOperations } from './slack';
@@ -50,6 +51,7 @@ export const catalog: readonly Operation[] = [
   denyReviewOperation,
   decideBatchOperation,
   reviewPasskeyChallengeOperation,
+  ...trustWindowOperations,
   ...policyOperations,
   ...organizationOperations,
   ...apiKeyOperations,

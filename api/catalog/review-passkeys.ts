@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { approvalChallenge, type Verdict } from '../../domain/gate/reviews/signing';
+import { trustTermsInput } from '../../domain/gate/trust-windows';
 import { pendingVerdictPayload, type PasskeyCheck } from '../../domain/gate/reviews/verdicts';
 import { reviewerRoles, type PersonActor } from '../../domain/identity/actors';
 import { signingCredentials, verifySignedAssertion } from '../../domain/identity/passkey-assertions';
@@ -72,13 +73,14 @@ export const reviewPasskeyChallengeOperation = defineOperation({
     id: text({ max: 100 }).describe('The review id'),
     verdict: z.enum(['approved', 'denied']).describe('The verdict the passkey signs'),
     edit: z.record(z.string(), z.unknown()).optional().describe('The fields you change as you approve (edit, then approve): part of what is signed'),
+    trust: trustTermsInput.optional().describe('The trust window you open as you approve: its terms are part of what is signed'),
   }),
   output: challengeSchema,
   access: { person: { roles: reviewerRoles } },
   interfaces: ['console'],
   handler: async (input, { db, caller, publicUrl }) => {
     const person = caller.actor as PersonActor;
-    const pending = await pendingVerdictPayload(db, caller.organization.id, input.id, input.verdict === 'approved' ? input.edit : undefined);
+    const pending = await pendingVerdictPayload(db, caller.organization.id, input.id, input.verdict === 'approved' ? input.edit : undefined, input.verdict === 'approved' ? input.trust : undefined);
     return approvalChallengeFor(db, { orgId: caller.organization.id, userId: person.userId }, publicUrl, { id: input.id, digest: pending.digest, verdict: input.verdict });
   },
 });

@@ -13,6 +13,7 @@ import {
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
 import { text } from '../../domain/kit/fields';
+import { trustTermsInput } from '../../domain/gate/trust-windows';
 import { findGatedWrite } from '../../domain/resources';
 import { verifyApprovalPasskey } from './review-passkeys';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
@@ -90,6 +91,7 @@ const approveWithEditInput = approveReviewInput.extend({
     .describe(
       "Fields to change in a held create or update before approving it (e.g. {\"due_on\": \"2026-12-01\"}), over the agent's input; id and if_match cannot change. The edited write is decided by the policy again (the agent's key as principal, you in context.editor): a Deny refuses the edit (403 policy_denied, the review still waits), an Allow applies it with your approval, a Review counts your approval as the first",
     ),
+  trust: trustTermsInput.optional(),
 });
 
 /** Who gives a verdict, and where: a person in the console (a session) or with a personal access token. */
@@ -120,6 +122,7 @@ function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof appro
       comment: input.comment,
       seenEditId: input.seen_edit,
       edit: verdict === 'approved' ? input.edit : undefined,
+      trust: verdict === 'approved' ? input.trust : undefined,
       passkey: verdict === 'approved' ? input.passkey : undefined,
     },
     verdictPorts(context),
@@ -132,7 +135,7 @@ export const approveReviewOperation = defineOperation({
   family: 'reviews',
   summary: 'Approve a held write',
   description:
-    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it: the edited write is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
+    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it: the edited write is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Send `trust` to also open a trust window for the key that made the write (the same operation and picked attribute values, bounded in minutes and uses; see trust_windows.list). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
   method: 'POST',
   path: '/reviews/:id/approve',
   input: approveWithEditInput,

@@ -29,7 +29,8 @@ export type AuditEvent =
   | (GateEvent & {
       type: 'gate.decided';
       actor: ActorRef;
-      data: { operation: string; decision: string; reason: string; policyIds: string[]; interface: string };
+      /** `trust_window`: the window that let through a write the policy would have held (trw_…). */
+      data: { operation: string; decision: string; reason: string; policyIds: string[]; interface: string; trust_window?: string };
     })
   | (GateEvent & {
       type: 'write.applied';
@@ -56,6 +57,21 @@ export type AuditEvent =
       actor: ActorRef;
       data: { edit_id: string; fields: string[]; decision: string; reason: string; policyIds: string[] };
     })
+  /** A person's approval opened a trust window (trw_…) for the key that made the write. */
+  | (GateEvent & {
+      type: 'trust_window.opened';
+      actor: ActorRef;
+      resourceType: 'trust_window';
+      resourceId: string;
+      data: { api_key_id: string; operation: string; match: Record<string, unknown>; max_uses: number; minutes: number; expires_at: string };
+    })
+  | {
+      type: 'trust_window.closed';
+      actor: ActorRef;
+      resourceType: 'trust_window';
+      resourceId: string;
+      data: { api_key_id: string; operation: string; uses: number };
+    }
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | (GateEvent & { type: 'review.escalated'; actor: ActorRef; data: { tier: string; notified: string[] } })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number; comment?: string } }

@@ -7,6 +7,7 @@ import type { GatedWriteRequest, RecordedDecision } from './contract';
 import { loadCompiledPolicySet } from '../policy-sets/versions';
 import { lockReviewQueue } from './reviews/queue';
 import type { GatedWrite } from './writes';
+import { useTrustWindow } from './trust-windows';
 
 /**
  * Asks the organization's policy about a write (askPolicy) and records the decision (and the review it opens),
@@ -43,12 +44,14 @@ export async function decideIn(
 ): Promise<{ recorded: RecordedDecision; justDecided?: JustDecided }> {
   const input = write.input.parse(request.input);
   const { proposal, version, decided, context, shadow } = await askPolicy(tx, write, request, input);
+  const trusted = decided.decision === 'review' ? await trustedInstead(tx, workflowId, request, proposal.resource, decided) : undefined;
   const { recorded, inserted } = await recordDecisionIn(tx, {
     shadow,
     workflowId,
     request,
-    decision: decided.decision,
-    reason: decided.reason,
+    decision: trusted ? 'allow' : decided.decision,
+    reason: trusted?.reason ?? decided.reason,
+    trustWindowId: trusted?.id,
     policyIds: decided.policyIds,
     policyErrors: decided.errors,
     policyVersion: version,
@@ -59,6 +62,25 @@ export async function decideIn(
   });
   // The record before as the decision stores it (JSON), exactly what a later apply would read back.
   return inserted ? { recorded, justDecided: { input, before: proposal.before && JSON.parse(JSON.stringify(proposal.before)) } } : { recorded };
+}
+
+/**
+ * A write the policy would hold is let through by an open trust window of its key and operation that its record
+ * matches (one use taken, in this transaction). Not when this workflow's decision is recorded already: a retry
+ * must find that decision, without taking another use.
+ */
+async function trustedInstead(
+  tx: Queryable,
+  workflowId: string,
+  request: GatedWriteRequest,
+  resource: Record<string, unknown>,
+  decided: PolicyDecision,
+): Promise<{ id: string; reason: string } | undefined> {
+  if ((await tx.query('SELECT 1 FROM gate_decisions WHERE workflow_id = $1', [workflowId])).rowCount) return undefined;
+  const window = await useTrustWindow(tx, { orgId: request.orgId, apiKeyId: request.apiKey.id, operation: request.operation, resource });
+  if (!window) return undefined;
+  const policies = decided.policyIds.length ? `policy ${decided.policyIds.join(', ')}` : 'the policy';
+  return { id: window.id, reason: `Allowed by trust window ${window.id} opened by ${window.openedBy} (${policies} would hold it: ${decided.reason})` };
 }
 
 /** What the policy said of a write, and what it saw: the proposal, the policy version, the request's context. */
@@ -138,6 +160,8 @@ export interface DecisionToRecord {
   approvalsRequired?: number;
   /** What a shadow draft would have decided, when one runs. */
   shadow?: ShadowDecision;
+  /** The trust window that turned the policy's Review into this Allow (trw_…). */
+  trustWindowId?: string;
 }
 
 /**
@@ -181,12 +205,13 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ r
     JSON.stringify(d.context),
     d.policyErrors,
     d.shadow ? JSON.stringify(d.shadow) : null,
+    d.trustWindowId ?? null,
   ];
   let held = '';
   if (review) {
     held = `, held AS (
       INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at, approvals_required)
-      SELECT $16::text, $2, id, $3, $17::timestamptz, $18::smallint FROM decided)`;
+      SELECT $17::text, $2, id, $3, $18::timestamptz, $19::smallint FROM decided)`;
     values.push(review.id, d.reviewExpiresAt, d.approvalsRequired ?? 1);
   }
   const audit = auditInsert(
@@ -196,15 +221,22 @@ async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ r
       actor: { type: 'api_key', id: d.request.apiKey.id },
       workflowId: d.workflowId,
       reviewId: review?.id,
-      data: { operation: d.request.operation, decision, reason, policyIds: d.policyIds, interface: d.request.interface },
+      data: {
+        operation: d.request.operation,
+        decision,
+        reason,
+        policyIds: d.policyIds,
+        interface: d.request.interface,
+        ...(d.trustWindowId ? { trust_window: d.trustWindowId } : {}),
+      },
     },
     { first: values.length + 1, after: 'decided' },
   );
   const inserted = await tx.query(
     `WITH decided AS (
        INSERT INTO gate_decisions
-         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors, shadow)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb)
+         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors, shadow, trust_window_id)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16::text)
        ON CONFLICT (workflow_id) DO NOTHING RETURNING id
      )${held}, audited AS (${audit.sql})
      SELECT id FROM decided`,

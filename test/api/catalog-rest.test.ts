@@ -94,6 +94,16 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   'reviews.approve': async ({ make }) => ({ params: { id: await make.review() }, body: { comment: 'ok' } }),
   'reviews.deny': async ({ make }) => ({ params: { id: await make.review() } }),
   'reviews.decide_batch': async ({ make }) => ({ body: { review_ids: [await make.review(), await make.review()], verdict: 'denied', comment: 'not now' } }),
+  'trust_windows.list': async () => ({ query: { state: 'all' } }),
+  // A window matching a title no other write of the table has, so that it lets none of theirs through.
+  'trust_windows.close': async ({ org }) => {
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: `Held for a trust window ${Math.random()}` } });
+    const review = json(held).review.id as string;
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${review}/approve`, token: org.reviewerToken, payload: { trust: { minutes: 5, max_uses: 1, match: ['title'] } } });
+    expect(approved.statusCode, approved.body).toBe(200);
+    const windows = json(await h.request({ method: 'GET', url: '/api/v1/trust-windows', token: org.reviewerToken })).data.windows as { id: string; review_id: string }[];
+    return { params: { id: windows.find((window) => window.review_id === review)!.id } };
+  },
   // Every organization's trail starts with its key's creation and its policy.
   'audit.events': async () => ({ query: { limit: '5' } }),
   'webhooks.event_types': async () => ({}),
@@ -169,7 +179,7 @@ function call(operation: Operation, sample: Sample, token: string, slug?: string
   return h.request({ method: operation.method, url: url(operation, sample, slug), token, headers, ...(withBody ? { payload: sample.body ?? {} } : {}) });
 }
 
-const siteFor = (operation: Operation) => (operation.family === 'reviews' ? sites.review : sites.allow);
+const siteFor = (operation: Operation) => (operation.family === 'reviews' || operation.family === 'trust_windows' ? sites.review : sites.allow);
 /** An owner's token for what reviewers may not do (webhooks). */
 const ownerTokens = new Map<string, string>();
 const tokenFor = (operation: Operation, org: TestOrganization) =>

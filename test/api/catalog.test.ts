@@ -45,8 +45,11 @@ describe('the operation catalog', () => {
         // Open to every key only where the answer is about the key itself: who it is, the writes it submitted.
         if (ability === null) expect(['me.get', 'reviews.status']).toContain(op.name);
         // The organization's own settings are for people in the console alone; its audit trail, for people in the
-        // console and over REST with a personal token (their tooling exports it).
-        else if (ability === undefined) expect(op.interfaces).toEqual(op.name === 'audit.events' || op.family === 'webhooks' ? undefined : ['console']);
+        // console and over REST with a personal token (their tooling exports it); so are its trust windows (never MCP:
+        // agents do not see what lets their writes through).
+        else if (ability === undefined) {
+          expect(op.interfaces).toEqual(op.name === 'audit.events' || op.family === 'webhooks' ? undefined : op.family === 'trust_windows' ? ['rest', 'console'] : ['console']);
+        }
         else expect(ability).toBe(`${op.family}.read`);
         if (op.list) expect(Object.keys(op.input.shape)).toEqual(expect.arrayContaining(['limit', 'cursor']));
         break;

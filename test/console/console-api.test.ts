@@ -593,7 +593,23 @@ describe('every operation the console offers', () => {
       return {};
     },
     'policy.suggestions': async () => ({ input: { min_approved: '2', days: '30' } }),
+    'trust_windows.list': async () => ({ input: { state: 'all' } }),
+    'trust_windows.close': async () => ({ params: { id: await openTrustWindow() } }),
   };
+
+  /** A window opened as the owner approves a held write, matching its title, which no other write of the table has. */
+  async function openTrustWindow(): Promise<string> {
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title: `review for a trust window ${Math.random()}` } });
+    const id = json(held).review.id as string;
+    const approved = await ownerSession.request({
+      method: 'POST',
+      url: `/console/api/v1/reviews/${id}/approve`,
+      payload: { trust: { minutes: 5, max_uses: 1, match: ['title'] } },
+    });
+    expect(approved.statusCode, approved.body).toBe(200);
+    const listed = json(await ownerSession.request({ method: 'GET', url: '/console/api/v1/trust-windows' })).data.windows as { id: string; review_id: string }[];
+    return listed.find((window) => window.review_id === id)!.id;
+  }
 
   async function aMemory(): Promise<{ id: string; api_key_id: string }> {
     const remembered = await h.request({ method: 'POST', url: '/api/v1/memories', token: acme.readWriteToken, payload: { content: 'A note for the table' } });

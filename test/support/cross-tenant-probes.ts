@@ -51,7 +51,7 @@ export interface GeneratedProbes {
 }
 
 /** The kinds of record a probe may name. */
-export const probePrefixes: readonly IdPrefix[] = ['task', 'prj', 'cus', 'cal', 'mem', 'prd', 'inv', 'bkg', 'exp', 'wlg', 'mtg', 'mry', 'rev', 'key', 'usr', 'whk', 'whd'];
+export const probePrefixes: readonly IdPrefix[] = ['task', 'prj', 'cus', 'cal', 'mem', 'prd', 'inv', 'bkg', 'exp', 'wlg', 'mtg', 'mry', 'rev', 'key', 'usr', 'whk', 'whd', 'trw'];
 
 /**
  * What a reference names, by the noun in its field (`project_id`) or the operation's family (`id` of expenses.get):
@@ -72,6 +72,7 @@ const prefixOfNoun: Record<string, IdPrefix> = {
   review: 'rev', reviews: 'rev',
   api_key: 'key', api_keys: 'key',
   person: 'usr', people: 'usr', user: 'usr',
+  trust_window: 'trw', trust_windows: 'trw',
   member: 'mem', team_member: 'mem', staff_member: 'mem', assignee: 'mem', owner: 'mem', attendee: 'mem', team: 'mem',
 };
 

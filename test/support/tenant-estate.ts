@@ -3,6 +3,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/t
 import type { Database } from '../../db/database';
 import type { Caller, Role } from '../../domain/identity/actors';
 import { authenticate } from '../../domain/identity/authenticate';
+import { newId } from '../../domain/kit/ids';
 import { createPersonalToken } from '../../domain/identity/people';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from './console';
 import type { Holdings } from './cross-tenant-probes';
@@ -70,8 +71,20 @@ export async function furnish(h: Harness, test: TestOrganization, roles: Role[])
     usr: people[0]!.person.user.id,
     whk: webhook.endpointId,
     whd: webhook.deliveryId,
+    trw: await insertTrustWindow(h.db, organization.id, keyIdOf(test.readWriteToken), people[0]!.person.user.id),
   };
   return { test, holdings, people, mcp };
+}
+
+/** An open trust window of the key, which no probe's write matches (its title is the window's own). */
+async function insertTrustWindow(db: Database, orgId: string, apiKeyId: string, openedBy: string): Promise<string> {
+  const id = newId('trw');
+  await db.query(
+    `INSERT INTO trust_windows (id, org_id, api_key_id, operation, match, max_uses, expires_at, opened_by)
+     VALUES ($1, $2, $3, 'tasks.create', '{"title": "matrix trust window"}', 5, now() + interval '1 day', $4)`,
+    [id, orgId, apiKeyId, openedBy],
+  );
+  return id;
 }
 
 export function keyIdOf(token: string): string {

@@ -15,6 +15,8 @@ export interface DecidedPayload {
   edit: { id: string; input: Record<string, unknown> } | null;
   /** The fields the deciding person changes as they approve (edit-then-approve), or null. */
   proposed_edit: Record<string, unknown> | null;
+  /** The trust window the approval opens (its terms), when it opens one; absent otherwise, so older digests stand. */
+  trust?: { minutes: number; max_uses: number; match: string[] };
 }
 
 /** SHA-256 (hex) of the payload's canonical JSON: keys sorted, so a client's key order does not matter. */
@@ -30,9 +32,10 @@ export interface HeldPayload {
   edit: { id: string; input: Record<string, unknown> } | null;
 }
 
-/** The payload a person decides: the write the review holds, with the fields they change as they approve. */
-export function decidedPayload(held: HeldPayload, proposedEdit?: Record<string, unknown>): DecidedPayload {
-  return { review_id: held.id, operation: held.operation, input: held.input, edit: held.edit, proposed_edit: proposedEdit ?? null };
+/** The payload a person decides: the write the review holds, with the fields they change and the trust window they open as they approve. */
+export function decidedPayload(held: HeldPayload, proposedEdit?: Record<string, unknown>, trust?: DecidedPayload['trust']): DecidedPayload {
+  const payload: DecidedPayload = { review_id: held.id, operation: held.operation, input: held.input, edit: held.edit, proposed_edit: proposedEdit ?? null };
+  return trust ? { ...payload, trust: { minutes: trust.minutes, max_uses: trust.max_uses, match: trust.match } } : payload;
 }
 
 /**

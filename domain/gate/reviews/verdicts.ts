@@ -2,6 +2,7 @@ import type { Database, Queryable } from '../../../db/database';
 import { recordAudit, type VerdictProvenance } from '../../audit/events';
 import { AppError } from '../../kit/errors';
 import type { GatedWrite } from '../writes';
+import { openTrustWindow, type TrustTerms } from '../trust-windows';
 import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
 import { getReview } from './reads';
 import type { Review } from './schema';
@@ -55,6 +56,11 @@ export interface PersonsVerdict {
   seenEditId?: string;
   /** Fields to change over the agent's input as they approve (a held create or update only). */
   edit?: Record<string, unknown>;
+  /**
+   * A trust window to open as they approve (see ../trust-windows.ts): opened only by the approval that ends the
+   * review approved, and part of the payload a passkey signs.
+   */
+  trust?: TrustTerms;
 }
 
 /** What a verdict needs from outside the gate: the held writes by name, and the workflow that holds the write. */
@@ -89,7 +95,8 @@ export interface VerdictPorts {
 export async function recordVerdict(db: Database, given: PersonsVerdict, ports: VerdictPorts): Promise<Review> {
   const { workflowId, ended, refused } = await db.transaction(async (tx): Promise<{ workflowId: string; ended: boolean; refused?: EditRefused }> => {
     const review = await lockPendingReview(tx, given.orgId, given.reviewId);
-    const digest = payloadDigest(decidedPayload(review, given.edit));
+    if (given.trust && given.verdict !== 'approved') throw new AppError('validation_failed', 'a trust window is opened only with an approval');
+    const digest = payloadDigest(decidedPayload(review, given.edit, given.trust));
     if (given.expectedDigest !== undefined && given.expectedDigest !== digest) {
       throw new AppError(
         'payload_changed',
@@ -105,7 +112,7 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
     if (given.edit === undefined) {
       assertNotSelfApproval(review, given.person.userId);
       assertSawCurrentVersion(review, given.seenEditId);
-      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review), digest) };
+      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review, undefined, given.trust), digest) };
     }
     const write = heldWrite(review, ports);
     assertEditable(review, write);
@@ -113,7 +120,7 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
     const edited = await editHeldWrite(tx, review, write, given.person, given.edit);
     // A refused edit stays on the record (with its decision): the transaction commits, then the person is told.
     if ('refusal' in edited) return { workflowId: review.workflowId, ended: false, refused: edited };
-    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, decidedPayload(review, given.edit), digest, { edit_id: edited.editId }) };
+    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, decidedPayload(review, given.edit, given.trust), digest, { edit_id: edited.editId }) };
   });
   if (refused) throw refused.refusal;
   if (ended) await ports.reviewEnded(workflowId, given.verdict);
@@ -130,9 +137,10 @@ export async function pendingVerdictPayload(
   orgId: string,
   reviewId: string,
   proposedEdit?: Record<string, unknown>,
+  trust?: TrustTerms,
 ): Promise<{ payload: DecidedPayload; digest: string; approvalsNeedPasskey: boolean }> {
   const review = await db.transaction((tx) => lockPendingReview(tx, orgId, reviewId));
-  const payload = decidedPayload(review, proposedEdit);
+  const payload = decidedPayload(review, proposedEdit, trust);
   return { payload, digest: payloadDigest(payload), approvalsNeedPasskey: review.approvalsNeedPasskey };
 }
 
@@ -249,6 +257,13 @@ async function approveIn(
   ).rows.map((row) => row.user_id as string);
   const how = howDecided(given, digest);
   if (approvers.length < required) {
+    if (given.trust) {
+      throw new AppError(
+        'conflict',
+        `review ${review.id} needs ${required} approvals and has ${approvers.length} with yours: a trust window is opened only by the approval that ends the review; approve without one, and the last approver may open it`,
+        { status: 'pending' },
+      );
+    }
     await recordAudit(tx, review.orgId, {
       type: 'review.approval_added',
       actor: { type: 'user', id: userId },
@@ -259,6 +274,7 @@ async function approveIn(
     return false;
   }
   await settle(tx, review, given, 'approved', { ...(required > 1 ? { approvals: approvers } : {}), ...auditData, ...how });
+  if (given.trust) await openTrustWindow(tx, { orgId: review.orgId, reviewId: review.id, workflowId: review.workflowId, userId, terms: given.trust });
   return true;
 }
 
@@ -289,7 +305,7 @@ async function checkPasskey(tx: Queryable, review: LockedReview, given: PersonsV
   await tx.query('INSERT INTO signed_payloads (digest, org_id, payload) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
     digest,
     review.orgId,
-    decidedPayload(review, given.edit),
+    decidedPayload(review, given.edit, given.trust),
   ]);
 }
 

@@ -14,6 +14,9 @@ export type SuggestedRule = Data<'policy_suggestions'>['suggestions'][number];
 /** The organization's switches this page shows (the rest of its settings live elsewhere). */
 export type OrganizationSettings = Pick<Data<'organization_get'>, 'self_approval' | 'share_policy_text' | 'approvals_need_passkey'>;
 
+/** A window in which a key's writes like an approved one skip review (opened as a person approved). */
+export type TrustWindow = Data<'trust_windows_list'>['windows'][number];
+
 export const policyApi = {
   current: () => api.get<Data<'policy_get'>>('/v1/policy'),
   versions: () => api.get<Data<'policy_versions'>>('/v1/policy/versions').then((answer) => answer.versions),
@@ -29,6 +32,9 @@ export const policyApi = {
   organization: () => api.get<Data<'organization_get'>>('/v1/organization'),
   /** How many passkeys the signed-in person has (the console's door lists them). */
   ownPasskeys: () => api.get<unknown[]>('/passkeys').then((passkeys) => passkeys.length),
+  trustWindows: (background = false) => api.get<Data<'trust_windows_list'>>('/v1/trust-windows', { background }).then((answer) => answer.windows),
+  /** Ends a trust window at once: the key's next such write is held for review again. */
+  closeTrustWindow: (id: string) => api.post<Data<'trust_windows_close'>>(`/v1/trust-windows/${encodeURIComponent(id)}/close`, {}),
   updateOrganization: (change: Partial<OrganizationSettings>) => api.patch<Data<'organization_update'>>('/v1/organization', change satisfies Body<'organization_update'>),
 };
 

@@ -9,6 +9,7 @@ import { PolicyEditor } from './policy-editor';
 import { PolicyVersions } from './policy-versions';
 import { ShadowReport } from './shadow-report';
 import { SuggestedRules } from './suggested-rules';
+import { TrustWindows } from './trust-windows';
 import './policy.css';
 
 /** Something loaded once for the page, and what went wrong loading it. */
@@ -110,6 +111,8 @@ export function PolicyPage() {
           editorRef={editor}
         />
       )}
+
+      {can('readAudit') && <TrustWindows personId={person.id} canCloseAny={can('manageKeys')} />}
 
       <ShadowReport shadow={shadow} loadError={shadowError} canEdit={canEdit} personId={person.id} onChange={setShadow} />
 

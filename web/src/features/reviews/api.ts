@@ -20,10 +20,11 @@ export type PasskeyAssertion = NonNullable<Body<'reviews_approve'>['passkey']>;
  * The person's passkey's signature over approving this review (with their edit, if any): the challenge commits to
  * the review, the payload's digest, the verdict and the time, and the authenticator signs it.
  */
-async function signApproval(id: string, edit?: Record<string, unknown>): Promise<PasskeyAssertion> {
+async function signApproval(id: string, edit?: Record<string, unknown>, trust?: Body<'reviews_approve'>['trust']): Promise<PasskeyAssertion> {
   const asked = await api.post<Data<'reviews_passkey_challenge'>>(`${reviewPath(id)}/passkey-challenge`, {
     verdict: 'approved',
     ...(edit ? { edit } : {}),
+    ...(trust ? { trust } : {}),
   } satisfies Body<'reviews_passkey_challenge'>);
   return signVerdict(asked);
 }
@@ -34,11 +35,11 @@ async function signApproval(id: string, edit?: Record<string, unknown>): Promise
  */
 async function approve(id: string, body: Body<'reviews_approve'>, signed: boolean): Promise<Data<'reviews_approve'>> {
   const send = (passkey?: PasskeyAssertion) => api.post<Data<'reviews_approve'>>(`${reviewPath(id)}/approve`, passkey ? { ...body, passkey } : body);
-  if (signed) return send(await signApproval(id, body.edit));
+  if (signed) return send(await signApproval(id, body.edit, body.trust));
   try {
     return await send();
   } catch (failure) {
-    if (failure instanceof ApiError && failure.code === 'passkey_required') return send(await signApproval(id, body.edit));
+    if (failure instanceof ApiError && failure.code === 'passkey_required') return send(await signApproval(id, body.edit, body.trust));
     throw failure;
   }
 }
@@ -48,10 +49,11 @@ export const reviewsApi = {
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
   /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */
   /** `signed`: the organization needs approvals signed with the person's passkey. */
-  decide: (review: Review, verdict: 'approve' | 'deny', comment: string, signed = false) => {
+  /** `trust`: a trust window the approval also opens. */
+  decide: (review: Review, verdict: 'approve' | 'deny', comment: string, signed = false, trust?: Body<'reviews_approve'>['trust']) => {
     const remark = comment.trim() ? { comment: comment.trim() } : {};
     if (verdict === 'deny') return api.post<Data<'reviews_deny'>>(`${reviewPath(review.id)}/deny`, remark satisfies Body<'reviews_deny'>);
-    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}) }, signed);
+    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}), ...(trust ? { trust } : {}) }, signed);
   },
   /** One verdict on several held writes; each is decided on its own, and the answer says which were refused and why. */
   decideBatch: (ids: string[], verdict: 'approved' | 'denied', comment: string) =>

@@ -9,6 +9,7 @@ import { editable, reviewsApi, type Review } from './api';
 import { EditForm } from './edit-form';
 import { EditSummary } from './edit-summary';
 import { RecordDiff } from './record-diff';
+import { noTrust, TrustOption, trustTerms } from './trust-option';
 
 const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
 
@@ -31,18 +32,21 @@ export function ReviewCard({
   const [busy, setBusy] = useState<'approve' | 'deny'>();
   const [error, setError] = useState<unknown>();
   const [editing, setEditing] = useState(false);
+  const [trust, setTrust] = useState(noTrust);
   const editButton = useRef<HTMLButtonElement>(null);
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
   const { required, given } = review.approvals;
   const approvedAlready = given.some((approval) => approval.user_id === person.id);
   const mayEdit = review.status === 'pending' && can('decideReviews') && editable(review.operation);
+  // Only the approval that ends the review opens a window (with a quorum, the last one).
+  const endsReview = !approvedAlready && given.length + 1 >= required;
 
   async function decide(verdict: 'approve' | 'deny') {
     setBusy(verdict);
     setError(undefined);
     try {
-      onDecided(await reviewsApi.decide(review, verdict, comment, signed));
+      onDecided(await reviewsApi.decide(review, verdict, comment, signed, verdict === 'approve' ? trustTerms(trust) : undefined));
     } catch (failure) {
       setError(failure);
     } finally {
@@ -149,6 +153,7 @@ export function ReviewCard({
                 <p className="hint">Approving asks your passkey to sign it: this review, the exact write it holds, and the time.</p>
               )}
               {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
+              {endsReview && <TrustOption review={review} choice={trust} onChange={setTrust} />}
               <div className="action-buttons">
                 <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
                   {busy === 'approve' ? (signed ? 'Waiting for your passkey…' : 'Approving…') : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
