@@ -149,6 +149,8 @@ export async function followReview(
     applied: review.applied_at !== null,
     result: review.result,
     failure: review.failure,
+    write: review.workflow_id,
+    undone_by: review.undone_by,
   };
 }
 

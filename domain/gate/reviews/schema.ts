@@ -178,5 +178,7 @@ export const reviewProgressSchema = z.object({
   applied: z.boolean().describe('True once the approved write has run'),
   result: z.unknown().describe('The record the approved write produced, once applied'),
   failure: applyFailure.nullable().describe('Why an approved write could not be applied, or null'),
+  write: z.string().describe('The write\'s id (its workflow id): once applied, undo it with POST /v1/undo (undo_write) and read it at /v1/writes/{write}'),
+  undone_by: z.string().nullable().describe('The undo that took the applied write back, or null'),
 });
 
