@@ -1,7 +1,7 @@
 import type { QueryResultRow } from 'pg';
 import type { Queryable } from '../../db/database';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
-import { undoableUntilSql } from '../gate/undo';
+import { undoableUntilSql } from '../kit/undo-window';
 
 /** An audit event as people read it (the API, the console, the export). */
 export interface AuditEventView {

@@ -2,6 +2,9 @@ import type { Queryable } from '../../db/database';
 import { auditInsert, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { plainRecord } from '../kit/rows';
+import { undoableUntilSql } from '../kit/undo-window';
+
+export { undoableUntilSql };
 import type { GatedWrite } from './writes';
 
 // Undo of applied gated writes: the record as it was before the write comes back (a created record is removed, a
@@ -72,15 +75,6 @@ function refusal(problems: Problem[]): AppError {
   return new AppError(code, `${problems.length} of the writes cannot be undone; nothing was undone: ${problems.map((p) => p.message).join('; ')}`, {
     writes: problems.map((p) => ({ write: p.write, code: p.code, message: p.message, ...p.details })),
   });
-}
-
-/**
- * SQL for until when an applied write (`a`, a row of applied_writes) may still be undone: null when it cannot be
- * (undone already, past its organization's window, or a write that cannot be undone).
- */
-export function undoableUntilSql(a: string): string {
-  return `(SELECT ${a}.applied_at + make_interval(days => uo.undo_window_days) FROM organizations uo
-    WHERE uo.id = ${a}.org_id AND ${a}.record_table IS NOT NULL AND ${a}.undone_by IS NULL AND ${a}.applied_at + make_interval(days => uo.undo_window_days) > now())`;
 }
 
 const identifier = /^[a-z_][a-z0-9_]*$/;
