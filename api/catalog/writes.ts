@@ -35,7 +35,7 @@ export const getAppliedWriteOperation = defineOperation({
   family: 'writes',
   summary: 'Read an applied write',
   description:
-    "One applied gated write by its workflow_id: what it did, the record it left, and whether it was undone (undone_by) or until when it may be (undoable_until). A key reads the writes it submitted; people who read the audit trail read any.",
+    "One applied gated write by its workflow_id: what it did, the record it left, and whether it was undone (undone_by) or until when it may be (undoable_until). A key reads the writes it submitted (any, with reviews.read); people who read the audit trail read any.",
   method: 'GET',
   path: '/writes/:write',
   list: false,
@@ -43,8 +43,11 @@ export const getAppliedWriteOperation = defineOperation({
   output: appliedWriteSchema,
   // Like reviews.status: any key follows its own writes.
   access: { apiKey: { ability: null }, person: { roles: rolesThat.readAudit } },
-  handler: (input, { db, caller }) =>
-    readAppliedWrite(db, caller.organization.id, input.write, caller.actor.kind === 'api_key' ? { apiKeyId: (caller.actor as ApiKeyActor).keyId } : {}),
+  handler: (input, { db, caller }) => {
+    const key = caller.actor.kind === 'api_key' ? (caller.actor as ApiKeyActor) : undefined;
+    // A key that reads the review queue (reviews.read) reads any write of the organization; another, its own.
+    return readAppliedWrite(db, caller.organization.id, input.write, key && !key.abilities.includes('reviews.read') ? { apiKeyId: key.keyId } : {});
+  },
 });
 
 const undoGated = gatedOperation({

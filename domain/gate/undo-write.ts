@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
-import { AppError } from '../kit/errors';
+import { AppError, invalidFields } from '../kit/errors';
 import { text } from '../kit/fields';
 import { changedFields } from '../kit/rows';
 import { planUndo, undoesContext, undoWrites, type Undone } from './undo';
@@ -49,7 +49,11 @@ export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undef
     resourceType: 'AppliedWrite',
     input: undoWriteInput,
     async propose(db, orgId, input, by) {
-      const [plan] = await planUndo(db, orgId, [input.write], writeOf);
+      // The write is a reference in the body: one the organization never applied is the input's fault, like any reference.
+      const [plan] = await planUndo(db, orgId, [input.write], writeOf).catch((error: unknown) => {
+        if (error instanceof AppError && error.code === 'not_found') throw invalidFields([{ field: 'write', message: 'no applied write of this organization has this id (not found)' }]);
+        throw error;
+      });
       await assertMayWriteFamily(db, orgId, by.apiKeyId, plan!.operation);
       const current = plan!.after ?? undefined;
       return {

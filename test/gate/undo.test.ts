@@ -196,8 +196,11 @@ describe('a person undoes from the console API', () => {
 describe('tenancy', () => {
   it("another organization's write is not found, to its keys and its people; its record is untouched", async () => {
     const created = await write('POST', '/tasks', { title: 'Acme only' });
+    // Named in an agent's body, it is a reference the organization does not hold (422 naming write), as for any write.
+    const agent = await agentUndo(created.write, globex.readWriteToken);
+    expect(agent.statusCode).toBe(422);
+    expect(json(agent).error.details.fields).toEqual([{ field: 'write', message: expect.stringContaining('not found') }]);
     for (const response of [
-      await agentUndo(created.write, globex.readWriteToken),
       await personUndo(created.write, globex.reviewerToken),
       await h.request({ method: 'GET', url: `/api/v1/writes/${created.write}`, token: globex.readWriteToken }),
     ]) {
