@@ -37,6 +37,11 @@ export const auditEventSchema = z.object({
   decision: z.string().nullable().describe('allow, review, deny or refused, for gate.decided'),
   data: z.record(z.string(), z.unknown()).describe("The event's details: the decision's reason and rules, a reviewer's comment, a key's label, …"),
   created_at: z.string().describe('When it was recorded (RFC 3339, UTC)'),
+  undone_by: z
+    .string()
+    .nullable()
+    .describe("For write.applied: the undo that took the write back (the write.undone event's workflow_id); null otherwise. A write.undone event names the write it undid in data.undoes"),
+  undoable_until: z.string().nullable().describe('For write.applied: until when the write may be undone (POST /v1/writes/{write}/undo, or undo_write for agents); null when it cannot be'),
 });
 
 export const listAuditEventsOperation = defineOperation({

@@ -24,6 +24,7 @@ import { notificationOperations } from './notifications';
 import { slackOperations } from './slack';
 import { webhookOperations } from './webhooks';
 import { workLogOperations } from './work-logs';
+import { writeOperations } from './writes';
 
 /**
  * Every operation, declared once; REST routes, MCP tools, the console's routes and the OpenAPI document loop over
@@ -50,6 +51,7 @@ export const catalog: readonly Operation[] = [
   approveReviewOperation,
   denyReviewOperation,
   decideBatchOperation,
+  ...writeOperations,
   reviewPasskeyChallengeOperation,
   ...trustWindowOperations,
   ...policyOperations,

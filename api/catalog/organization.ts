@@ -21,6 +21,7 @@ const organizationSchema = z.object({
   approvals_need_passkey: z
     .boolean()
     .describe("Whether every approval must be signed with the approving person's passkey (off by default); approvals that cannot carry one (a personal token, a Slack button) are refused with where to finish"),
+  undo_window_days: z.number().int().describe('How many days after it was applied a gated write may be undone (7 by default, 1 to 365)'),
 });
 
 const wireOf = (organization: Organization): z.infer<typeof organizationSchema> => ({
@@ -33,6 +34,7 @@ const wireOf = (organization: Organization): z.infer<typeof organizationSchema> 
   self_approval: organization.selfApproval,
   share_policy_text: organization.sharePolicyText,
   approvals_need_passkey: organization.approvalsNeedPasskey,
+  undo_window_days: organization.undoWindowDays,
 });
 
 export const getOrganizationOperation = defineOperation({
@@ -57,7 +59,7 @@ export const updateOrganizationOperation = defineOperation({
   family: 'organization',
   summary: "Change the organization's settings",
   description:
-    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, need every approval signed with a passkey (refused with 409 while nobody who decides reviews has one), rename, or change the time zone.',
+    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, need every approval signed with a passkey (refused with 409 while nobody who decides reviews has one), set how many days applied writes may be undone, rename, or change the time zone.',
   method: 'PATCH',
   path: '/organization',
   input: z.strictObject({
@@ -65,6 +67,7 @@ export const updateOrganizationOperation = defineOperation({
     self_approval: z.boolean().optional(),
     share_policy_text: z.boolean().optional(),
     approvals_need_passkey: z.boolean().optional(),
+    undo_window_days: z.number().int().min(1).max(365).optional().describe('How many days after it was applied a gated write may be undone'),
     name: text({ min: 1, max: 200 }).optional(),
     timezone: text({ min: 1, max: 100 }).optional(),
   }),
@@ -82,6 +85,7 @@ export const updateOrganizationOperation = defineOperation({
           selfApproval: input.self_approval,
           sharePolicyText: input.share_policy_text,
           approvalsNeedPasskey: input.approvals_need_passkey,
+          undoWindowDays: input.undo_window_days,
           name: input.name,
           timezone: input.timezone,
         },

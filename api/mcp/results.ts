@@ -51,10 +51,10 @@ export function errorText(code: ErrorCode, message: string): string {
   return `Error ${code}: ${message}`;
 }
 
-function gateResult({ answer, review: links, remediation }: SubmittedWrite, context: ResultContext): CallToolResult {
+function gateResult({ answer, review: links, remediation, workflowId }: SubmittedWrite, context: ResultContext): CallToolResult {
   switch (answer.outcome) {
     case 'applied':
-      return dataResult({ status: 'applied', record: answer.result }, `Done: ${context.summary}.`);
+      return dataResult({ status: 'applied', record: answer.result, write: workflowId }, `Done: ${context.summary}.`);
     case 'pending_review': {
       const { url, webUrl } = links!;
       const review = { id: answer.review.id, status: 'pending', url, web_url: webUrl, expires_at: answer.review.expiresAt, reason: answer.reason };

@@ -173,6 +173,7 @@ function outputSchemaOf(operation: Operation): z.ZodObject | undefined {
     return z.object({
       status: z.enum(['applied', 'pending_review']).describe('applied: the write ran; pending_review: a person must approve it first'),
       record: operation.output.optional().describe('The record as written, when applied'),
+      write: z.string().optional().describe('The applied write\'s id (its workflow id), when applied: undo it with undo_write, read it with get_applied_write'),
       review: reviewRef.optional(),
       remediation: remediationSchema.optional().describe('For a held write: the rules that held it, what they look at, and what to do next'),
     });

@@ -40,6 +40,17 @@ export type AuditEvent =
       data: { operation: string };
     })
   | (GateEvent & { type: 'write.failed'; actor: ActorRef; data: { code: string; message: string } })
+  /**
+   * An applied write taken back. `workflowId` is the undo's own id (an agent's undo workflow, or undo_… for a
+   * person's); `undoes` names the write undone, `operation` is that write's.
+   */
+  | (GateEvent & {
+      type: 'write.undone';
+      actor: ActorRef;
+      resourceType: string;
+      resourceId: string;
+      data: { operation: string; undoes: string; outcome: 'removed' | 'reverted' | 'restored'; version: number | null };
+    })
   | (GateEvent & {
       type: 'review.approved' | 'review.denied';
       actor: ActorRef;

@@ -1,6 +1,7 @@
 import type { QueryResultRow } from 'pg';
 import type { Queryable } from '../../db/database';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
+import { undoableUntilSql } from '../kit/undo-window';
 
 /** An audit event as people read it (the API, the console, the export). */
 export interface AuditEventView {
@@ -61,19 +62,35 @@ function conditions(filter: AuditFilter): { where: string; values: unknown[] } {
   return { where: clauses.map((clause) => ` AND ${clause}`).join(''), values };
 }
 
+/** An event as the trail lists it: a write.applied event also says whether the write was undone, or until when it may be. */
+export interface ListedAuditEvent extends AuditEventView {
+  /** For write.applied: the undo that took the write back (the undo's workflow id, or undo_… for a person's); else null. */
+  undone_by: string | null;
+  /** For write.applied: until when the write may be undone; null when it cannot be (or is not a write.applied). */
+  undoable_until: string | null;
+}
+
 /** The organization's audit events, newest first, a page at a time (the cursor is the last id shown). */
-export async function listAuditEvents(db: Queryable, orgId: string, input: AuditFilter & { limit: number; cursor?: string }): Promise<Page<AuditEventView>> {
+export async function listAuditEvents(db: Queryable, orgId: string, input: AuditFilter & { limit: number; cursor?: string }): Promise<Page<ListedAuditEvent>> {
   const after = decodeCursor(input.cursor);
   const { where, values } = conditions(input);
   const cursorAt = values.length + 2;
   const { rows } = await db.query(
-    `SELECT ${columns} FROM ${from}
+    `SELECT ${columns}, aw.undone_by, ${undoableUntilSql('aw')} AS undoable_until FROM ${from}
+       LEFT JOIN applied_writes aw ON e.type = 'write.applied' AND aw.workflow_id = e.workflow_id AND aw.org_id = e.org_id
      WHERE e.org_id = $1${where}${after ? ` AND e.id < $${cursorAt}` : ''}
      ORDER BY e.id DESC
      LIMIT $${cursorAt + (after ? 1 : 0)}`,
     [orgId, ...values, ...(after ? [after] : []), input.limit + 1],
   );
-  return toPage(rows.map(auditEventFromRow), input.limit);
+  return toPage(
+    rows.map((row) => ({
+      ...auditEventFromRow(row),
+      undone_by: (row.undone_by as string | null) ?? null,
+      undoable_until: row.undoable_until ? (row.undoable_until as Date).toISOString() : null,
+    })),
+    input.limit,
+  );
 }
 
 /** An event as an export carries it: with its place in the ledger (null until sealed), for offline verification. */

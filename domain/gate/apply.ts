@@ -3,7 +3,7 @@ import { AppError, type ErrorCode } from '../kit/errors';
 import { auditInsert, recordAudit } from '../audit/events';
 import type { GatedWriteRequest } from './contract';
 import type { JustDecided } from './decide';
-import type { GatedWrite } from './writes';
+import type { AppliedResource, GatedWrite } from './writes';
 
 /** A held write whose review no person approved: it must never run, and retrying cannot change that. */
 export class ReviewNotApprovedError extends Error {
@@ -39,10 +39,12 @@ export async function applyIn(
 ): Promise<unknown> {
   const by = { apiKeyId: request.apiKey.id };
   if (justAllowed) {
-    const applied = await write.apply(tx, request.orgId, justAllowed.input, { before: justAllowed.before }, by);
+    const applied = await write.apply(tx, request.orgId, justAllowed.input, { before: justAllowed.before, workflowId }, by);
+    const undo = undoColumns(write, justAllowed.before);
     await recordApplied(tx, write, workflowId, request, applied, {
-      sql: `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result) VALUES ($1, $2, $3, $4, $5, $6)`,
-      values: [workflowId, request.orgId, request.operation, write.resourceType, applied.resourceId, JSON.stringify(applied.result)],
+      sql: `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result, record_table, write_kind, before)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      values: [workflowId, request.orgId, request.operation, applied.resourceType ?? write.resourceType, applied.resourceId, JSON.stringify(applied.result), ...undo],
     });
     return applied.result;
   }
@@ -84,17 +86,30 @@ export async function applyIn(
     return done.rows[0].result;
   }
 
-  const applied = await write.apply(tx, request.orgId, input, { before }, by);
+  const applied = await write.apply(tx, request.orgId, input, { before, workflowId }, by);
   await recordApplied(
     tx,
     write,
     workflowId,
     request,
     applied,
-    { sql: 'UPDATE applied_writes SET resource_id = $2, result = $3 WHERE workflow_id = $1', values: [workflowId, applied.resourceId, JSON.stringify(applied.result)] },
+    {
+      sql: 'UPDATE applied_writes SET resource_id = $2, result = $3, resource_type = $4, record_table = $5, write_kind = $6, before = $7 WHERE workflow_id = $1',
+      values: [workflowId, applied.resourceId, JSON.stringify(applied.result), applied.resourceType ?? write.resourceType, ...undoColumns(write, before)],
+    },
     reviewId,
   );
   return applied.result;
+}
+
+/**
+ * What an undo will need, kept with the applied write: the record's table, the kind of write, and the record before
+ * it (the very row the policy saw and the write landed on: updates and deletes run only at that version).
+ */
+function undoColumns(write: GatedWrite, before: Record<string, unknown> | undefined): [string | null, string | null, string | null] {
+  if (!write.record) return [null, null, null];
+  if (write.record.kind !== 'create' && !before) return [null, null, null];
+  return [write.record.table, write.record.kind, write.record.kind === 'create' ? null : JSON.stringify(before)];
 }
 
 /**
@@ -106,7 +121,7 @@ async function recordApplied(
   write: GatedWrite,
   workflowId: string,
   request: GatedWriteRequest,
-  applied: { resourceId: string; result: unknown },
+  applied: AppliedResource,
   kept: { sql: string; values: unknown[] },
   reviewId?: string,
 ): Promise<void> {
@@ -123,7 +138,7 @@ async function recordApplied(
       actor: { type: 'api_key', id: request.apiKey.id },
       workflowId,
       reviewId,
-      resourceType: write.resourceType,
+      resourceType: applied.resourceType ?? write.resourceType,
       resourceId: applied.resourceId,
       data: { operation: request.operation },
     },

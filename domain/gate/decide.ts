@@ -130,7 +130,7 @@ export async function askPolicy(
       attrs: { label: request.apiKey.label, access: request.apiKey.access, abilities: request.apiKey.abilities },
     },
     action: request.operation,
-    resource: { type: write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
+    resource: { type: proposal.resourceType ?? write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
     context,
   };
   const decided = evaluatePolicy(policySet, policyRequest);

@@ -17,16 +17,35 @@ export interface Proposal {
   changes?: Record<string, unknown>;
   /** More for the policy's context (a booking's overlaps, say). */
   context?: Record<string, unknown>;
+  /** The Cedar type of the resource, when it is not the write's own (an undo proposes the original's record). */
+  resourceType?: string;
+}
+
+/**
+ * Where a write's one record lives, so that the write can be undone: its table, its kind for people, and whether
+ * the write creates, updates or deletes it. Writes without one (a meeting ingest creates several records) cannot
+ * be undone.
+ */
+export interface UndoableRecord {
+  table: string;
+  what: string;
+  kind: 'create' | 'update' | 'delete';
+  /** Taken before an undo changes the record, as before the write itself (customers serialize their changes). */
+  lock?: (tx: Queryable, orgId: string) => Promise<void>;
 }
 
 export interface AppliedResource {
   resourceId: string;
   result: unknown;
+  /** The Cedar type of what was written, when it is not the write's own (an undo writes the original's record). */
+  resourceType?: string;
 }
 
 /** What the policy decided on, handed to `apply` so the write lands on the record the policy saw. */
 export interface Decided {
   before?: Record<string, unknown>;
+  /** The workflow applying the write: what an undo records as the undo of the writes it takes back. */
+  workflowId?: string;
 }
 
 /** Who writes: the acting key, taken from the request and never from the input, which a caller controls. */
@@ -45,6 +64,8 @@ export interface GatedWrite<Schema extends z.ZodObject = z.ZodObject> {
   resourceType: string;
   /** What a caller sends; the catalog entry of the write takes it as its input. */
   input: Schema;
+  /** Where its record lives, for an undo; absent when the write cannot be undone. */
+  record?: UndoableRecord;
   propose(db: Queryable, orgId: string, input: z.output<Schema>, by: Writer): Promise<Proposal>;
   apply(tx: Queryable, orgId: string, input: z.output<Schema>, decided: Decided, by: Writer): Promise<AppliedResource>;
 }
@@ -63,11 +84,14 @@ export function createWrite<Schema extends z.ZodObject>(spec: {
   describe?: (input: z.output<Schema>) => Record<string, unknown>;
   context?: (db: Queryable, orgId: string, input: z.output<Schema>) => Promise<Record<string, unknown>>;
   insert: (tx: Queryable, orgId: string, input: z.output<Schema>, by: Writer) => Promise<{ id: string }>;
+  /** The table the record is inserted into, so that the create can be undone (removing the record). */
+  undoable?: Table & { lock?: (tx: Queryable, orgId: string) => Promise<void> };
 }): GatedWrite<Schema> {
   return {
     name: spec.name,
     resourceType: spec.resourceType,
     input: spec.input,
+    record: spec.undoable && { ...spec.undoable, kind: 'create' },
     async propose(db, orgId, input) {
       await assertOwned(db, orgId, spec.refs?.(input) ?? []);
       return {
@@ -117,6 +141,7 @@ export function updateWrite<Schema extends ExistingRecordInput>(
     name: spec.name,
     resourceType: spec.resourceType,
     input: spec.input,
+    record: { table: spec.table, what: spec.what, kind: 'update', lock: spec.lock },
     async propose(db, orgId, input) {
       const before = await loadRecord(db, spec.table, spec.what, orgId, input.id);
       assertVersion(spec.what, before, input.if_match);
@@ -158,6 +183,8 @@ export function deleteWrite<Schema extends ExistingRecordInput>(
     name: spec.name,
     resourceType: spec.resourceType,
     input: spec.input,
+    // A key's own records (memories) are not undone: another key, or a person, would restore what it never saw.
+    record: spec.ownedByKey ? undefined : { table: spec.table, what: spec.what, kind: 'delete' },
     async propose(db, orgId, input, by) {
       const before = await loadRecord(db, spec.table, spec.what, orgId, input.id);
       assertKeyOwns(before, input.id, by);

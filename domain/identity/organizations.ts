@@ -18,10 +18,12 @@ export interface Organization {
   sharePolicyText: boolean;
   /** Whether every approval must be signed with the approving person's passkey. */
   approvalsNeedPasskey: boolean;
+  /** How many days after it was applied a write may be undone. */
+  undoWindowDays: number;
   createdAt: string;
 }
 
-export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.approvals_need_passkey, o.created_at`;
+export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.approvals_need_passkey, o.undo_window_days, o.created_at`;
 
 export function organizationFromRow(row: Record<string, unknown>): Organization {
   return {
@@ -34,6 +36,7 @@ export function organizationFromRow(row: Record<string, unknown>): Organization 
     selfApproval: row.self_approval as boolean,
     sharePolicyText: row.share_policy_text as boolean,
     approvalsNeedPasskey: row.approvals_need_passkey as boolean,
+    undoWindowDays: row.undo_window_days as number,
     createdAt: (row.created_at as Date).toISOString(),
   };
 }
@@ -46,6 +49,7 @@ export interface OrganizationSettings {
   selfApproval?: boolean;
   sharePolicyText?: boolean;
   approvalsNeedPasskey?: boolean;
+  undoWindowDays?: number;
 }
 
 export async function createOrganization(
@@ -81,7 +85,8 @@ export async function updateOrganization(db: Database, slug: string, settings: O
       `UPDATE organizations AS o SET
          name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
          api_access = COALESCE($5, api_access), self_approval = COALESCE($6, self_approval),
-         share_policy_text = COALESCE($7, share_policy_text), approvals_need_passkey = COALESCE($8, approvals_need_passkey), updated_at = now()
+         share_policy_text = COALESCE($7, share_policy_text), approvals_need_passkey = COALESCE($8, approvals_need_passkey),
+         undo_window_days = COALESCE($9, undo_window_days), updated_at = now()
        WHERE slug = $1 RETURNING ${organizationColumns}`,
       [
         slug,
@@ -92,6 +97,7 @@ export async function updateOrganization(db: Database, slug: string, settings: O
         settings.selfApproval ?? null,
         settings.sharePolicyText ?? null,
         settings.approvalsNeedPasskey ?? null,
+        settings.undoWindowDays ?? null,
       ],
     );
     if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
@@ -127,6 +133,9 @@ async function checkPlan(db: Queryable, plan: string | undefined): Promise<void>
 function checkSettings(settings: OrganizationSettings): void {
   if (settings.timezone !== undefined && !isTimeZone(settings.timezone)) {
     throw new AppError('validation_failed', `"${settings.timezone}" is not an IANA time zone such as Europe/Berlin`);
+  }
+  if (settings.undoWindowDays !== undefined && !(Number.isInteger(settings.undoWindowDays) && settings.undoWindowDays >= 1 && settings.undoWindowDays <= 365)) {
+    throw new AppError('validation_failed', 'undo_window_days must be a whole number of days from 1 to 365');
   }
   if (settings.name !== undefined && settings.name.trim() === '') {
     throw new AppError('validation_failed', 'name must not be empty');

@@ -13,6 +13,7 @@ export const webhookEventTypes = {
   'write.applied': 'A gated write was applied (at once, or after approval)',
   'write.denied': 'A policy denied a write',
   'write.failed': 'A write could not be applied (refused, or an approved write that no longer fits the data)',
+  'write.undone': 'An applied write was undone (by an agent or a person); `undoes` names it',
   'key.created': 'An API key was created',
   'key.revoked': 'An API key was revoked',
   'policy.changed': "The organization's policy set was replaced",

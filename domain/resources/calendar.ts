@@ -237,6 +237,7 @@ export const bookEvent = createWrite({
   refs: eventRefs,
   context: (db, orgId, input) => overlapContext(db, orgId, input),
   insert: insertEvent,
+  undoable: { table: 'events', what: 'event' },
 });
 
 export const updateEvent = updateWrite({

@@ -115,7 +115,7 @@ export async function insertCustomer(tx: Queryable, orgId: string, input: Create
   return plainRecord(rows[0]) as Customer;
 }
 
-export const createCustomer = createWrite({ name: 'customers.create', resourceType: 'Customer', input: createCustomerInput, insert: insertCustomer });
+export const createCustomer = createWrite({ name: 'customers.create', resourceType: 'Customer', input: createCustomerInput, insert: insertCustomer, undoable: { table: 'customers', what: 'customer', lock: lockCustomerChanges } });
 
 export const updateCustomer = updateWrite({
   name: 'customers.update',

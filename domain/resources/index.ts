@@ -1,3 +1,4 @@
+import { makeUndoWrite } from '../gate/undo-write';
 import type { GatedWrite } from '../gate/writes';
 import { bookEvent, deleteEvent, updateEvent } from './calendar';
 import { createCustomer, updateCustomer } from './customers';
@@ -6,8 +7,8 @@ import { forget, remember } from './memories';
 import { createProject, deleteProject, updateProject } from './projects';
 import { createTask, deleteTask, updateTask } from './tasks';
 
-/** Every gated write of every family, each declared in its family's file; the worker finds them here by name. */
-export const everyGatedWrite: readonly GatedWrite[] = [
+/** The gated writes of the resource families, each declared in its family's file. */
+const resourceWrites: readonly GatedWrite[] = [
   createTask,
   updateTask,
   deleteTask,
@@ -23,6 +24,11 @@ export const everyGatedWrite: readonly GatedWrite[] = [
   remember,
   forget,
 ];
+
+/** An agent's undo of any of the writes above (that declare their record): a gated write of its own. */
+export const undoWrite = makeUndoWrite(findGatedWrite);
+/** Every gated write of every family, each declared in its family's file, and the undo; the worker finds them here by name. */
+export const everyGatedWrite: readonly GatedWrite[] = [...resourceWrites, undoWrite];
 
 const byName = new Map(everyGatedWrite.map((write) => [write.name, write]));
 

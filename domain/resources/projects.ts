@@ -87,7 +87,7 @@ export async function insertProject(tx: Queryable, orgId: string, input: CreateP
 
 const ownerRef = (fields: { owner_id?: unknown }) => [{ table: 'team_members' as const, field: 'owner_id', id: fields.owner_id as string | undefined }];
 
-export const createProject = createWrite({ name: 'projects.create', resourceType: 'Project', input: createProjectInput, refs: ownerRef, insert: insertProject });
+export const createProject = createWrite({ name: 'projects.create', resourceType: 'Project', input: createProjectInput, refs: ownerRef, insert: insertProject, undoable: { table: 'projects', what: 'project' } });
 
 export const updateProject = updateWrite({ name: 'projects.update', resourceType: 'Project', table: 'projects', what: 'project', input: updateProjectInput, refs: ownerRef });
 

@@ -137,6 +137,7 @@ export const createTask = createWrite({
   refs: taskRefs,
   // insertTask's fourth argument is the meeting a task came from, not the writer.
   insert: (tx, orgId, input) => insertTask(tx, orgId, input),
+  undoable: { table: 'tasks', what: 'task' },
 });
 
 export const updateTask = updateWrite({ name: 'tasks.update', resourceType: 'Task', table: 'tasks', what: 'task', input: updateTaskInput, refs: taskRefs });

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { catalog as wholeCatalog } from '../../api/catalog';
 import { isOfferedOn, type Operation } from '../../api/catalog/operation';
 import { newId } from '../../domain/kit/ids';
-import { insertFixtures, insertWebhookDelivery, insertWebhookEndpoint, type Fixtures } from '../support/fixtures';
+import { insertAppliedWrite, insertFixtures, insertWebhookDelivery, insertWebhookEndpoint, type Fixtures } from '../support/fixtures';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
@@ -31,6 +31,8 @@ interface Makers {
   /** A memory of the organization's read-write key, the key the table calls with. */
   memory(): Promise<string>;
   review(): Promise<string>;
+  /** An applied write of the organization (its workflow id). */
+  appliedWrite(): Promise<string>;
   webhookEndpoint(): Promise<string>;
   webhookDelivery(): Promise<{ endpointId: string; deliveryId: string }>;
 }
@@ -117,6 +119,9 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   'webhooks.delete': async ({ make }) => ({ params: { id: await make.webhookEndpoint() } }),
   'webhooks.deliveries': async ({ make }) => ({ params: { id: (await make.webhookDelivery()).endpointId }, query: { limit: '5' } }),
   'webhooks.redeliver': async ({ make }) => ({ params: { id: (await make.webhookDelivery()).deliveryId } }),
+  'writes.get': async ({ make }) => ({ params: { write: await make.appliedWrite() } }),
+  'writes.undo': async ({ make }) => ({ body: { write: await make.appliedWrite() } }),
+  'writes.undo_now': async ({ make }) => ({ params: { write: await make.appliedWrite() } }),
 };
 
 const policies = {
@@ -146,6 +151,7 @@ function makers(org: TestOrganization): Makers {
         org.taskRequest('').apiKey.id,
       ]),
     webhookEndpoint: () => insertWebhookEndpoint(h.db, orgId),
+    appliedWrite: () => insertAppliedWrite(h.db, orgId),
     webhookDelivery: () => insertWebhookDelivery(h.db, orgId),
     async review() {
       const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: sites.review.org.readWriteToken, payload: { title: 'Held for the table' } });
@@ -262,6 +268,8 @@ const tableOf: Record<string, string> = {
   calendar: 'events',
   meeting_ingests: 'meeting_ingests',
   memories: 'agent_memories',
+  // The sample undoes a task's create.
+  writes: 'tasks',
 };
 
 async function snapshot(operation: Operation, site: Site, sample: Sample) {

@@ -3,7 +3,7 @@ import { catalog } from '../../api/catalog';
 import { isOfferedOn, type Operation } from '../../api/catalog/operation';
 import { createPersonalToken } from '../../domain/identity/people';
 import { offerSlackLink } from '../../domain/notify/slack-links';
-import { insertWebhookDelivery, insertWebhookEndpoint } from '../support/fixtures';
+import { insertWebhookDelivery, insertWebhookEndpoint, insertAppliedWrite } from '../support/fixtures';
 import { addPerson, cookieOf, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
 
@@ -540,6 +540,8 @@ describe('every operation the console offers', () => {
     'reviews.approve': async () => ({ params: { id: await heldReview() }, input: { comment: 'fine' } }),
     'reviews.deny': async () => ({ params: { id: await heldReview() } }),
     'reviews.decide_batch': async () => ({ input: { review_ids: [await heldReview()], verdict: 'denied' } }),
+    'writes.get': async () => ({ params: { write: await insertAppliedWrite(h.db, acme.organization.id) } }),
+    'writes.undo_now': async () => ({ params: { write: await insertAppliedWrite(h.db, acme.organization.id) } }),
     'reviews.passkey_challenge': async () => ({ params: { id: await heldReview() }, input: { verdict: 'approved' } }),
     'organization.get': async () => ({}),
     'organization.update': async () => ({ input: { timezone: 'Europe/Berlin' } }),

@@ -1,20 +1,28 @@
 import { z } from 'zod';
 import { pathParameters, type Operation } from '../../api/catalog/operation';
 import { headerFields } from '../../api/rest/routes';
-import { newId, type IdPrefix } from '../../domain/kit/ids';
+import { newId, sortableUnique, type IdPrefix } from '../../domain/kit/ids';
 
 // Cross-tenant probes, generated from the catalog: for each operation, the places in its input that name a record
 // (path parameters and reference fields, found in its zod schema), and an otherwise valid input around them, so
 // that a refusal can only come from the record belonging to another organization.
 
 /** One record of each kind of an organization, by id prefix. */
-export type Holdings = Partial<Record<IdPrefix, string>>;
+export type Holdings = Partial<Record<HoldingKind, string>>;
+
+/** The kinds of record probed: those with an id prefix, and applied writes (named by their workflow id). */
+export type HoldingKind = IdPrefix | 'write';
+
+/** An id of the kind that no organization holds. */
+export function ghostId(kind: HoldingKind): string {
+  return kind === 'write' ? `ghost-org:tasks.create:${sortableUnique()}` : newId(kind);
+}
 
 /** A place in an operation's input that names a record. */
 export interface Slot {
   /** Where the id goes in the input (`['tasks', 0, 'project_id']`). */
   at: (string | number)[];
-  prefix: IdPrefix;
+  prefix: HoldingKind;
   /** A list of ids (`attendee_ids`): it gets one. */
   many: boolean;
 }
@@ -51,13 +59,13 @@ export interface GeneratedProbes {
 }
 
 /** The kinds of record a probe may name. */
-export const probePrefixes: readonly IdPrefix[] = ['task', 'prj', 'cus', 'cal', 'mem', 'prd', 'inv', 'bkg', 'exp', 'wlg', 'mtg', 'mry', 'rev', 'key', 'usr', 'whk', 'whd', 'trw'];
+export const probePrefixes: readonly HoldingKind[] = ['task', 'prj', 'cus', 'cal', 'mem', 'prd', 'inv', 'bkg', 'exp', 'wlg', 'mtg', 'mry', 'rev', 'key', 'usr', 'whk', 'whd', 'trw', 'write'];
 
 /**
  * What a reference names, by the noun in its field (`project_id`) or the operation's family (`id` of expenses.get):
  * the nouns of the data model, not a list of operations. A field none of them names is reported, not skipped.
  */
-const prefixOfNoun: Record<string, IdPrefix> = {
+const prefixOfNoun: Record<string, HoldingKind> = {
   task: 'task', tasks: 'task',
   project: 'prj', projects: 'prj',
   customer: 'cus', customers: 'cus',
@@ -70,6 +78,7 @@ const prefixOfNoun: Record<string, IdPrefix> = {
   meeting_ingest: 'mtg', meeting_ingests: 'mtg',
   memory: 'mry', memories: 'mry',
   review: 'rev', reviews: 'rev',
+  write: 'write', writes: 'write',
   api_key: 'key', api_keys: 'key',
   person: 'usr', people: 'usr', user: 'usr',
   trust_window: 'trw', trust_windows: 'trw',
@@ -115,7 +124,7 @@ function probesOfOperation(operation: Operation): Probe[] {
   }
 
   for (const probe of probes) {
-    const anyIds = Object.fromEntries(probePrefixes.map((prefix) => [prefix, newId(prefix)]));
+    const anyIds = Object.fromEntries(probePrefixes.map((prefix) => [prefix, ghostId(prefix)]));
     const checked = operation.input.safeParse(inputOf(probe, anyIds, anyIds));
     if (!checked.success) throw new Error(`the ${probe.label} probe's input is not valid: ${checked.error.message}`);
   }
@@ -185,9 +194,10 @@ function slotsOf(object: z.ZodObject, at: (string | number)[], inPath: Set<strin
   for (const [field, schema] of Object.entries(object.shape as Record<string, z.ZodType>)) {
     const core = coreOf(schema);
     const here = [...at, field];
-    if ((at.length === 0 && inPath.has(field)) || (/_ids?$/.test(field) && !notRecordIds.has(field))) {
+    // `write` names an applied write (writes.undo takes it in its body).
+    if ((at.length === 0 && (inPath.has(field) || field === 'write')) || (/_ids?$/.test(field) && !notRecordIds.has(field))) {
       const noun = field === 'id' ? family : field.replace(/_ids?$/, '');
-      const named = new RegExp(`\\b(${probePrefixes.join('|')})_`).exec(descriptionOf(schema))?.[1] as IdPrefix | undefined;
+      const named = new RegExp(`\\b(${probePrefixes.join('|')})_`).exec(descriptionOf(schema))?.[1] as HoldingKind | undefined;
       const prefix = named ?? prefixOfNoun[noun];
       if (!prefix) throw new Error(`no kind of record is known for the field ${here.join('.')}`);
       slots.push({ at: here, prefix, many: core instanceof z.ZodArray });

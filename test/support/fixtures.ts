@@ -89,3 +89,19 @@ export async function insertWebhookDelivery(db: Database, orgId: string): Promis
   );
   return { endpointId, deliveryId };
 }
+
+/**
+ * An applied write of the organization (a task's create, as the gate keeps it), to read or undo: its id, the
+ * workflow id. Written straight to the tables, so that it exists whatever the organization's policy says.
+ */
+export async function insertAppliedWrite(db: Database, orgId: string): Promise<string> {
+  const taskId = newId('task');
+  const write = `fixture:tasks.create:${newId('task').slice(5)}`;
+  await db.query(`INSERT INTO tasks (id, org_id, title, status, priority) VALUES ($1, $2, 'Applied for the table', 'todo', 'normal')`, [taskId, orgId]);
+  await db.query(
+    `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result, record_table, write_kind)
+     SELECT $1, org_id, 'tasks.create', 'Task', id, to_jsonb(t) - 'org_id', 'tasks', 'create' FROM tasks t WHERE id = $2`,
+    [write, taskId],
+  );
+  return write;
+}

@@ -53,6 +53,8 @@ export async function furnish(h: Harness, test: TestOrganization, roles: Role[])
   }
 
   const webhook = await insertWebhookDelivery(h.db, test.organization.id);
+  // An applied write of the organization's own (a task of its own, so that undoing it touches no fixture).
+  const applied = await h.request({ method: 'POST', url: '/api/v1/tasks', token: test.readWriteToken, payload: { title: 'Applied, to undo' } });
   const holdings: Holdings = {
     mem: fixtures.member,
     prj: fixtures.project,
@@ -72,6 +74,7 @@ export async function furnish(h: Harness, test: TestOrganization, roles: Role[])
     whk: webhook.endpointId,
     whd: webhook.deliveryId,
     trw: await insertTrustWindow(h.db, organization.id, keyIdOf(test.readWriteToken), people[0]!.person.user.id),
+    write: applied.headers['x-gatehouse-workflow-id'] as string,
   };
   return { test, holdings, people, mcp };
 }

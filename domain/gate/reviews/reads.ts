@@ -5,6 +5,7 @@ import { AppError } from '../../kit/errors';
 import { decodeCursor, toPage, type Page } from '../../kit/pagination';
 import type { listReviewsInput, Review, reviewProgressSchema } from './schema';
 import { reviewStatusSql } from './state';
+import { undoableUntilSql } from '../undo';
 
 // Reading reviews: the queue, one review, the agent's follow view, and the gauge. One query reads a review whole.
 
@@ -21,8 +22,10 @@ const selectReview = `
          (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment, 'via', a.via, 'passkey', a.passkey IS NOT NULL) ORDER BY a.approved_at, a.user_id), '[]')
           FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
          e.id AS edit_id, e.fields AS edit_fields, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
-         e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version
+         e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version,
+         aw.undone_by, aw.undone_at, ${undoableUntilSql('aw')} AS undoable_until
   FROM reviews r
+  LEFT JOIN applied_writes aw ON aw.workflow_id = r.workflow_id AND aw.org_id = r.org_id
   LEFT JOIN review_edits e ON e.id = r.edit_id
   LEFT JOIN users eu ON eu.id = e.edited_by
   JOIN gate_decisions d ON d.id = r.decision_id
@@ -96,6 +99,9 @@ function reviewFromRow(row: QueryResultRow): Review {
     result: row.result ?? null,
     failure: row.failure ?? null,
     workflow_id: row.workflow_id,
+    undone_by: row.undone_by ?? null,
+    undone_at: iso(row.undone_at),
+    undoable_until: iso(row.undoable_until),
   };
 }
 
@@ -143,6 +149,8 @@ export async function followReview(
     applied: review.applied_at !== null,
     result: review.result,
     failure: review.failure,
+    write: review.workflow_id,
+    undone_by: review.undone_by,
   };
 }
 

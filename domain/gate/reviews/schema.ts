@@ -105,7 +105,10 @@ export const reviewSchema = z
     applied_at: instantField('When the approved write ran', 'null until it has run').nullable(),
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
     failure: applyFailure.nullable().describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
-    workflow_id: z.string().describe('The Temporal workflow that holds the write'),
+    workflow_id: z.string().describe('The Temporal workflow that holds the write; once applied, the id to undo it by'),
+    undone_by: z.string().nullable().describe("The undo that took the applied write back (the undo's workflow id, or undo_… for a person's); null otherwise"),
+    undone_at: instantField('When the applied write was undone', 'null unless it was').nullable(),
+    undoable_until: instantField('Until when the applied write may be undone', "null when it cannot be (not applied, undone already, past the organization's window, or a write that cannot be undone)").nullable(),
   })
   .describe('A gated write held for a person to approve or deny');
 
@@ -175,5 +178,7 @@ export const reviewProgressSchema = z.object({
   applied: z.boolean().describe('True once the approved write has run'),
   result: z.unknown().describe('The record the approved write produced, once applied'),
   failure: applyFailure.nullable().describe('Why an approved write could not be applied, or null'),
+  write: z.string().describe('The write\'s id (its workflow id): once applied, undo it with POST /v1/undo (undo_write) and read it at /v1/writes/{write}'),
+  undone_by: z.string().nullable().describe('The undo that took the applied write back, or null'),
 });
 

@@ -7,6 +7,7 @@ import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
+import { UndoButton } from '../../lib/undo-button';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { auditApi, type AuditEvent, type AuditFilters, type Decision } from './api';
 
@@ -14,6 +15,7 @@ const eventTypes = [
   'gate.decided',
   'write.applied',
   'write.failed',
+  'write.undone',
   'review.approval_added',
   'review.edited',
   'review.approved',
@@ -94,6 +96,7 @@ function summary(event: AuditEvent): string {
   if (event.type.startsWith('api_key.')) return `Key “${String(data.label ?? event.resource_id)}”`;
   if (event.type === 'policy.updated') return `Version ${String(data.version)}`;
   if (event.type === 'write.applied') return `${event.resource_type ?? 'Record'} ${event.resource_id ?? ''}`;
+  if (event.type === 'write.undone') return `${event.resource_type ?? 'Record'} ${event.resource_id ?? ''} ${String(event.data.outcome ?? 'undone')}, undoing ${String(event.data.undoes ?? '')}`;
   if (event.type.startsWith('person.') && typeof data.email === 'string') return data.email;
   return '';
 }
@@ -111,6 +114,8 @@ export function AuditPage() {
   const [nextCursor, setNextCursor] = useState<string | null>(null);
   const [error, setError] = useState<unknown>();
   const [exporting, setExporting] = useState<string>();
+  /** Bumped after an undo, to read the trail again (the undo's own event, the write now undone). */
+  const [reads, setReads] = useState(0);
 
   const filters: AuditFilters = {
     type: form.type,
@@ -143,7 +148,7 @@ export function AuditPage() {
     return () => {
       current = false;
     };
-  }, [filterKey]);
+  }, [filterKey, reads]);
 
   const who = (event: AuditEvent) => {
     const name = event.actor.name ?? event.actor.id;
@@ -277,6 +282,10 @@ export function AuditPage() {
                   {' '}
                   <Link to={`/reviews/${event.review_id}`}>Review {event.review_id}</Link>
                 </>
+              ) : null}
+              {event.type === 'write.applied' && event.undone_by ? <> Undone ({event.undone_by}).</> : null}
+              {event.type === 'write.applied' && event.workflow_id && event.undoable_until && can('decideReviews') ? (
+                <UndoButton write={event.workflow_id} what={summary(event)} onUndone={() => setReads((count) => count + 1)} />
               ) : null}
             </td>
           </tr>

@@ -5,6 +5,7 @@ import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
 import { passkeysPage } from '../../lib/passkeys';
 import { useSignedIn } from '../../lib/session';
+import { UndoButton } from '../../lib/undo-button';
 import { editable, reviewsApi, type Review } from './api';
 import { EditForm } from './edit-form';
 import { EditSummary } from './edit-summary';
@@ -118,7 +119,11 @@ export function ReviewCard({
           {review.decided_by ? `${statusNames[review.status]} by ${review.decided_by.email}` : statusNames[review.status]}
           {review.comment ? `: “${review.comment}”` : ''}.
           {review.status === 'approved' && (review.applied_at ? ' The write ran.' : review.failure ? ` It could not be applied: ${review.failure.message}` : ' The write is being applied.')}
+          {review.undone_by ? ` It was undone (${review.undone_by}).` : ''}
         </p>
+      )}
+      {review.status === 'approved' && review.undoable_until && !review.undone_by && can('decideReviews') && (
+        <UndoButton write={review.workflow_id} what={review.operation} onUndone={(undone) => onDecided({ ...review, undone_by: undone.undone_by, undoable_until: null })} />
       )}
       {review.status === 'pending' && can('decideReviews') && (
         <div className="stack decide">

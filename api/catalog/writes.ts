@@ -1,0 +1,89 @@
+import { z } from 'zod';
+import { newId } from '../../domain/kit/ids';
+import { readAppliedWrite, undoWrites } from '../../domain/gate/undo';
+import { undoneSchema, undoWriteInput } from '../../domain/gate/undo-write';
+import { findGatedWrite, undoWrite } from '../../domain/resources';
+import { reviewerRoles, rolesThat, type ApiKeyActor, type PersonActor } from '../../domain/identity/actors';
+import { gatedOperation } from './define';
+import { defineOperation } from './operation';
+
+// Applied gated writes: read one (was it undone?), and undo one, as an agent (a gated write of its own) or as a person.
+
+const appliedWriteSchema = z
+  .object({
+    write: z.string().describe("The write's id: its workflow id, as its answer and its audit events carry it"),
+    operation: z.string().describe('What it was (tasks.update)'),
+    resource_type: z.string().describe('The kind of record it wrote (Task)'),
+    resource_id: z.string().describe('The record'),
+    applied_at: z.string().describe('When it was applied (RFC 3339, UTC)'),
+    api_key_id: z.string().nullable().describe('The key that submitted it'),
+    review_id: z.string().nullable().describe('The review a person approved it in, when it was held'),
+    result: z.unknown().describe('The record as the write left it'),
+    undone_by: z.string().nullable().describe("The undo that took it back (the undo's workflow id, or undo_… for a person's); null otherwise"),
+    undone_at: z.string().nullable().describe('When it was undone; null otherwise'),
+    undoable_until: z
+      .string()
+      .nullable()
+      .describe("Until when it may be undone; null when it cannot be (undone already, past the organization's window, or a write that cannot be undone)"),
+  })
+  .describe('An applied gated write');
+
+export const getAppliedWriteOperation = defineOperation({
+  kind: 'read',
+  name: 'writes.get',
+  tool: 'get_applied_write',
+  family: 'writes',
+  summary: 'Read an applied write',
+  description:
+    "One applied gated write by its workflow_id: what it did, the record it left, and whether it was undone (undone_by) or until when it may be (undoable_until). A key reads the writes it submitted (any, with reviews.read); people who read the audit trail read any.",
+  method: 'GET',
+  path: '/writes/:write',
+  list: false,
+  input: undoWriteInput,
+  output: appliedWriteSchema,
+  // Like reviews.status: any key follows its own writes.
+  access: { apiKey: { ability: null }, person: { roles: rolesThat.readAudit } },
+  handler: (input, { db, caller }) => {
+    const key = caller.actor.kind === 'api_key' ? (caller.actor as ApiKeyActor) : undefined;
+    // A key that reads the review queue (reviews.read) reads any write of the organization; another, its own.
+    return readAppliedWrite(db, caller.organization.id, input.write, key && !key.abilities.includes('reviews.read') ? { apiKeyId: key.keyId } : {});
+  },
+});
+
+const undoGated = gatedOperation({
+  write: undoWrite,
+  tool: 'undo_write',
+  summary: 'Undo an applied write',
+  description:
+    "Takes back an applied gated write, named by its workflow_id: a created record is removed, an updated one reverted to its fields before, a deleted one restored with its id. Only while the record is as the write left it (else 409 conflict with the changed fields and the current version), within the organization's undo window (7 days by default), and once. The key needs the write ability of the record's family. The policy decides it as Action::\"writes.undo\", the resource being the record as the undo would leave it and context.undoes the write undone; the default policy holds undos for review.",
+  method: 'POST',
+  path: '/undo',
+  output: undoneSchema,
+  successStatus: 200,
+});
+
+/** The undo's ability depends on the write it undoes (its family's write ability), checked as the gate proposes it. */
+export const undoWriteOperation = { ...undoGated, access: { apiKey: { ability: null } } };
+
+export const undoAppliedWriteOperation = defineOperation({
+  kind: 'person_action',
+  name: 'writes.undo_now',
+  family: 'writes',
+  summary: 'Undo an applied write (a person)',
+  description:
+    "A person takes back an applied gated write at once (not decided by the agents' policy): a created record is removed, an updated one reverted, a deleted one restored with its id. Only while the record is as the write left it (409 conflict with what changed otherwise), within the organization's undo window, and once (409). For people with the reviewer role or above; recorded in the audit trail as write.undone with the person as actor.",
+  method: 'POST',
+  path: '/writes/:write/undo',
+  input: undoWriteInput,
+  output: undoneSchema,
+  access: { person: { roles: reviewerRoles } },
+  handler: async (input, { db, caller }) => {
+    const person = caller.actor as PersonActor;
+    const [undone] = await db.transaction((tx) =>
+      undoWrites(tx, caller.organization.id, [input.write], { actor: { type: 'user', id: person.userId }, undoId: newId('undo') }, findGatedWrite),
+    );
+    return undone;
+  },
+});
+
+export const writeOperations = [getAppliedWriteOperation, undoWriteOperation, undoAppliedWriteOperation];

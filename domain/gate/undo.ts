@@ -1,0 +1,318 @@
+import type { Queryable } from '../../db/database';
+import { auditInsert, type ActorRef } from '../audit/events';
+import { AppError } from '../kit/errors';
+import { plainRecord } from '../kit/rows';
+import { undoableUntilSql } from '../kit/undo-window';
+
+export { undoableUntilSql };
+import type { GatedWrite } from './writes';
+
+// Undo of applied gated writes: the record as it was before the write comes back (a created record is removed, a
+// deleted one restored with its id, an update reverted), only while nothing changed it since, within the
+// organization's window, and once. Several writes (a changeset's) are undone together: all of them, or none.
+
+/** What an undo restores, and what the policy and the reviewer see of it. */
+export interface UndoPlan {
+  /** The applied write's public id: its workflow id (the `workflow_id` its answer and its audit events carry). */
+  write: string;
+  operation: string;
+  resourceType: string;
+  resourceId: string;
+  kind: 'create' | 'update' | 'delete';
+  table: string;
+  what: string;
+  appliedAt: string;
+  /** Who applied it: the key that submitted it. */
+  appliedBy: ActorRef;
+  /** The review a person approved it in, if it was held. */
+  reviewId: string | null;
+  /** The record before the write (null for a create). */
+  before: Record<string, unknown> | null;
+  /** The record as the write left it, and as it still is (null after a delete). */
+  after: Record<string, unknown> | null;
+  /** The record as it will be after the undo (null when the undo removes it). */
+  restored: Record<string, unknown> | null;
+  lock?: (tx: Queryable, orgId: string) => Promise<void>;
+}
+
+/** What `context.undoes` tells the policy of the write an agent undoes. */
+export function undoesContext(plan: UndoPlan): Record<string, unknown> {
+  return {
+    write: plan.write,
+    operation: plan.operation,
+    kind: plan.kind,
+    resource_type: plan.resourceType,
+    resource_id: plan.resourceId,
+    applied_at: plan.appliedAt,
+    applied_by: plan.appliedBy.id,
+    review_id: plan.reviewId,
+  };
+}
+
+export interface Undone {
+  write: string;
+  operation: string;
+  resource_type: string;
+  resource_id: string;
+  /** removed (an undone create), reverted (an undone update), restored (an undone delete). */
+  outcome: 'removed' | 'reverted' | 'restored';
+  /** The record as it is now, or null when the undo removed it. */
+  record: Record<string, unknown> | null;
+  undone_by: string;
+}
+
+interface Problem {
+  write: string;
+  code: 'not_found' | 'conflict';
+  message: string;
+  details: Record<string, unknown>;
+}
+
+/** The one error for the writes that cannot be undone: a single write's own, or every write's for several. */
+function refusal(problems: Problem[]): AppError {
+  if (problems.length === 1) return new AppError(problems[0]!.code, problems[0]!.message, { write: problems[0]!.write, ...problems[0]!.details });
+  const code = problems.every((problem) => problem.code === 'not_found') ? 'not_found' : 'conflict';
+  return new AppError(code, `${problems.length} of the writes cannot be undone; nothing was undone: ${problems.map((p) => p.message).join('; ')}`, {
+    writes: problems.map((p) => ({ write: p.write, code: p.code, message: p.message, ...p.details })),
+  });
+}
+
+const identifier = /^[a-z_][a-z0-9_]*$/;
+function quoted(name: string): string {
+  if (!identifier.test(name)) throw new Error(`not a column or table name: ${name}`);
+  return `"${name}"`;
+}
+
+/** Fields whose values differ between two versions of a record (its bookkeeping left out). */
+function differingFields(a: Record<string, unknown>, b: Record<string, unknown>): string[] {
+  const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+  return [...keys].filter((key) => key !== 'version' && key !== 'updated_at' && JSON.stringify(a[key] ?? null) !== JSON.stringify(b[key] ?? null)).sort();
+}
+
+/**
+ * Checks that every write named can be undone, and plans each undo. `lock`: the writes' rows and records are
+ * locked (FOR UPDATE), for the transaction that will undo them. Refuses with every problem found: a write of
+ * another organization or none (not_found), one that cannot be undone, is already undone, is past the window, or
+ * whose record changed since (conflict, with the fields that changed and the current version).
+ */
+export async function planUndo(
+  tx: Queryable,
+  orgId: string,
+  writeIds: string[],
+  writeOf: (operation: string) => GatedWrite | undefined,
+  { lock = false }: { lock?: boolean } = {},
+): Promise<UndoPlan[]> {
+  const ids = [...new Set(writeIds)];
+  const { rows } = await tx.query(
+    `SELECT a.workflow_id, a.operation, a.resource_type, a.resource_id, a.result, a.record_table, a.write_kind, a.before, a.undone_by,
+            a.applied_at, o.undo_window_days, a.applied_at < now() - make_interval(days => o.undo_window_days) AS too_old,
+            d.api_key_id, r.id AS review_id
+     FROM applied_writes a JOIN organizations o ON o.id = a.org_id
+     LEFT JOIN gate_decisions d ON d.workflow_id = a.workflow_id
+     LEFT JOIN reviews r ON r.workflow_id = a.workflow_id AND r.org_id = a.org_id
+     WHERE a.org_id = $1 AND a.workflow_id = ANY($2::text[])
+     ORDER BY a.applied_at${lock ? ' FOR UPDATE OF a' : ''}`,
+    [orgId, ids],
+  );
+  const problems: Problem[] = [];
+  const plans: UndoPlan[] = [];
+  const found = new Map(rows.map((row) => [row.workflow_id as string, row]));
+  for (const id of ids) {
+    const row = found.get(id);
+    if (!row) {
+      problems.push({ write: id, code: 'not_found', message: `applied write ${id} was not found`, details: {} });
+      continue;
+    }
+    const write = writeOf(row.operation);
+    const record = write?.record;
+    if (!row.record_table || !row.write_kind || !record) {
+      problems.push({
+        write: id,
+        code: 'conflict',
+        message: `${row.operation} ${id} cannot be undone (only writes of one record applied since undo exists can)`,
+        details: { reason: 'not_undoable' },
+      });
+      continue;
+    }
+    if (row.undone_by) {
+      problems.push({ write: id, code: 'conflict', message: `${row.operation} ${id} was undone already (by ${row.undone_by})`, details: { reason: 'already_undone', undone_by: row.undone_by } });
+      continue;
+    }
+    if (row.too_old) {
+      problems.push({
+        write: id,
+        code: 'conflict',
+        message: `${row.operation} ${id} was applied more than ${row.undo_window_days} days ago, past the organization's undo window; change the record by hand instead`,
+        details: { reason: 'undo_window_passed', applied_at: (row.applied_at as Date).toISOString(), undo_window_days: row.undo_window_days },
+      });
+      continue;
+    }
+    const table = row.record_table as string;
+    const { rows: current } = await tx.query(`SELECT * FROM ${quoted(table)} WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [orgId, row.resource_id]);
+    const now = current[0] ? plainRecord(current[0]) : null;
+    const kind = row.write_kind as UndoPlan['kind'];
+    const after = kind === 'delete' ? null : (row.result as Record<string, unknown>);
+    const changed = changeSince(record.what, row.resource_id, after, now);
+    if (changed) {
+      problems.push({ write: id, code: 'conflict', message: changed.message, details: { reason: 'changed_since', ...changed.details } });
+      continue;
+    }
+    const before = (row.before as Record<string, unknown> | null) ?? null;
+    plans.push({
+      write: id,
+      operation: row.operation,
+      resourceType: row.resource_type,
+      resourceId: row.resource_id,
+      kind,
+      table,
+      what: record.what,
+      appliedAt: (row.applied_at as Date).toISOString(),
+      appliedBy: { type: 'api_key', id: row.api_key_id ?? null } as ActorRef,
+      reviewId: row.review_id ?? null,
+      before,
+      after,
+      restored: kind === 'create' ? null : before,
+      lock: record.lock,
+    });
+  }
+  if (problems.length) throw refusal(problems);
+  return plans;
+}
+
+/** Whether the record is no longer as the write left it: what changed, and its current version. */
+function changeSince(
+  what: string,
+  id: string,
+  after: Record<string, unknown> | null,
+  now: Record<string, unknown> | null,
+): { message: string; details: Record<string, unknown> } | undefined {
+  if (after === null) {
+    if (!now) return undefined;
+    return {
+      message: `${what} ${id} exists again (version ${String(now.version)}): a deleted record is restored only while its id is free`,
+      details: { current_version: now.version, changed_fields: [] },
+    };
+  }
+  if (!now) return { message: `${what} ${id} was deleted since; there is nothing to undo`, details: { current_version: null, deleted: true, changed_fields: [] } };
+  if (now.version === after.version) return undefined;
+  const fields = differingFields(after, now);
+  return {
+    message: `${what} ${id} changed since the write (now at version ${String(now.version)}, the write left version ${String(after.version)}${fields.length ? `; changed: ${fields.join(', ')}` : ''}); undo it by hand or undo the later change first`,
+    details: { current_version: now.version, undone_version: after.version, changed_fields: fields },
+  };
+}
+
+/** Restores one record as the plan says, in the caller's transaction; the record as it is after (null: removed). */
+async function restore(tx: Queryable, orgId: string, plan: UndoPlan): Promise<Record<string, unknown> | null> {
+  await plan.lock?.(tx, orgId);
+  const table = quoted(plan.table);
+  if (plan.kind === 'create') {
+    await tx.query(`DELETE FROM ${table} WHERE org_id = $1 AND id = $2 AND version = $3`, [orgId, plan.resourceId, plan.after!.version]);
+    return null;
+  }
+  const before = plan.before!;
+  if (plan.kind === 'update') {
+    // The fields come back as they were; the record takes a new version, so every earlier ETag stays stale.
+    const columns = Object.keys(before).filter((key) => !['id', 'org_id', 'version', 'created_at', 'updated_at'].includes(key)).map(quoted);
+    const { rows } = await tx.query(
+      `UPDATE ${table} AS t SET ${[...columns.map((c) => `${c} = r.${c}`), 'version = t.version + 1', 'updated_at = clock_timestamp()'].join(', ')}
+       FROM jsonb_populate_record(NULL::${table}, $3::jsonb) AS r WHERE t.org_id = $1 AND t.id = $2 RETURNING t.*`,
+      [orgId, plan.resourceId, JSON.stringify(before)],
+    );
+    return plainRecord(rows[0]);
+  }
+  // A deleted record comes back with its id and every column as it was, at the next version.
+  const { rows } = await tx.query(
+    `INSERT INTO ${table} SELECT * FROM jsonb_populate_record(NULL::${table},
+       $2::jsonb || jsonb_build_object('org_id', $1::text, 'version', ($2::jsonb->>'version')::int + 1, 'updated_at', clock_timestamp())) RETURNING *`,
+    [orgId, JSON.stringify(before)],
+  );
+  return plainRecord(rows[0]);
+}
+
+/**
+ * Undoes applied writes in the caller's transaction, all of them or none: checks every one (planUndo, with locks),
+ * then restores each record, marks each write undone by `undoId` and records a write.undone audit event naming the
+ * write it undoes. A changeset's writes are undone in the reverse of the order they were applied.
+ */
+export async function undoWrites(
+  tx: Queryable,
+  orgId: string,
+  writeIds: string[],
+  by: { actor: ActorRef; undoId: string },
+  writeOf: (operation: string) => GatedWrite | undefined,
+): Promise<Undone[]> {
+  if (writeIds.length === 0) throw new AppError('validation_failed', 'name at least one applied write to undo');
+  const plans = await planUndo(tx, orgId, writeIds, writeOf, { lock: true });
+  const undone: Undone[] = [];
+  for (const plan of [...plans].reverse()) {
+    const record = await restore(tx, orgId, plan);
+    const outcome = plan.kind === 'create' ? 'removed' : plan.kind === 'update' ? 'reverted' : 'restored';
+    const audit = auditInsert(
+      orgId,
+      {
+        type: 'write.undone',
+        actor: by.actor,
+        workflowId: by.undoId,
+        reviewId: plan.reviewId ?? undefined,
+        resourceType: plan.resourceType,
+        resourceId: plan.resourceId,
+        data: { operation: plan.operation, undoes: plan.write, outcome, version: (record?.version as number | undefined) ?? null },
+      },
+      { first: 4, after: 'marked' },
+    );
+    const { rows } = await tx.query(
+      `WITH marked AS (UPDATE applied_writes SET undone_by = $3, undone_at = now() WHERE org_id = $1 AND workflow_id = $2 AND undone_by IS NULL RETURNING 1)
+       ${audit.sql} RETURNING id`,
+      [orgId, plan.write, by.undoId, ...audit.values],
+    );
+    if (!rows[0]) throw new AppError('conflict', `${plan.operation} ${plan.write} was undone already`, { write: plan.write, reason: 'already_undone' });
+    undone.push({ write: plan.write, operation: plan.operation, resource_type: plan.resourceType, resource_id: plan.resourceId, outcome, record, undone_by: by.undoId });
+  }
+  return undone.reverse();
+}
+
+/** An applied gated write as the API reads it: what it did, and whether it was undone or may be. */
+export interface AppliedWriteView {
+  write: string;
+  operation: string;
+  resource_type: string;
+  resource_id: string;
+  applied_at: string;
+  api_key_id: string | null;
+  review_id: string | null;
+  result: unknown;
+  undone_by: string | null;
+  undone_at: string | null;
+  undoable_until: string | null;
+}
+
+/**
+ * One applied write of the organization. `apiKeyId`: a key reads only the writes it submitted; another's, or one
+ * of another organization, is not found.
+ */
+export async function readAppliedWrite(db: Queryable, orgId: string, writeId: string, { apiKeyId }: { apiKeyId?: string } = {}): Promise<AppliedWriteView> {
+  const { rows } = await db.query(
+    `SELECT a.*, d.api_key_id, r.id AS review_id, ${undoableUntilSql('a')} AS undoable_until
+     FROM applied_writes a LEFT JOIN gate_decisions d ON d.workflow_id = a.workflow_id
+     LEFT JOIN reviews r ON r.workflow_id = a.workflow_id AND r.org_id = a.org_id
+     WHERE a.org_id = $1 AND a.workflow_id = $2 AND ($3::text IS NULL OR d.api_key_id = $3)`,
+    [orgId, writeId, apiKeyId ?? null],
+  );
+  const row = rows[0];
+  if (!row || row.resource_id === '') throw new AppError('not_found', `applied write ${writeId} was not found`);
+  const iso = (value: unknown) => (value ? (value as Date).toISOString() : null);
+  return {
+    write: row.workflow_id,
+    operation: row.operation,
+    resource_type: row.resource_type,
+    resource_id: row.resource_id,
+    applied_at: iso(row.applied_at)!,
+    api_key_id: row.api_key_id ?? null,
+    review_id: row.review_id ?? null,
+    result: row.result,
+    undone_by: row.undone_by ?? null,
+    undone_at: iso(row.undone_at),
+    undoable_until: iso(row.undoable_until),
+  };
+}
