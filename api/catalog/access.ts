@@ -89,6 +89,11 @@ function denialOf(operation: Operation, caller: Caller): Denial | undefined {
     }
     if (readOnly) return { code: 'read_only_key', message: `This key is read-only; ${operation.name} needs a read-write key` };
     if (missing) return { code: 'insufficient_ability', message: `This key lacks the ability ${missing}, which ${operation.name} needs`, details: { required: missing } };
+    // A gated write whose ability depends on the record it names (an undo: its family's write ability, checked by the
+    // gate) is for keys that may write something at all.
+    if (operation.kind === 'gated_write' && rule.ability === null && !actor.abilities.some((ability) => ability.endsWith('.write'))) {
+      return { code: 'insufficient_ability', message: `This key has no write ability, and ${operation.name} needs the write ability of the record's family` };
+    }
     return undefined;
   }
   const rule = operation.access.person;

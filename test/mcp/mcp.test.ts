@@ -51,7 +51,8 @@ describe('tools/list', () => {
   it('a narrow key sees only the tools of its abilities', async () => {
     const narrow = await h.mcp(await org.keyWith(['customers.read']));
     const names = (await narrow.listTools()).tools.map((tool) => tool.name).sort();
-    expect(names).toEqual(['get_customer', 'get_review_status', 'search_customers', 'whoami']);
+    // Any key follows its own writes (a held one's review, an applied one); undoing needs a write ability.
+    expect(names).toEqual(['get_applied_write', 'get_customer', 'get_review_status', 'search_customers', 'whoami']);
   });
 });
 
@@ -92,6 +93,10 @@ describe('tools/call', () => {
     // Lists and other reads without required arguments first, each with a record to show; then each get_* with
     // an id from its list.
     const listOf: Record<string, string> = { get_customer: 'search_customers', get_event: 'list_events', get_review_status: 'list_reviews' };
+    // An applied write is named by its workflow id, which the write's answer carries.
+    const applied = await mcp.callTool({ name: 'create_task', arguments: { title: 'an applied write to read back' } });
+    answers.set('applied writes', { items: [{ id: (applied.structuredContent as { write: string }).write }] });
+    listOf.get_applied_write = 'applied writes';
     for (const tool of reads.filter((candidate) => !candidate.inputSchema.required?.length)) {
       const answer = await call(tool.name, {});
       if (answer.items) expect(answer.items.length, `${tool.name} lists a record`).toBeGreaterThan(0);
@@ -100,8 +105,10 @@ describe('tools/call', () => {
       const list = listOf[tool.name] ?? tool.name.replace(/^get_(.*)$/, 'list_$1s');
       const items = (answers.get(list)?.items ?? []) as { id: string }[];
       expect(items.length, `${tool.name}: ${list} gives an id`).toBeGreaterThan(0);
-      await call(tool.name, tool.inputSchema.required!.includes('review_id') ? { review_id: items[0]!.id } : { id: items[0]!.id });
+      const [named] = tool.inputSchema.required!.filter((field) => ['review_id', 'write', 'id'].includes(field));
+      await call(tool.name, { [named!]: items[0]!.id });
     }
+    answers.delete('applied writes');
     expect([...answers.keys()].sort()).toEqual(reads.map((tool) => tool.name).sort());
   });
 
