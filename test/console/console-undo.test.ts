@@ -1,0 +1,89 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
+import { addPerson, type TestPerson } from '../support/console';
+import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+
+// Undo in the console, in Chromium against the real api, worker, Temporal and PostgreSQL: a reviewer takes back an
+// agent's applied update from the Audit page and an approved create from its review card; an undo after a later
+// change is refused with what changed.
+
+let h: Harness;
+let acme: TestOrganization;
+let browser: Browser;
+let origin: string;
+let reviewer: TestPerson;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  acme = await h.createOrganization({ name: 'Acme Inc.' });
+  reviewer = await addPerson(h.db, acme.organization, 'reviewer');
+  origin = await h.listen();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+const agent = (method: string, url: string, payload?: object) => h.request({ method: method as 'POST', url, token: acme.readWriteToken, payload });
+const taskOf = async (id: string) => json(await h.request({ method: 'GET', url: `/api/v1/tasks/${id}`, token: acme.readWriteToken }));
+
+describe('undo in the console', () => {
+  it('takes back an applied update from the Audit page, and refuses one whose record changed since', async () => {
+    const created = json(await agent('POST', '/api/v1/tasks', { title: 'Call Acme about the renewal', priority: 'normal' })).data;
+    const updated = await agent('PATCH', `/api/v1/tasks/${created.id}`, { priority: 'urgent', status: 'in_progress' });
+    expect(updated.statusCode, updated.body).toBe(200);
+    const otherTask = json(await agent('POST', '/api/v1/tasks', { title: 'Send the quote' })).data;
+    expect((await agent('PATCH', `/api/v1/tasks/${otherTask.id}`, { title: 'Send the revised quote' })).statusCode).toBe(200);
+    // Someone changes the second task again after the agent's update: that update can no longer be undone.
+    expect((await agent('PATCH', `/api/v1/tasks/${otherTask.id}`, { priority: 'high' })).statusCode).toBe(200);
+
+    const page = await signedInConsole(browser, origin, { slug: acme.organization.slug, ...reviewer }, pageErrors);
+    await page.goto(`${origin}/audit`);
+    const row = (taskId: string, nth = 0) => page.locator('tbody tr', { hasText: `Task ${taskId}` }).filter({ has: page.getByRole('button', { name: /^Undo/ }) }).nth(nth);
+    // The newest applied write of the first task is the update.
+    await row(created.id).waitFor();
+    await row(created.id).getByRole('button', { name: /^Undo/ }).click();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'undo-audit');
+    await row(created.id).getByRole('button', { name: /^Undo .* now$/ }).click();
+    await page.getByRole('status').getByText('Undone. The record is back as it was.').waitFor();
+    expect((await taskOf(created.id)).data).toMatchObject({ priority: 'normal', status: 'todo' });
+
+    // The undo is in the trail, naming what it undid.
+    await page.reload();
+    await page.locator('tbody tr', { hasText: `undoing` }).first().waitFor();
+
+    // The second task's first update is refused: the record changed since, and the page says what changed.
+    const stale = page.locator('tbody tr', { hasText: `Task ${otherTask.id}` }).filter({ has: page.getByRole('button', { name: /^Undo/ }) });
+    await stale.nth(1).getByRole('button', { name: /^Undo/ }).click();
+    await stale.nth(1).getByRole('button', { name: /^Undo .* now$/ }).click();
+    await page.getByText(/changed since/).first().waitFor();
+    expect((await taskOf(otherTask.id)).data).toMatchObject({ title: 'Send the revised quote', priority: 'high' });
+  });
+
+  it('takes back an approved create from its review card', async () => {
+    const held = await agent('POST', '/api/v1/tasks', { title: 'review: order 40 chairs' });
+    const reviewId = json(held).review.id;
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: acme.reviewerToken, payload: {} });
+    const taskId = json(approved).data.result.id;
+    expect((await taskOf(taskId)).success).toBe(true);
+
+    const page = await signedInConsole(browser, origin, { slug: acme.organization.slug, ...reviewer }, pageErrors, { viewport: { width: 390, height: 844 } });
+    await page.goto(`${origin}/reviews/${reviewId}`);
+    await page.getByRole('button', { name: 'Undo tasks.create' }).click();
+    await page.getByRole('button', { name: 'Undo tasks.create now' }).waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await page.getByRole('button', { name: 'Undo tasks.create now' }).click();
+    // The card says so (the button gives way to it).
+    await page.getByRole('status').getByText(/It was undone \(undo_/).waitFor();
+    await screenshot(page, 'undo-review-card-phone');
+    expect((await taskOf(taskId)).error.code).toBe('not_found');
+    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: acme.reviewerToken })).data;
+    expect(review.undone_by).toMatch(/^undo_/);
+    expect(pageErrors).toEqual([]);
+  });
+});
