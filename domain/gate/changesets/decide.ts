@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../../../db/database';
 import { recordAudit } from '../../audit/events';
-import { AppError } from '../../kit/errors';
+import { z } from 'zod';
+import { AppError, asRefusal, type FieldProblem } from '../../kit/errors';
 import { newId } from '../../kit/ids';
 import { findGatedWrite } from '../../resources';
 import type { ChangesetItemOutcome, DecidedChangeset, GatedWriteRequest, RecordedDecision } from '../contract';
@@ -40,8 +41,12 @@ interface ProposedItem {
 
 /** A refusal of one item (an unknown id, a stale If-Match, a reference to another organization's record) refuses the changeset, naming the item. */
 export function itemRefusal(error: unknown, index: number, operation: string): unknown {
-  if (!(error instanceof AppError)) return error;
-  return new AppError(error.code, `item ${index} (${operation}): ${error.message}`, { ...error.details, item: index, operation });
+  const refusal = error instanceof z.ZodError ? asRefusal(error)! : error;
+  if (!(refusal instanceof AppError)) return error;
+  // The fields of a validation error, as they stand in the changeset: items.<index>.input.<field>.
+  const fields = refusal.details?.fields as FieldProblem[] | undefined;
+  const details = { ...refusal.details, item: index, operation, ...(fields ? { fields: fields.map((f) => ({ ...f, field: `items.${index}.input.${f.field}` })) } : {}) };
+  return new AppError(refusal.code, `item ${index} (${operation}): ${refusal.message}`, details);
 }
 
 const json = (value: unknown) => JSON.parse(JSON.stringify(value ?? null));

@@ -106,6 +106,34 @@ export const reviewSchema = z
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
     failure: applyFailure.nullable().describe('Why an approved write could not be applied (it conflicts with the data now, say); null otherwise'),
     workflow_id: z.string().describe('The Temporal workflow that holds the write'),
+    changeset: z
+      .object({
+        id: z.string().describe('The changeset (chs_…)'),
+        mode: z.enum(['all_or_nothing', 'divisible']).describe('all_or_nothing: approve or deny it whole; divisible: items may also be rejected one by one'),
+        items: z
+          .array(
+            z.object({
+              index: z.number().int().describe('The item, from 0, in the order the agent sent'),
+              ref: z.string().nullable().describe('Its ref, which later items name as "$ref:<ref>"'),
+              operation: z.string().describe('The write, e.g. tasks.create'),
+              input: z.record(z.string(), z.unknown()).describe('Its input as sent ($ref:… kept)'),
+              decision: z.enum(['allow', 'review', 'deny']).describe("The policy's decision on this item, as if alone"),
+              reason: z.string().describe('Why'),
+              policy_ids: z.array(z.string()).describe('The rules that decided'),
+              approvals_required: z.number().int().describe('The approvals this item alone would need'),
+              resource_type: z.string().describe('Task, Project, …'),
+              resource_id: z.string().describe("The record's id: as proposed while held, as written once applied"),
+              resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
+              before: z.record(z.string(), z.unknown()).nullable().describe('For updates and deletes: the record before'),
+              verdict: z.enum(['approved', 'rejected']).nullable().describe("A reviewer's verdict on this item (divisible changesets); null: follows the whole"),
+              verdict_reason: z.string().nullable().describe('Why the item was rejected'),
+              result: z.unknown().describe('The record as written, once applied'),
+            }),
+          )
+          .describe('Every item, in order'),
+      })
+      .nullable()
+      .describe('When the review holds a changeset (operation changesets.submit): its every item with its own decision; null for a single write'),
   })
   .describe('A gated write held for a person to approve or deny');
 
