@@ -84,14 +84,14 @@ export function createActivities({
     /** A changeset decided and, when every item is allowed, applied, in one transaction (the changeset workflow's local activity). */
     async decideAndApplyChangeset(request: GatedWriteRequest): Promise<DecidedChangeset & { reviewRecheckMs: number }> {
       return asActivityErrors(async () => {
-        const decided = await decideAndApplyChangeset(db, currentWorkflowId(), request, reviewExpiresAt());
+        const decided = await decideAndApplyChangeset(db, findGatedWrite, currentWorkflowId(), request, reviewExpiresAt());
         return { ...decided, reviewRecheckMs };
       });
     },
 
     /** A held changeset a person approved, applied in one transaction (its approved items, for a divisible one). */
     async applyChangeset(request: GatedWriteRequest, reviewId: string): Promise<unknown> {
-      return asActivityErrors(() => applyHeldChangeset(db, currentWorkflowId(), request, reviewId));
+      return asActivityErrors(() => applyHeldChangeset(db, findGatedWrite, currentWorkflowId(), request, reviewId));
     },
 
     async recordApplyFailure(reviewId: string, failure: { code: ErrorCode; message: string }): Promise<void> {

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { changesetInput, changesetLimit, changesetOperation } from '../../domain/gate/changesets/schema';
+import { changesetInputOf, changesetLimit, changesetOperation } from '../../domain/gate/changesets/schema';
+import { everyGatedWrite } from '../../domain/resources';
 import { remediationSchema } from '../../domain/gate/remediation';
 import type { GatedWrite } from '../../domain/gate/writes';
 import { gatedOperation } from './define';
@@ -26,6 +27,9 @@ export const changesetResultSchema = z.object({
     )
     .describe('Every item, in order'),
 });
+
+/** A changeset's input: any of the resources' gated writes as items. */
+const changesetInput = changesetInputOf(everyGatedWrite);
 
 /**
  * The changeset as a gated write for the catalog: it names the operation and parses its input; the changeset

@@ -3,12 +3,14 @@ import { recordAudit } from '../../audit/events';
 import { z } from 'zod';
 import { AppError, asRefusal, type FieldProblem } from '../../kit/errors';
 import { newId } from '../../kit/ids';
-import { findGatedWrite } from '../../resources';
 import type { ChangesetItemOutcome, DecidedChangeset, GatedWriteRequest, RecordedDecision } from '../contract';
 import { ReviewNotApprovedError } from '../apply';
 import { askPolicy, recordDecisionIn } from '../decide';
 import type { GatedWrite } from '../writes';
-import { changesetInput, changesetOperation, resolveRefs, type ChangesetInput } from './schema';
+
+/** The gated writes by name (the resources' registry, which the gate does not import). */
+export type WriteOf = (name: string) => GatedWrite | undefined;
+import { changesetOperation, changesetShape, resolveRefs, type ChangesetInput } from './schema';
 
 // Deciding a changeset: each item is decided by the policy as if alone (the same key, its own operation, its record),
 // an item that names a record made by an earlier item seeing that record as the changeset would make it. All of it in
@@ -56,16 +58,22 @@ const json = (value: unknown) => JSON.parse(JSON.stringify(value ?? null));
  * retried activity finds the changeset decided (and applied) and answers that. Any Deny refuses the whole; else any
  * Review holds the whole as one review; else every item is applied.
  */
-export async function decideAndApplyChangeset(db: Database, workflowId: string, request: GatedWriteRequest, reviewExpiresAt: Date): Promise<DecidedChangeset> {
+export async function decideAndApplyChangeset(
+  db: Database,
+  writeOf: WriteOf,
+  workflowId: string,
+  request: GatedWriteRequest,
+  reviewExpiresAt: Date,
+): Promise<DecidedChangeset> {
   return db.transaction(async (tx) => {
     // Attempts of one workflow take turns: the second finds what the first recorded.
     await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('gatehouse.changeset:' || $1::text, 0))`, [workflowId]);
     const earlier = await decidedChangeset(tx, workflowId, request);
     if (earlier) return earlier;
 
-    const input = changesetInput.parse(request.input);
+    const input = changesetShape.parse(request.input);
     await tx.query('SAVEPOINT changeset_proposal');
-    const items = await proposeItems(tx, request, input);
+    const items = await proposeItems(tx, writeOf, request, input);
     const decision = items.reduce<ItemDecision>((worst, item) => (strictness[item.decision] > strictness[worst] ? item.decision : worst), 'allow');
     await tx.query(decision === 'allow' ? 'RELEASE SAVEPOINT changeset_proposal' : 'ROLLBACK TO SAVEPOINT changeset_proposal');
 
@@ -148,12 +156,13 @@ export async function decideAndApplyChangeset(db: Database, workflowId: string, 
 }
 
 /** Each item in order: its refs resolved, decided by the policy, then written (inside the caller's savepoint). */
-async function proposeItems(tx: Queryable, request: GatedWriteRequest, changeset: ChangesetInput): Promise<ProposedItem[]> {
+async function proposeItems(tx: Queryable, writeOf: WriteOf, request: GatedWriteRequest, changeset: ChangesetInput): Promise<ProposedItem[]> {
   const ids = new Map<string, string>();
   const proposed: ProposedItem[] = [];
   const by = { apiKeyId: request.apiKey.id };
   for (const [index, item] of changeset.items.entries()) {
-    const write = findGatedWrite(item.operation)!;
+    const write = writeOf(item.operation);
+    if (!write) throw new AppError('validation_failed', `item ${index}: no gated write is named ${item.operation}`, { item: index });
     try {
       const input = write.input.parse(resolveRefs(item.input, ids));
       const { proposal, version, decided, context } = await askPolicy(tx, write, { ...request, operation: write.name }, input, {
@@ -286,7 +295,7 @@ async function recordChangesetApplied(
  * it, then finds the changeset applied). An item's refs name the records this very transaction makes; an update or
  * a delete lands only on the version the policy saw (409 otherwise, and nothing is applied).
  */
-export async function applyHeldChangeset(db: Database, workflowId: string, request: GatedWriteRequest, reviewId: string): Promise<unknown> {
+export async function applyHeldChangeset(db: Database, writeOf: WriteOf, workflowId: string, request: GatedWriteRequest, reviewId: string): Promise<unknown> {
   return db.transaction(async (tx) => {
     const { rows: reviews } = await tx.query(
       `SELECT r.status, r.changeset_id, c.mode FROM reviews r JOIN changesets c ON c.id = r.changeset_id
@@ -311,7 +320,7 @@ export async function applyHeldChangeset(db: Database, workflowId: string, reque
     const by = { apiKeyId: request.apiKey.id };
     for (const item of items) {
       if (item.verdict === 'rejected') continue;
-      const write = findGatedWrite(item.operation);
+      const write = writeOf(item.operation);
       if (!write) throw new AppError('conflict', `item ${item.idx} holds ${item.operation}, which this version of Gatehouse does not know`);
       try {
         const input = write.input.parse(resolveRefs(item.input, ids));
