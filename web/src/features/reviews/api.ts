@@ -48,10 +48,12 @@ export const reviewsApi = {
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
   /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */
   /** `signed`: the organization needs approvals signed with the person's passkey. */
-  decide: (review: Review, verdict: 'approve' | 'deny', comment: string, signed = false) => {
+  /** `rejected`: for a divisible changeset, the items rejected (by index) with their reasons. */
+  decide: (review: Review, verdict: 'approve' | 'deny', comment: string, signed = false, rejected: Record<number, string> = {}) => {
     const remark = comment.trim() ? { comment: comment.trim() } : {};
     if (verdict === 'deny') return api.post<Data<'reviews_deny'>>(`${reviewPath(review.id)}/deny`, remark satisfies Body<'reviews_deny'>);
-    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}) }, signed);
+    const items = Object.entries(rejected).map(([index, reason]) => ({ index: Number(index), verdict: 'rejected' as const, reason: reason.trim() }));
+    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}), ...(items.length ? { items } : {}) }, signed);
   },
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
   approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string, signed = false) =>

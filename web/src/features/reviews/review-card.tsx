@@ -8,6 +8,7 @@ import { useSignedIn } from '../../lib/session';
 import { editable, reviewsApi, type Review } from './api';
 import { EditForm } from './edit-form';
 import { EditSummary } from './edit-summary';
+import { ChangesetItems } from './changeset-items';
 import { RecordDiff } from './record-diff';
 
 const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
@@ -20,6 +21,8 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
   const [busy, setBusy] = useState<'approve' | 'deny'>();
   const [error, setError] = useState<unknown>();
   const [editing, setEditing] = useState(false);
+  /** For a divisible changeset: the items the reviewer rejects as they approve, with their reasons. */
+  const [rejected, setRejected] = useState<Record<number, string>>({});
   const editButton = useRef<HTMLButtonElement>(null);
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
@@ -31,7 +34,7 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
     setBusy(verdict);
     setError(undefined);
     try {
-      onDecided(await reviewsApi.decide(review, verdict, comment, signed));
+      onDecided(await reviewsApi.decide(review, verdict, comment, signed, verdict === 'approve' ? rejected : {}));
     } catch (failure) {
       setError(failure);
     } finally {
@@ -68,7 +71,16 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
       </p>
       {review.edit && <EditSummary review={review} edit={review.edit} />}
       {review.edit && <p className="hint">The write as edited:</p>}
-      <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
+      {review.changeset ? (
+        <ChangesetItems
+          changeset={review.changeset}
+          reviewId={review.id}
+          rejected={review.status === 'pending' && can('decideReviews') && review.changeset.mode === 'divisible' ? rejected : undefined}
+          onRejected={setRejected}
+        />
+      ) : (
+        <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
+      )}
       {required > 1 && (
         <div className="approvals">
           <p>
@@ -131,7 +143,11 @@ export function ReviewCard({ review, onDecided, headingLevel = 2 }: { review: Re
               {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
               <div className="action-buttons">
                 <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
-                  {busy === 'approve' ? (signed ? 'Waiting for your passkey…' : 'Approving…') : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
+                  {busy === 'approve'
+                    ? signed
+                      ? 'Waiting for your passkey…'
+                      : 'Approving…'
+                    : `${Object.keys(rejected).length ? `Approve the other ${review.changeset!.items.length - Object.keys(rejected).length}` : review.changeset ? 'Approve all' : 'Approve'}${required > 1 ? ` (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : ''}`}
                 </button>
                 {mayEdit && (
                   <button
