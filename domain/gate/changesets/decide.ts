@@ -46,9 +46,10 @@ export function itemRefusal(error: unknown, index: number, operation: string): u
   const refusal = error instanceof z.ZodError ? asRefusal(error)! : error;
   if (!(refusal instanceof AppError)) return error;
   // The fields of a validation error, as they stand in the changeset: items.<index>.input.<field>.
-  const fields = refusal.details?.fields as FieldProblem[] | undefined;
-  const details = { ...refusal.details, item: index, operation, ...(fields ? { fields: fields.map((f) => ({ ...f, field: `items.${index}.input.${f.field}` })) } : {}) };
-  return new AppError(refusal.code, `item ${index} (${operation}): ${refusal.message}`, details);
+  const fields = (refusal.details?.fields as FieldProblem[] | undefined)?.map((f) => ({ ...f, field: `items.${index}.input.${f.field}` }));
+  const details = { ...refusal.details, item: index, operation, ...(fields ? { fields } : {}) };
+  const message = fields?.length ? `The request is not valid: ${fields.map((f) => `${f.field}: ${f.message}`).join('; ')}` : refusal.message;
+  return new AppError(refusal.code, `item ${index} (${operation}): ${message}`, details);
 }
 
 const json = (value: unknown) => JSON.parse(JSON.stringify(value ?? null));
