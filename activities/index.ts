@@ -4,6 +4,7 @@ import { applyGatedWrite, recordApplyFailure, ReviewNotApprovedError } from '../
 import {
   reviewNotApprovedFailure,
   writeRefusedFailure,
+  type DecidedChangeset,
   type DecidedWrite,
   type DecisionWithSettings,
   type GatedWriteRequest,
@@ -11,6 +12,7 @@ import {
 } from '../domain/gate/contract';
 import { decideGatedWrite } from '../domain/gate/decide';
 import { decideAndApply } from '../domain/gate/decide-and-apply';
+import { applyHeldChangeset, decideAndApplyChangeset } from '../domain/gate/changesets/decide';
 import { expireReview, readReviewStatus } from '../domain/gate/reviews/verdicts';
 import type { ReviewStatus } from '../domain/gate/reviews/state';
 import type { GatedWrite } from '../domain/gate/writes';
@@ -77,6 +79,19 @@ export function createActivities({
 
     async applyGatedWrite(request: GatedWriteRequest, reviewId?: string): Promise<unknown> {
       return asActivityErrors(() => applyGatedWrite(db, writeNamed(request.operation), currentWorkflowId(), request, reviewId));
+    },
+
+    /** A changeset decided and, when every item is allowed, applied, in one transaction (the changeset workflow's local activity). */
+    async decideAndApplyChangeset(request: GatedWriteRequest): Promise<DecidedChangeset & { reviewRecheckMs: number }> {
+      return asActivityErrors(async () => {
+        const decided = await decideAndApplyChangeset(db, findGatedWrite, currentWorkflowId(), request, reviewExpiresAt());
+        return { ...decided, reviewRecheckMs };
+      });
+    },
+
+    /** A held changeset a person approved, applied in one transaction (its approved items, for a divisible one). */
+    async applyChangeset(request: GatedWriteRequest, reviewId: string): Promise<unknown> {
+      return asActivityErrors(() => applyHeldChangeset(db, findGatedWrite, currentWorkflowId(), request, reviewId));
     },
 
     async recordApplyFailure(reviewId: string, failure: { code: ErrorCode; message: string }): Promise<void> {

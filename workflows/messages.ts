@@ -19,6 +19,9 @@ export const reviewDecidedSignal = defineSignal<[verdict?: ReviewVerdict]>('revi
 /** The workflow type the api starts (see workflows/gated-write.ts for the older one, kept for its runs). */
 export const gatedWriteWorkflowType = 'gatedWriteV3';
 
+/** The workflow type of a changeset (several gated writes submitted as one, workflows/changeset.ts). */
+export const changesetWorkflowType = 'changesetV1';
+
 /**
  * What an operator finds a gated write by in Temporal (`temporal workflow list --query …`, the Web UI). The
  * first five are set when the api starts the workflow; the last two by the workflow as it moves on.

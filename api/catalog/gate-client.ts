@@ -6,12 +6,14 @@ import {
 import protos from '@temporalio/proto';
 import type { GateAnswer, GatedWriteResult, GatedWriteRequest, ReviewVerdict } from '../../domain/gate/contract';
 import type { gatedWriteV3 } from '../../workflows/gated-write';
-import { gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal, searchAttributes } from '../../workflows/messages';
+import { changesetWorkflowType, gateAnswerUpdate, gatedWriteWorkflowType, reviewDecidedSignal, searchAttributes } from '../../workflows/messages';
 
 /** How the api hands gated writes to Temporal, and tells held writes that a person decided. */
 export interface GateClient {
   /** Starts (or joins) the write's workflow and returns its first answer in the same round trip. */
   submit(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
+  /** The same for a changeset (its own workflow type, found by the same search attributes; operation `changesets.submit`). */
+  submitChangeset(workflowId: string, request: GatedWriteRequest): Promise<GateAnswer>;
   /** Tells the workflow a person's decision once it is recorded (the verdict saves it a read), and waits a while for its outcome. */
   reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteResult | undefined>;
   /**
@@ -25,37 +27,46 @@ export class GateUnavailableError extends Error {}
 
 export function createGateClient(client: Client, options: { taskQueue: string; answerTimeoutMs?: number }): GateClient {
   const answerTimeoutMs = options.answerTimeoutMs ?? 30_000;
-  return {
-    async submit(workflowId, request) {
-      const start = new WithStartWorkflowOperation<typeof gatedWriteV3>(gatedWriteWorkflowType, {
-        workflowId,
-        taskQueue: options.taskQueue,
-        args: [request],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        // A run that failed (its write never applied) may be retried under the same Idempotency-Key.
-        workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
-        memo: { organization: request.orgSlug, operation: request.operation, apiKey: request.apiKey.label },
-        // What operators find it by; the workflow adds its decision and its review's status.
-        typedSearchAttributes: [
-          { key: searchAttributes.organization, value: request.orgSlug },
-          { key: searchAttributes.operation, value: request.operation },
-          { key: searchAttributes.resource, value: request.operation.split('.')[0]! },
-          { key: searchAttributes.apiKey, value: request.apiKey.id },
-          { key: searchAttributes.interface, value: request.interface },
-        ],
-        staticSummary: `${request.operation} by key "${request.apiKey.label}" over ${request.interface.toUpperCase()} in ${request.orgSlug}`,
-      });
-      try {
-        return await client.withDeadline(Date.now() + answerTimeoutMs, () =>
-          client.workflow.executeUpdateWithStart(gateAnswerUpdate, { startWorkflowOperation: start }),
-        );
-      } catch (error) {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          const outcome = await client.workflow.getHandle<typeof gatedWriteV3>(workflowId).result();
-          return outcome.answer;
-        }
-        throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`, { cause: error });
+  async function startAndAnswer(workflowType: string, workflowId: string, request: GatedWriteRequest, summary: string): Promise<GateAnswer> {
+    const start = new WithStartWorkflowOperation<typeof gatedWriteV3>(workflowType, {
+      workflowId,
+      taskQueue: options.taskQueue,
+      args: [request],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+      // A run that failed (its write never applied) may be retried under the same Idempotency-Key.
+      workflowIdReusePolicy: 'ALLOW_DUPLICATE_FAILED_ONLY',
+      memo: { organization: request.orgSlug, operation: request.operation, apiKey: request.apiKey.label },
+      // What operators find it by; the workflow adds its decision and its review's status.
+      typedSearchAttributes: [
+        { key: searchAttributes.organization, value: request.orgSlug },
+        { key: searchAttributes.operation, value: request.operation },
+        { key: searchAttributes.resource, value: request.operation.split('.')[0]! },
+        { key: searchAttributes.apiKey, value: request.apiKey.id },
+        { key: searchAttributes.interface, value: request.interface },
+      ],
+      staticSummary: summary,
+    });
+    try {
+      return await client.withDeadline(Date.now() + answerTimeoutMs, () =>
+        client.workflow.executeUpdateWithStart(gateAnswerUpdate, { startWorkflowOperation: start }),
+      );
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        const outcome = await client.workflow.getHandle<typeof gatedWriteV3>(workflowId).result();
+        return outcome.answer;
       }
+      throw new GateUnavailableError(`no answer from the gated-write workflow ${workflowId}: ${(error as Error).message}`, { cause: error });
+    }
+  }
+
+  const by = (request: GatedWriteRequest) => `by key "${request.apiKey.label}" over ${request.interface.toUpperCase()} in ${request.orgSlug}`;
+  return {
+    submit: (workflowId, request) => startAndAnswer(gatedWriteWorkflowType, workflowId, request, `${request.operation} ${by(request)}`),
+
+    submitChangeset(workflowId, request) {
+      const items = (request.input as { items: { operation: string }[] }).items;
+      const summary = `changeset of ${items.length} writes (${[...new Set(items.map((item) => item.operation))].join(', ')}) ${by(request)}`;
+      return startAndAnswer(changesetWorkflowType, workflowId, request, summary.slice(0, 400));
     },
 
     async notReady(timeoutMs) {

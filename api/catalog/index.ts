@@ -4,6 +4,7 @@ import { auditOperations } from './audit';
 import { policyOperations } from './policy';
 import { bookingOperations } from './bookings';
 import { calendarOperations } from './calendar';
+import { changesetOperations } from './changesets';
 import { customerOperations } from './customers';
 import { expenseOperations } from './expenses';
 import { invoiceOperations } from './invoices';
@@ -44,6 +45,7 @@ export const catalog: readonly Operation[] = [
   ...teamOperations,
   ...meetingIngestOperations,
   ...memoryOperations,
+  ...changesetOperations,
   listReviewsOperation,
   getReviewOperation,
   ...auditOperations,

@@ -80,6 +80,11 @@ export interface GatedWriteOperation<Input extends z.ZodObject = z.ZodObject> ex
   write: GatedWrite<Input>;
   successStatus: 200 | 201;
   destructive: boolean;
+  /**
+   * A changeset (api/catalog/changesets.ts): several gated writes as one, run by the changeset workflow; `write` then
+   * only names it and parses its input.
+   */
+  changeset?: true;
 }
 
 /** A person's decision (approve, deny): not gated, never open to API keys. */

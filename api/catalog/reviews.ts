@@ -12,6 +12,7 @@ import {
   type Review,
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
+import { changesetLimit } from '../../domain/gate/changesets/schema';
 import { text } from '../../domain/kit/fields';
 import { trustTermsInput } from '../../domain/gate/trust-windows';
 import { findGatedWrite } from '../../domain/resources';
@@ -85,6 +86,19 @@ export const reviewStatusOperation = defineOperation({
 });
 
 const approveWithEditInput = approveReviewInput.extend({
+  items: z
+    .array(
+      z.strictObject({
+        index: z.number().int().min(0).max(changesetLimit - 1).describe('The item, from 0'),
+        verdict: z.enum(['approved', 'rejected']).describe('approved (the default for an item not listed) or rejected'),
+        reason: text({ max: 2000 }).optional().describe('Why; required for a rejected item'),
+      }),
+    )
+    .max(changesetLimit)
+    .optional()
+    .describe(
+      'For a review holding a divisible changeset: verdicts on some of its items as you approve it; the approved items are applied together once the review is approved. A rejected item needs a reason; an item left must not refer to a rejected item\'s record (422 naming it); rejecting every item is refused (deny instead)',
+    ),
   edit: z
     .record(z.string(), z.unknown())
     .optional()
@@ -123,6 +137,7 @@ function giveVerdict(verdict: 'approved' | 'denied', input: z.infer<typeof appro
       seenEditId: input.seen_edit,
       edit: verdict === 'approved' ? input.edit : undefined,
       trust: verdict === 'approved' ? input.trust : undefined,
+      items: verdict === 'approved' ? input.items : undefined,
       passkey: verdict === 'approved' ? input.passkey : undefined,
     },
     verdictPorts(context),

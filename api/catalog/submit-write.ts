@@ -12,6 +12,7 @@ import {
 import { sortableUnique } from '../../domain/kit/ids';
 import { spendWriteCap } from '../../domain/usage/key-budgets';
 import { remediationOf, type Remediation } from '../../domain/gate/remediation';
+import { authorize } from './access';
 import { GateUnavailableError } from './gate-client';
 import { reviewLinks, type ReviewLinks } from './links';
 import type { GatedWriteOperation, OperationContext } from './operation';
@@ -45,6 +46,7 @@ export async function submitGatedWrite(
   // Gated writes are the agents' (their access names API keys only), so they come over REST or MCP.
   if (context.interface === 'console') throw new Error(`${operation.name} is not offered on the console`);
   const org = caller.organization;
+  if (operation.changeset) assertMayWriteItems(input, context);
   const request: GatedWriteRequest = {
     orgId: org.id,
     orgSlug: org.slug,
@@ -80,16 +82,20 @@ export async function submitGatedWrite(
   // never a write let through. Refused, nothing starts; the claimant's key is let go, so that the same
   // Idempotency-Key can be sent again once the cap resets.
   if (context.limits.enabled) {
-    const refusal = await spendWriteCap(db, caller, operation.write.name, context.limits.clock());
-    if (refusal) {
-      if (scope && !joins) await releaseIdempotencyKey(db, scope);
-      throw refusal;
+    // A changeset counts once for each of its items' writes, so that it never goes round a key's cap of one.
+    const counted = operation.changeset ? changesetItems(input).map((item) => item.operation) : [operation.write.name];
+    for (const name of counted) {
+      const refusal = await spendWriteCap(db, caller, name, context.limits.clock());
+      if (refusal) {
+        if (scope && !joins) await releaseIdempotencyKey(db, scope);
+        throw refusal;
+      }
     }
   }
 
   let answer: GateAnswer;
   try {
-    answer = known(await gate.submit(workflowId, request));
+    answer = known(await (operation.changeset ? gate.submitChangeset(workflowId, request) : gate.submit(workflowId, request)));
   } catch (error) {
     if (!(error instanceof GateUnavailableError)) throw error;
     // The workflow goes on and may still apply the write; only the wait for its answer ended.
@@ -117,11 +123,50 @@ function known(answer: GateAnswer): GateAnswer {
   return answer.outcome === 'failed' && !isErrorCode(answer.code) ? { ...answer, code: 'unavailable' } : answer;
 }
 
+const changesetItems = (input: unknown) => (input as { items: { operation: string }[] }).items;
+
+/**
+ * A changeset's key needs each item's own write ability (and whatever else that write's operation needs), checked
+ * before any policy runs: the refusal names the first item it may not write.
+ */
+function assertMayWriteItems(input: unknown, context: OperationContext): void {
+  for (const [index, item] of changesetItems(input).entries()) {
+    const itemOperation = context.catalog.find((candidate) => candidate.kind === 'gated_write' && !candidate.changeset && candidate.write.name === item.operation);
+    if (!itemOperation) throw new AppError('validation_failed', `item ${index}: ${item.operation} is not a gated write`, { fields: [{ field: `items.${index}.operation`, message: 'not a gated write' }] });
+    try {
+      authorize(itemOperation, context.caller);
+    } catch (error) {
+      if (!(error instanceof AppError)) throw error;
+      throw new AppError(error.code, `item ${index} (${item.operation}): ${error.message}`, { ...error.details, item: index, operation: item.operation });
+    }
+  }
+}
+
 /** A Deny or a Review with its remediation (and a Review with its links): what the agent needs to go on. */
 async function explained(submitted: SubmittedWrite, operation: GatedWriteOperation, context: OperationContext): Promise<SubmittedWrite> {
   const { answer } = submitted;
   if (answer.outcome !== 'pending_review' && answer.outcome !== 'denied') return submitted;
   const { organization } = context.caller;
+  if (answer.items) {
+    // A changeset: each held or denied item with its own remediation, and the changeset's from the items that decided it.
+    const items = await Promise.all(
+      answer.items.map(async (item) =>
+        item.decision === 'allow'
+          ? item
+          : {
+              ...item,
+              remediation: await remediationOf(
+                context.db,
+                organization.id,
+                { outcome: item.decision === 'deny' ? 'denied' : 'pending_review', decisionId: answer.decisionId, reason: item.reason, policyIds: item.policy_ids } as Extract<GateAnswer, { outcome: 'denied' }>,
+                item.operation,
+                { sharePolicyText: organization.sharePolicyText },
+              ),
+            },
+      ),
+    );
+    submitted = { ...submitted, answer: { ...answer, items } };
+  }
   const remediation = await remediationOf(context.db, organization.id, answer, operation.write.name, { sharePolicyText: organization.sharePolicyText });
   if (answer.outcome === 'denied') return { ...submitted, remediation };
   return { ...submitted, remediation, review: reviewLinks(context, answer.review.id) };

@@ -71,7 +71,7 @@ function gateResult({ answer, review: links, remediation, workflowId }: Submitte
             ].join('\n'),
           },
         ],
-        structuredContent: { status: 'pending_review', review, ...(remediation ? { remediation } : {}) },
+        structuredContent: { status: 'pending_review', review, ...(remediation ? { remediation } : {}), ...(answer.items ? { items: answer.items } : {}) },
       };
     }
     case 'denied':
@@ -84,7 +84,7 @@ function gateResult({ answer, review: links, remediation, workflowId }: Submitte
             type: 'text',
             text: [`Denied by the organization's policy: ${answer.reason}. Nothing was written.`, ...(remediation ? [remediation.next_step] : [])].join('\n'),
           },
-          ...(remediation ? [{ type: 'text' as const, text: JSON.stringify({ remediation }) }] : []),
+          ...(remediation || answer.items ? [{ type: 'text' as const, text: JSON.stringify({ remediation, ...(answer.items ? { items: answer.items } : {}) }) }] : []),
         ],
       };
     case 'failed':

@@ -14,6 +14,7 @@ import type { Database } from '../../db/database';
 import { remediationSchema } from '../../domain/gate/remediation';
 import type { ApiKeyActor } from '../../domain/identity/actors';
 import { isAllowed } from '../catalog/access';
+import { changesetResultSchema } from '../catalog/changesets';
 import type { Admission, CallPipeline } from '../catalog/call';
 import { catalog, operationOfTool } from '../catalog/index';
 import { isOfferedOn, type Operation } from '../catalog/operation';
@@ -176,6 +177,9 @@ function outputSchemaOf(operation: Operation): z.ZodObject | undefined {
       write: z.string().optional().describe('The applied write\'s id (its workflow id), when applied: undo it with undo_write, read it with get_applied_write'),
       review: reviewRef.optional(),
       remediation: remediationSchema.optional().describe('For a held write: the rules that held it, what they look at, and what to do next'),
+      ...(operation.changeset
+        ? { items: changesetResultSchema.shape.items.optional().describe("For a held changeset: every item's decision (the record comes once applied)") }
+        : {}),
     });
   }
   return undefined;

@@ -1,5 +1,6 @@
 import { AppError } from '../../domain/kit/errors';
 import { etagOf } from '../../domain/kit/rows';
+import type { ChangesetItemOutcome } from '../../domain/gate/contract';
 import type { Operation } from '../catalog/operation';
 import { statusOf, type CallOutcome } from '../catalog/outcome';
 import type { SubmittedWrite } from '../catalog/submit-write';
@@ -50,7 +51,7 @@ function gateAnswerBody({ answer, review: links, remediation }: SubmittedWrite):
           error: {
             code: 'pending_review',
             message: `Held for review: ${answer.reason}. A person must approve it in the review queue before it is written.`,
-            details: { decision_id: answer.decisionId, policy_ids: answer.policyIds, remediation },
+            details: { decision_id: answer.decisionId, policy_ids: answer.policyIds, remediation, ...changesetDetails(answer.items) },
           },
           review: { id: answer.review.id, status: 'pending', url, web_url: webUrl, expires_at: answer.review.expiresAt },
         },
@@ -64,7 +65,7 @@ function gateAnswerBody({ answer, review: links, remediation }: SubmittedWrite):
           error: {
             code: 'policy_denied',
             message: `Denied by policy: ${answer.reason}`,
-            details: { reason: answer.reason, decision_id: answer.decisionId, policy_ids: answer.policyIds, remediation },
+            details: { reason: answer.reason, decision_id: answer.decisionId, policy_ids: answer.policyIds, remediation, ...changesetDetails(answer.items) },
           },
         },
       };
@@ -83,4 +84,14 @@ function retryAfter(error: AppError): Record<string, string> {
 function etagHeader(data: unknown): Record<string, string> {
   const version = (data as { version?: unknown } | null)?.version;
   return typeof version === 'number' ? { etag: etagOf(version) } : {};
+}
+
+/** A changeset's every item (decision, reason, rules, remediation), and which items decided it: held or denied. */
+function changesetDetails(items: ChangesetItemOutcome[] | undefined): Record<string, unknown> {
+  if (!items) return {};
+  return {
+    items,
+    denied_items: items.filter((item) => item.decision === 'deny').map((item) => item.index),
+    held_items: items.filter((item) => item.decision === 'review').map((item) => item.index),
+  };
 }

@@ -51,6 +51,25 @@ export type AuditEvent =
       resourceId: string;
       data: { operation: string; undoes: string; outcome: 'removed' | 'reverted' | 'restored'; version: number | null };
     })
+  /**
+   * One item of a changeset (domain/gate/changesets): its own decision, and once applied its write. The changeset
+   * itself is recorded as gate.decided and write.applied (resource Changeset), so that webhooks and notifications
+   * announce it as one event; its items are recorded with these, which no webhook relays.
+   */
+  | (GateEvent & {
+      type: 'changeset.item_decided';
+      actor: ActorRef;
+      data: { changeset_id: string; item: number; operation: string; decision: string; reason: string; policyIds: string[] };
+    })
+  | (GateEvent & {
+      type: 'changeset.item_applied';
+      actor: ActorRef;
+      resourceType: string;
+      resourceId: string;
+      data: { changeset_id: string; item: number; operation: string };
+    })
+  /** A reviewer rejected one item of a divisible changeset (the rest is applied once the review is approved). */
+  | (GateEvent & { type: 'changeset.item_rejected'; actor: ActorRef; data: { changeset_id: string; item: number; operation: string; reason: string } })
   | (GateEvent & {
       type: 'review.approved' | 'review.denied';
       actor: ActorRef;

@@ -48,9 +48,37 @@ export type GateAnswer =
       reason: string;
       policyIds: string[];
       review: { id: string; expiresAt: string };
+      /** For a changeset: every item's decision. */
+      items?: ChangesetItemOutcome[];
     }
-  | { outcome: 'denied'; decisionId: string; reason: string; policyIds: string[] }
+  | { outcome: 'denied'; decisionId: string; reason: string; policyIds: string[]; items?: ChangesetItemOutcome[] }
   | { outcome: 'failed'; code: ErrorCode; message: string; details?: Record<string, unknown> };
+
+/** How one item of a changeset was decided (and, once applied, what it wrote): in a changeset's answers. */
+export interface ChangesetItemOutcome {
+  index: number;
+  ref: string | null;
+  operation: string;
+  decision: 'allow' | 'review' | 'deny';
+  reason: string;
+  policy_ids: string[];
+  resource_type: string;
+  /** The record's id: the one the changeset would create while it is proposed, the written one once applied. */
+  resource_id: string;
+  /** The record as written, once applied; null before (or when a reviewer rejected the item). */
+  result: unknown;
+  /** A reviewer's verdict on the item of a divisible changeset (null: none, the item follows the whole). */
+  verdict?: 'approved' | 'rejected' | null;
+  /** For a held or denied item, in the api's answer: the rules that decided it and what to do next. */
+  remediation?: Record<string, unknown>;
+}
+
+/** A changeset decided and, when every item is allowed, applied in one step (the changeset workflow's first). */
+export interface DecidedChangeset extends RecordedDecision {
+  changesetId: string;
+  items: ChangesetItemOutcome[];
+  applied?: { result: unknown };
+}
 
 /** What a person decided of a held write. */
 export type ReviewVerdict = 'approved' | 'denied';

@@ -174,7 +174,7 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
 }
 
 /** `inserted`: recorded by this call; else the record an earlier run of the workflow made. */
-async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ recorded: RecordedDecision; inserted: boolean }> {
+export async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ recorded: RecordedDecision; inserted: boolean }> {
   let decision: RecordedDecision['decision'] = d.decision;
   let reason = d.reason;
   if (d.decision === 'review') {

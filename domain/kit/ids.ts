@@ -20,7 +20,7 @@ const nextUlid = monotonicFactory(pooledRandom);
 
 export type IdPrefix =
   | 'org' | 'key' | 'usr' | 'pat' | 'ses' | 'pwl' | 'dec' | 'rev' | 'evt'
-  | 'task' | 'prj' | 'cus' | 'cal' | 'mem' | 'prd' | 'inv' | 'bkg' | 'exp' | 'wlg' | 'mtg' | 'mry' | 'call' | 'whk' | 'whd' | 'edt' | 'pky' | 'trw' | 'undo';
+  | 'task' | 'prj' | 'cus' | 'cal' | 'mem' | 'prd' | 'inv' | 'bkg' | 'exp' | 'wlg' | 'mtg' | 'mry' | 'call' | 'whk' | 'whd' | 'edt' | 'pky' | 'trw' | 'undo' | 'chs';
 
 /** Opaque ids that sort by creation time, so they double as a stable pagination order. */
 export function newId(prefix: IdPrefix): string {

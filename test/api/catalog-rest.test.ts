@@ -87,6 +87,15 @@ const samples: Record<string, (site: Site) => Promise<Sample>> = {
   },
   'memories.remember': async () => ({ body: { content: 'The customer prefers invoices in English', tags: ['billing', 'preference'] } }),
   'memories.forget': async ({ make }) => ({ params: { id: await make.memory() } }),
+  'changesets.submit': async ({ fx, make }) => ({
+    body: {
+      items: [
+        { ref: 'new', operation: 'tasks.create', input: { title: 'Table changeset task', project_id: fx.project } },
+        { operation: 'tasks.update', input: { id: await make.task(), status: 'done' } },
+        { operation: 'tasks.update', input: { id: '$ref:new', tags: ['changeset'] } },
+      ],
+    },
+  }),
   'reviews.list': async ({ make }) => {
     await make.review();
     return { query: { status: 'pending' } };
@@ -270,6 +279,8 @@ const tableOf: Record<string, string> = {
   memories: 'agent_memories',
   // The sample undoes a task's create.
   writes: 'tasks',
+  // The sample changeset writes tasks.
+  changesets: 'tasks',
 };
 
 async function snapshot(operation: Operation, site: Site, sample: Sample) {
@@ -301,7 +312,9 @@ describe.each(gated.map((op) => [op.name, op] as const))('%s goes through the ga
     const before = await snapshot(operation, site, sample);
     const response = await call(operation, sample, site.org.readWriteToken);
     expect(response.statusCode).toBe(403);
-    expect(json(response).error).toMatchObject({ code: 'policy_denied', details: { reason: 'Nothing is written here', policy_ids: ['deny-all'] } });
+    // A changeset's reason names the item that decided it: "item 0 (tasks.create): Nothing is written here".
+    const reason = operation.kind === 'gated_write' && operation.changeset ? expect.stringContaining(': Nothing is written here') : 'Nothing is written here';
+    expect(json(response).error).toMatchObject({ code: 'policy_denied', details: { reason, policy_ids: ['deny-all'] } });
     expect(await snapshot(operation, site, sample)).toEqual(before);
   });
 

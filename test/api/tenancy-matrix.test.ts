@@ -168,7 +168,8 @@ function expectationOf(shape: Shape, probe: Probe): Expectation {
         met: (answer) => refusedWith('not_found', 404)(answer) && probe.foreign.some((slot) => answer.message.includes(b.holdings[slot.prefix]!)),
       };
     case 'control':
-      return 'if_match' in probe.base ? { what: '409 conflict for the stale If-Match', met: refusedWith('conflict', 409) } : { what: 'a 2xx answer', met: (answer) => answer.ok };
+      // (A changeset's control holds the stale If-Match in its item.)
+      return 'if_match' in probe.base || probe.label.endsWith('stale If-Match') ? { what: '409 conflict for the stale If-Match', met: refusedWith('conflict', 409) } : { what: 'a 2xx answer', met: (answer) => answer.ok };
     case 'own':
       // An operation that spends a one-time secret (a Slack link's) gets a made-up one: refused as spent, whoever asks.
       if (probe.operation.kind === 'person_action' && probe.operation.refusals?.includes('link_invalid')) {

@@ -90,7 +90,7 @@ export function probesOf(catalog: readonly Operation[]): GeneratedProbes {
   const problems: string[] = [];
   for (const operation of catalog) {
     try {
-      probes.push(...probesOfOperation(operation));
+      probes.push(...(operation.kind === 'gated_write' && operation.changeset ? changesetProbes(operation, catalog) : probesOfOperation(operation)));
     } catch (error) {
       problems.push(`${operation.name}: ${(error as Error).message}`);
     }
@@ -123,6 +123,34 @@ function probesOfOperation(operation: Operation): Probe[] {
     probes.push({ operation, kind: 'reference', label: fieldOf(reference), foreign: [reference], own: [...pathSlots, ...otherOwn(reference)], base: required });
   }
 
+  for (const probe of probes) {
+    const anyIds = Object.fromEntries(probePrefixes.map((prefix) => [prefix, ghostId(prefix)]));
+    const checked = operation.input.safeParse(inputOf(probe, anyIds, anyIds));
+    if (!checked.success) throw new Error(`the ${probe.label} probe's input is not valid: ${checked.error.message}`);
+  }
+  return probes;
+}
+
+/**
+ * A changeset's probes: every probe of every gated write the changeset may hold, as its one item (the ids in the
+ * item's input, where the changeset names them: `items.0.input.project_id`).
+ */
+function changesetProbes(operation: Operation, catalog: readonly Operation[]): Probe[] {
+  const inItem = (slot: Slot): Slot => ({ ...slot, at: ['items', 0, 'input', ...slot.at] });
+  const probes: Probe[] = [];
+  for (const write of catalog) {
+    if (write.kind !== 'gated_write' || write.changeset) continue;
+    for (const probe of probesOfOperation(write)) {
+      probes.push({
+        operation,
+        kind: probe.kind,
+        label: `${write.name}: ${probe.label}`,
+        foreign: probe.foreign.map(inItem),
+        own: probe.own.map(inItem),
+        base: { items: [{ operation: write.write.name, input: probe.base }] },
+      });
+    }
+  }
   for (const probe of probes) {
     const anyIds = Object.fromEntries(probePrefixes.map((prefix) => [prefix, ghostId(prefix)]));
     const checked = operation.input.safeParse(inputOf(probe, anyIds, anyIds));

@@ -23,7 +23,14 @@ const selectReview = `
           FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
          e.id AS edit_id, e.fields AS edit_fields, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
          e.decision AS edit_decision, e.reason AS edit_reason, e.policy_ids AS edit_policy_ids, e.policy_version AS edit_policy_version,
-         aw.undone_by, aw.undone_at, ${undoableUntilSql('aw')} AS undoable_until
+         aw.undone_by, aw.undone_at, ${undoableUntilSql('aw')} AS undoable_until,
+         (SELECT json_build_object('id', c.id, 'mode', c.mode, 'items',
+                   (SELECT json_agg(json_build_object('index', i.idx, 'ref', i.ref, 'operation', i.operation, 'input', i.input, 'decision', i.decision,
+                             'reason', i.reason, 'policy_ids', i.policy_ids, 'approvals_required', i.approvals_required, 'resource_type', i.resource_type,
+                             'resource_id', coalesce(i.applied_id, i.proposed_id), 'resource', i.resource, 'before', i.before, 'verdict', i.verdict,
+                             'verdict_reason', i.verdict_reason, 'result', i.result) ORDER BY i.idx)
+                    FROM changeset_items i WHERE i.changeset_id = c.id))
+          FROM changesets c WHERE c.id = r.changeset_id) AS changeset
   FROM reviews r
   LEFT JOIN applied_writes aw ON aw.workflow_id = r.workflow_id AND aw.org_id = r.org_id
   LEFT JOIN review_edits e ON e.id = r.edit_id
@@ -102,6 +109,7 @@ function reviewFromRow(row: QueryResultRow): Review {
     undone_by: row.undone_by ?? null,
     undone_at: iso(row.undone_at),
     undoable_until: iso(row.undoable_until),
+    changeset: row.changeset ?? null,
   };
 }
 
@@ -110,7 +118,17 @@ function reviewFromRow(row: QueryResultRow): Review {
  * what it says. People who review see everything.
  */
 export function asSeenByKey(review: Review, apiKeyId: string): Review {
-  if (!review.operation.startsWith('memories.') || review.submitted_by.api_key_id === apiKeyId) return review;
+  if (review.submitted_by.api_key_id === apiKeyId) return review;
+  const holdsMemories = review.changeset?.items.some((item) => item.operation.startsWith('memories.'));
+  if (holdsMemories) {
+    // A changeset with memories: those items are redacted, and the changeset's own copies of them with them.
+    const redacted = { redacted: true };
+    const items = review.changeset!.items.map((item) =>
+      item.operation.startsWith('memories.') ? { ...item, input: redacted, resource: redacted, before: item.before && redacted, result: null } : item,
+    );
+    return { ...review, proposed: redacted, resource: redacted, result: null, changeset: { ...review.changeset!, items } };
+  }
+  if (!review.operation.startsWith('memories.')) return review;
   return {
     ...review,
     proposed: { redacted: true },

@@ -109,6 +109,34 @@ export const reviewSchema = z
     undone_by: z.string().nullable().describe("The undo that took the applied write back (the undo's workflow id, or undo_… for a person's); null otherwise"),
     undone_at: instantField('When the applied write was undone', 'null unless it was').nullable(),
     undoable_until: instantField('Until when the applied write may be undone', "null when it cannot be (not applied, undone already, past the organization's window, or a write that cannot be undone)").nullable(),
+    changeset: z
+      .object({
+        id: z.string().describe('The changeset (chs_…)'),
+        mode: z.enum(['all_or_nothing', 'divisible']).describe('all_or_nothing: approve or deny it whole; divisible: items may also be rejected one by one'),
+        items: z
+          .array(
+            z.object({
+              index: z.number().int().describe('The item, from 0, in the order the agent sent'),
+              ref: z.string().nullable().describe('Its ref, which later items name as "$ref:<ref>"'),
+              operation: z.string().describe('The write, e.g. tasks.create'),
+              input: z.record(z.string(), z.unknown()).describe('Its input as sent ($ref:… kept)'),
+              decision: z.enum(['allow', 'review', 'deny']).describe("The policy's decision on this item, as if alone"),
+              reason: z.string().describe('Why'),
+              policy_ids: z.array(z.string()).describe('The rules that decided'),
+              approvals_required: z.number().int().describe('The approvals this item alone would need'),
+              resource_type: z.string().describe('Task, Project, …'),
+              resource_id: z.string().describe("The record's id: as proposed while held, as written once applied"),
+              resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
+              before: z.record(z.string(), z.unknown()).nullable().describe('For updates and deletes: the record before'),
+              verdict: z.enum(['approved', 'rejected']).nullable().describe("A reviewer's verdict on this item (divisible changesets); null: follows the whole"),
+              verdict_reason: z.string().nullable().describe('Why the item was rejected'),
+              result: z.unknown().describe('The record as written, once applied'),
+            }),
+          )
+          .describe('Every item, in order'),
+      })
+      .nullable()
+      .describe('When the review holds a changeset (operation changesets.submit): its every item with its own decision; null for a single write'),
   })
   .describe('A gated write held for a person to approve or deny');
 

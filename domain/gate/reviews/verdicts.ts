@@ -1,6 +1,7 @@
 import type { Database, Queryable } from '../../../db/database';
 import { recordAudit, type VerdictProvenance } from '../../audit/events';
-import { AppError } from '../../kit/errors';
+import { AppError, invalidFields } from '../../kit/errors';
+import { recordItemVerdicts, type ItemVerdict } from '../changesets/verdicts';
 import type { GatedWrite } from '../writes';
 import { openTrustWindow, type TrustTerms } from '../trust-windows';
 import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
@@ -61,6 +62,8 @@ export interface PersonsVerdict {
    * review approved, and part of the payload a passkey signs.
    */
   trust?: TrustTerms;
+  /** For a divisible changeset: verdicts on some of its items (the others are approved with the whole). */
+  items?: ItemVerdict[];
 }
 
 /** What a verdict needs from outside the gate: the held writes by name, and the workflow that holds the write. */
@@ -109,9 +112,17 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
       await settle(tx, review, given, 'denied', howDecided(given, digest));
       return { workflowId: review.workflowId, ended: true };
     }
+    if (review.changesetId && given.trust) {
+      // A window lets single writes of one operation through; a changeset is decided item by item, by the policy.
+      throw invalidFields([{ field: 'trust', message: 'a trust window is opened by approving a single held write, not a changeset' }]);
+    }
+    if (review.changesetId && given.edit !== undefined) {
+      throw invalidFields([{ field: 'edit', message: "a changeset's items cannot be edited yet: approve it, deny it, or (divisible) reject items" }]);
+    }
     if (given.edit === undefined) {
       assertNotSelfApproval(review, given.person.userId);
       assertSawCurrentVersion(review, given.seenEditId);
+      if (given.items?.length) await recordItemVerdicts(tx, { reviewId: review.id, orgId: review.orgId, workflowId: review.workflowId, changesetId: review.changesetId, mode: review.changesetMode }, given.person, given.items);
       return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review, undefined, given.trust), digest) };
     }
     const write = heldWrite(review, ports);
@@ -159,12 +170,16 @@ interface LockedReview extends HeldWrite {
   selfApproval: boolean;
   /** The organization needs every approval signed with the approver's passkey. */
   approvalsNeedPasskey: boolean;
+  /** The changeset the review holds (chs_…) and its mode; null for a single write. */
+  changesetId: string | null;
+  changesetMode: string | null;
 }
 
 const lockReview = `
   SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.interface,
          d.api_key_id, k.label AS api_key_label, k.access AS api_key_access, k.abilities AS api_key_abilities,
-         k.created_by AS key_created_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input
+         k.created_by AS key_created_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input,
+         r.changeset_id, (SELECT c.mode FROM changesets c WHERE c.id = r.changeset_id) AS changeset_mode
   FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
   LEFT JOIN review_edits e ON e.id = r.edit_id
   WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`;
@@ -192,6 +207,8 @@ async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string)
     selfApproval: row.self_approval,
     approvalsNeedPasskey: row.approvals_need_passkey,
     edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
+    changesetId: row.changeset_id,
+    changesetMode: row.changeset_mode,
   };
 }
 

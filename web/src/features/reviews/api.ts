@@ -49,11 +49,18 @@ export const reviewsApi = {
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
   /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */
   /** `signed`: the organization needs approvals signed with the person's passkey. */
-  /** `trust`: a trust window the approval also opens. */
-  decide: (review: Review, verdict: 'approve' | 'deny', comment: string, signed = false, trust?: Body<'reviews_approve'>['trust']) => {
+  /** `trust`: a trust window the approval also opens. `rejected`: for a divisible changeset, the items rejected (by index) with their reasons. */
+  decide: (
+    review: Review,
+    verdict: 'approve' | 'deny',
+    comment: string,
+    signed = false,
+    { trust, rejected = {} }: { trust?: Body<'reviews_approve'>['trust']; rejected?: Record<number, string> } = {},
+  ) => {
     const remark = comment.trim() ? { comment: comment.trim() } : {};
     if (verdict === 'deny') return api.post<Data<'reviews_deny'>>(`${reviewPath(review.id)}/deny`, remark satisfies Body<'reviews_deny'>);
-    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}), ...(trust ? { trust } : {}) }, signed);
+    const items = Object.entries(rejected).map(([index, reason]) => ({ index: Number(index), verdict: 'rejected' as const, reason: reason.trim() }));
+    return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}), ...(trust ? { trust } : {}), ...(items.length ? { items } : {}) }, signed);
   },
   /** One verdict on several held writes; each is decided on its own, and the answer says which were refused and why. */
   decideBatch: (ids: string[], verdict: 'approved' | 'denied', comment: string) =>

@@ -9,6 +9,7 @@ import { UndoButton } from '../../lib/undo-button';
 import { editable, reviewsApi, type Review } from './api';
 import { EditForm } from './edit-form';
 import { EditSummary } from './edit-summary';
+import { ChangesetItems } from './changeset-items';
 import { RecordDiff } from './record-diff';
 import { noTrust, TrustOption, trustTerms } from './trust-option';
 
@@ -34,6 +35,8 @@ export function ReviewCard({
   const [error, setError] = useState<unknown>();
   const [editing, setEditing] = useState(false);
   const [trust, setTrust] = useState(noTrust);
+  /** For a divisible changeset: the items the reviewer rejects as they approve, with their reasons. */
+  const [rejected, setRejected] = useState<Record<number, string>>({});
   const editButton = useRef<HTMLButtonElement>(null);
   const Heading = headingLevel === 2 ? 'h2' : 'h3';
   const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
@@ -47,7 +50,7 @@ export function ReviewCard({
     setBusy(verdict);
     setError(undefined);
     try {
-      onDecided(await reviewsApi.decide(review, verdict, comment, signed, verdict === 'approve' ? trustTerms(trust) : undefined));
+      onDecided(await reviewsApi.decide(review, verdict, comment, signed, verdict === 'approve' ? { trust: trustTerms(trust), rejected } : {}));
     } catch (failure) {
       setError(failure);
     } finally {
@@ -93,7 +96,16 @@ export function ReviewCard({
       </p>
       {review.edit && <EditSummary review={review} edit={review.edit} />}
       {review.edit && <p className="hint">The write as edited:</p>}
-      <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
+      {review.changeset ? (
+        <ChangesetItems
+          changeset={review.changeset}
+          reviewId={review.id}
+          rejected={review.status === 'pending' && can('decideReviews') && review.changeset.mode === 'divisible' ? rejected : undefined}
+          onRejected={setRejected}
+        />
+      ) : (
+        <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
+      )}
       {required > 1 && (
         <div className="approvals">
           <p>
@@ -158,10 +170,14 @@ export function ReviewCard({
                 <p className="hint">Approving asks your passkey to sign it: this review, the exact write it holds, and the time.</p>
               )}
               {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
-              {endsReview && <TrustOption review={review} choice={trust} onChange={setTrust} />}
+              {endsReview && !review.changeset && <TrustOption review={review} choice={trust} onChange={setTrust} />}
               <div className="action-buttons">
                 <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
-                  {busy === 'approve' ? (signed ? 'Waiting for your passkey…' : 'Approving…') : required > 1 ? `Approve (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : 'Approve'}
+                  {busy === 'approve'
+                    ? signed
+                      ? 'Waiting for your passkey…'
+                      : 'Approving…'
+                    : `${Object.keys(rejected).length ? `Approve the other ${review.changeset!.items.length - Object.keys(rejected).length}` : review.changeset ? 'Approve all' : 'Approve'}${required > 1 ? ` (${given.length + (approvedAlready ? 0 : 1)} of ${required})` : ''}`}
                 </button>
                 {mayEdit && (
                   <button

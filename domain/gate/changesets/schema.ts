@@ -1,0 +1,119 @@
+import { z } from 'zod';
+import type { GatedWrite } from '../writes';
+
+// A changeset on the wire: several gated writes submitted as one, with references between the records it creates.
+
+/** The most items one changeset may hold. */
+export const changesetLimit = 20;
+
+/** The operation name a changeset is recorded under (gate_decisions, reviews, audit, the policy never sees it). */
+export const changesetOperation = 'changesets.submit';
+
+/** How an item names a record made by an earlier item: the whole string `$ref:<name>`, where `<name>` is that item's `ref`. */
+export const refPrefix = '$ref:';
+const refName = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
+
+export const changesetModes = ['all_or_nothing', 'divisible'] as const;
+export type ChangesetMode = (typeof changesetModes)[number];
+
+/** A changeset's input as the gate reads it back (the api validated it whole with changesetInputOf). */
+export interface ChangesetInput {
+  mode: ChangesetMode;
+  items: { ref?: string; operation: string; input: Record<string, unknown> }[];
+}
+
+const modeSchema = z
+  .enum(changesetModes)
+  .default('all_or_nothing')
+  .describe(
+    'all_or_nothing (default): a reviewer approves or denies the whole; divisible: a reviewer may also approve some items and reject others (the approved ones are applied together)',
+  );
+
+/** How the gate reads a changeset's input back: its shape (each item is parsed by its own write as it is decided). */
+export const changesetShape = z.object({
+  mode: modeSchema,
+  items: z.array(z.object({ ref: z.string().optional(), operation: z.string(), input: z.record(z.string(), z.unknown()) })).min(1).max(changesetLimit),
+});
+
+/**
+ * A changeset's input as the catalog takes it, for the gated writes it may hold (the resources' registry): each item's
+ * input valid for its write, each `$ref:` naming an earlier item's ref, refs unique. A problem names its item's field
+ * (`items.2.input.project_id`).
+ */
+export function changesetInputOf(writes: readonly GatedWrite[]) {
+  const byName = new Map(writes.map((write) => [write.name, write]));
+  const itemSchema = z.strictObject({
+    ref: z
+      .string()
+      .regex(refName, 'a letter, then up to 39 letters, digits, _ or -')
+      .optional()
+      .describe('A name for the record this item creates (or changes), so that later items refer to its id as "$ref:<name>"'),
+    operation: z
+      .enum(writes.map((write) => write.name) as [string, ...string[]])
+      .describe('The gated write, by its operation name: tasks.create, projects.update, tasks.delete, …'),
+    input: z
+      .record(z.string(), z.unknown())
+      .describe(
+        "That write's input, exactly as its own operation takes it (path fields such as id go in here). Any string value \"$ref:<name>\" is replaced by the id of the record made by the earlier item with that ref",
+      ),
+  });
+  return z
+    .strictObject({
+      mode: modeSchema,
+      items: z
+        .array(itemSchema)
+        .min(1)
+        .max(changesetLimit)
+        .describe(`The writes, 1 to ${changesetLimit}, applied in this order in one transaction: all of them or none`),
+    })
+    .superRefine((changeset, ctx) => {
+      const defined = new Map<string, number>();
+      changeset.items.forEach((item, index) => {
+        const parsed = byName.get(item.operation)!.input.safeParse(item.input);
+        if (!parsed.success) {
+          for (const issue of parsed.error.issues) {
+            ctx.addIssue({ code: 'custom', message: issue.message, path: ['items', index, 'input', ...issue.path] });
+          }
+        }
+        for (const { path, name } of refsIn(item.input)) {
+          if (!defined.has(name)) {
+            ctx.addIssue({
+              code: 'custom',
+              message: `refers to ${refPrefix}${name}, which no earlier item defines (an item may refer only to the ref of an item before it)`,
+              path: ['items', index, 'input', ...path],
+            });
+          }
+        }
+        if (item.ref !== undefined) {
+          if (defined.has(item.ref)) {
+            ctx.addIssue({ code: 'custom', message: `ref "${item.ref}" is already item ${defined.get(item.ref)}'s`, path: ['items', index, 'ref'] });
+          } else {
+            defined.set(item.ref, index);
+          }
+        }
+      });
+    });
+}
+
+
+
+/** Every `$ref:<name>` string in an item's input, with where it stands. */
+export function refsIn(value: unknown, path: (string | number)[] = []): { path: (string | number)[]; name: string }[] {
+  if (typeof value === 'string') return value.startsWith(refPrefix) ? [{ path, name: value.slice(refPrefix.length) }] : [];
+  if (Array.isArray(value)) return value.flatMap((entry, index) => refsIn(entry, [...path, index]));
+  if (value && typeof value === 'object') return Object.entries(value).flatMap(([key, entry]) => refsIn(entry, [...path, key]));
+  return [];
+}
+
+/** The item's input with each `$ref:<name>` replaced by the id `ids` gives that name. */
+export function resolveRefs(value: unknown, ids: ReadonlyMap<string, string>): unknown {
+  if (typeof value === 'string') return value.startsWith(refPrefix) ? (ids.get(value.slice(refPrefix.length)) ?? value) : value;
+  if (Array.isArray(value)) return value.map((entry) => resolveRefs(entry, ids));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, resolveRefs(entry, ids)]));
+  return value;
+}
+
+/** The refs an item's input names (each once). */
+export function refNames(input: unknown): string[] {
+  return [...new Set(refsIn(input).map((ref) => ref.name))];
+}

@@ -1,0 +1,79 @@
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
+import { addPerson, type TestPerson } from '../support/console';
+import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+
+// A held changeset in the console, in Chromium: one card listing every item; a reviewer rejects one item of a
+// divisible changeset with a reason and approves the rest, which are applied together.
+
+let h: Harness;
+let acme: TestOrganization;
+let browser: Browser;
+let origin: string;
+let reviewer: TestPerson;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  h = await startHarness();
+  acme = await h.createOrganization({ name: 'Acme Inc.' });
+  reviewer = await addPerson(h.db, acme.organization, 'reviewer');
+  origin = await h.listen();
+  browser = await launchChromium();
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+async function submitChangeset(body: object) {
+  const response = await fetch(`${origin}/api/v1/changesets`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${acme.readWriteToken}`, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: (await response.json()) as any };
+}
+
+describe('a held changeset in the review queue', () => {
+  it('is one card with every item; rejecting one item of a divisible changeset applies the others together', async () => {
+    const held = await submitChangeset({
+      mode: 'divisible',
+      items: [
+        { ref: 'proj', operation: 'projects.create', input: { name: 'Acme rollout' } },
+        { operation: 'tasks.create', input: { title: 'review the Acme contract', project_id: '$ref:proj' } },
+        { operation: 'tasks.create', input: { title: 'Order the cake' } },
+      ],
+    });
+    expect(held.status).toBe(202);
+    const page = await signedInConsole(browser, origin, { slug: acme.organization.slug, email: reviewer.email, password: reviewer.password }, pageErrors);
+    await page.goto(`${origin}/reviews`);
+    const card = page.locator('article.review', { hasText: 'changesets.submit' });
+    await card.waitFor();
+    await expect.poll(() => card.locator('.changeset-items > li').count()).toBe(3);
+    expect(await card.textContent()).toContain('A changeset of 3 writes, divisible');
+    expect(await card.locator('[data-item-index="1"]').textContent()).toContain('Held: The title asks for a review');
+
+    await card.locator('[data-item-index="2"]').getByLabel('Reject this item').check();
+    await card.locator('[data-item-index="2"]').getByPlaceholder('Why (required)').fill('No cake this time');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'review-changeset');
+    await card.getByRole('button', { name: 'Approve the other 2' }).click();
+    // Decided, the card leaves the pending queue; the review's page tells how it ended.
+    await card.waitFor({ state: 'detached', timeout: 20_000 });
+    await page.goto(`${origin}/reviews/${held.body.review.id}`);
+    await page.getByText(`Approved by ${reviewer.email}`).waitFor({ timeout: 20_000 });
+    expect(await page.locator('[data-item-index="2"]').textContent()).toContain('Rejected: “No cake this time”');
+
+    const { rows } = await h.db.query('SELECT title FROM tasks WHERE org_id = $1 ORDER BY id', [acme.organization.id]);
+    expect(rows.map((row) => row.title)).toEqual(['review the Acme contract']);
+    const { rows: items } = await h.db.query('SELECT idx, verdict, verdict_reason, applied_id IS NOT NULL AS applied FROM changeset_items WHERE changeset_id = (SELECT changeset_id FROM reviews WHERE id = $1) ORDER BY idx', [held.body.review.id]);
+    expect(items).toEqual([
+      { idx: 0, verdict: null, verdict_reason: null, applied: true },
+      { idx: 1, verdict: null, verdict_reason: null, applied: true },
+      { idx: 2, verdict: 'rejected', verdict_reason: 'No cake this time', applied: false },
+    ]);
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
+});

@@ -1,0 +1,122 @@
+import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import {
+  reviewNotApprovedFailure,
+  type GateAnswer,
+  type GatedWriteRequest,
+  type GatedWriteResult,
+  type ReviewResolution,
+  type ReviewVerdict,
+} from '../domain/gate/contract';
+import { refusalOf } from './refusal';
+import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
+
+// One workflow per changeset (domain/gate/changesets): its first step decides every item and, when all are
+// allowed, applies them, in one local activity (one transaction); a held changeset waits for its one review as a
+// held write does, and once approved is applied in one transaction by an activity retried until it is done.
+
+const local = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '8 seconds',
+  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
+});
+
+const persistent = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: [reviewNotApprovedFailure] },
+});
+
+/** The changeset's workflow type (the api starts it with update-with-start, answered by gateAnswerUpdate). */
+export async function changesetV1(request: GatedWriteRequest): Promise<GatedWriteResult> {
+  let answer: GateAnswer | undefined;
+  let told: ReviewVerdict | 'nudged' | undefined;
+  setHandler(gateAnswerUpdate, async () => {
+    await condition(() => answer !== undefined);
+    return answer!;
+  });
+  setHandler(reviewDecidedSignal, (verdict?: ReviewVerdict) => {
+    told = verdict === 'approved' || verdict === 'denied' ? verdict : 'nudged';
+  });
+  const finish = async (outcome: GatedWriteResult) => {
+    await condition(allHandlersFinished);
+    return outcome;
+  };
+
+  let decided;
+  try {
+    decided = await local.decideAndApplyChangeset(request);
+  } catch (error) {
+    answer = failedAnswer(error);
+    if (refusalIn(error)) return await finish({ answer });
+    await condition(allHandlersFinished);
+    throw error;
+  }
+  upsertSearchAttributes([
+    { key: searchAttributes.decision, value: decided.decision },
+    ...(decided.decision === 'review' ? [{ key: searchAttributes.reviewStatus, value: 'pending' }] : []),
+  ]);
+  const { decisionId, reason, policyIds, items } = decided;
+  if (decided.applied) {
+    answer = { outcome: 'applied', decisionId, reason, policyIds, result: decided.applied.result };
+    return await finish({ answer });
+  }
+  if (decided.decision === 'deny') {
+    answer = { outcome: 'denied', decisionId, reason, policyIds, items };
+    return await finish({ answer });
+  }
+  if (decided.decision === 'refused') {
+    answer = { outcome: 'failed', code: 'review_queue_full', message: reason, details: { decision_id: decisionId, policy_ids: policyIds, items } };
+    return await finish({ answer });
+  }
+
+  const review = decided.review!;
+  answer = { outcome: 'pending_review', decisionId, reason, policyIds, review, items };
+  const deadline = Date.parse(review.expiresAt);
+  let resolution: ReviewResolution | undefined;
+  while (!resolution) {
+    const remaining = deadline - Date.now();
+    let status;
+    if (remaining <= 0) {
+      status = await persistent.expireReview(review.id);
+    } else {
+      await condition(() => told !== undefined, Math.min(remaining, decided.reviewRecheckMs));
+      const said = told;
+      told = undefined;
+      if (said === 'approved') {
+        resolution = await applyApproved(request, review.id, true);
+        if (resolution) break;
+      }
+      status = await persistent.readReviewStatus(review.id);
+    }
+    if (status === 'approved') resolution = await applyApproved(request, review.id, false);
+    else if (status === 'denied' || status === 'expired') resolution = { status };
+  }
+  upsertSearchAttributes([{ key: searchAttributes.reviewStatus, value: resolution.status }]);
+  return finish({ answer, resolution });
+}
+
+/** The approved changeset applied; one that cannot be (an item conflicts with the data now) is recorded as failed, whole. */
+async function applyApproved(request: GatedWriteRequest, reviewId: string, unlessNotApproved: boolean): Promise<ReviewResolution | undefined> {
+  try {
+    return { status: 'approved', result: await persistent.applyChangeset(request, reviewId) };
+  } catch (error) {
+    const cause = (error as { cause?: unknown }).cause;
+    if (unlessNotApproved && cause instanceof ApplicationFailure && cause.type === reviewNotApprovedFailure) return undefined;
+    const { code, message } = failedAnswer(error);
+    await persistent.recordApplyFailure(reviewId, { code, message });
+    return { status: 'approved', failure: { code, message } };
+  }
+}
+
+function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
+  const refusal = refusalIn(error);
+  if (refusal) return { outcome: 'failed', code: refusal.code, message: refusal.message, details: refusal.details };
+  return {
+    outcome: 'failed',
+    code: 'unavailable',
+    message: `The changeset could not be completed (workflow ${workflowInfo().workflowId}); nothing of it was applied. Try again later.`,
+  };
+}
+
+function refusalIn(error: unknown) {
+  return refusalOf(error) ?? refusalOf((error as { cause?: unknown }).cause);
+}
