@@ -35,7 +35,7 @@ export const getAppliedWriteOperation = defineOperation({
   family: 'writes',
   summary: 'Read an applied write',
   description:
-    "One applied gated write by its workflow_id: what it did, the record it left, and whether it was undone (undone_by) or until when it may be (undoable_until). A key reads the writes it submitted (any, with reviews.read); people who read the audit trail read any.",
+    "One applied gated write (or changeset) by its workflow_id: what it did, the record it left, and whether it was undone (undone_by) or until when it may be (undoable_until). A key reads the writes it submitted (any, with reviews.read); people who read the audit trail read any.",
   method: 'GET',
   path: '/writes/:write',
   list: false,
@@ -55,7 +55,7 @@ const undoGated = gatedOperation({
   tool: 'undo_write',
   summary: 'Undo an applied write',
   description:
-    "Takes back an applied gated write, named by its workflow_id: a created record is removed, an updated one reverted to its fields before, a deleted one restored with its id. Only while the record is as the write left it (else 409 conflict with the changed fields and the current version), within the organization's undo window (7 days by default), and once. The key needs the write ability of the record's family. The policy decides it as Action::\"writes.undo\", the resource being the record as the undo would leave it and context.undoes the write undone; the default policy holds undos for review.",
+    "Takes back an applied gated write, named by its workflow_id: a created record is removed, an updated one reverted to its fields before, a deleted one restored with its id. Only while the record is as the write left it (else 409 conflict with the changed fields and the current version), within the organization's undo window (7 days by default), and once. The key needs the write ability of the record's family. The policy decides it as Action::\"writes.undo\", the resource being the record as the undo would leave it and context.undoes the write undone; the default policy holds undos for review. A changeset's workflow_id undoes every item it applied, in reverse order, in one transaction: all or nothing (409 listing each item whose record changed since, in details.items); the key needs the write ability of every item's family; the policy sees resource type Changeset (resource.items: each item's operation, kind, resource_type, resource_id and restored, the record as the undo leaves it) and context.undoes with kind \"changeset\" and items; the answer's outcome is undone, with items.",
   method: 'POST',
   path: '/undo',
   output: undoneSchema,
@@ -71,7 +71,7 @@ export const undoAppliedWriteOperation = defineOperation({
   family: 'writes',
   summary: 'Undo an applied write (a person)',
   description:
-    "A person takes back an applied gated write at once (not decided by the agents' policy): a created record is removed, an updated one reverted, a deleted one restored with its id. Only while the record is as the write left it (409 conflict with what changed otherwise), within the organization's undo window, and once (409). For people with the reviewer role or above; recorded in the audit trail as write.undone with the person as actor.",
+    "A person takes back an applied gated write at once (not decided by the agents' policy): a created record is removed, an updated one reverted, a deleted one restored with its id. Only while the record is as the write left it (409 conflict with what changed otherwise), within the organization's undo window, and once (409). A changeset's workflow_id undoes every item it applied, in reverse order, in one transaction: all or nothing (409 listing each item whose record changed since). For people with the reviewer role or above; recorded in the audit trail as write.undone with the person as actor (a changeset's items also as changeset.item_undone).",
   method: 'POST',
   path: '/writes/:write/undo',
   input: undoWriteInput,

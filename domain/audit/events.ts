@@ -49,7 +49,8 @@ export type AuditEvent =
       actor: ActorRef;
       resourceType: string;
       resourceId: string;
-      data: { operation: string; undoes: string; outcome: 'removed' | 'reverted' | 'restored'; version: number | null };
+      /** outcome `undone`: a changeset (resource Changeset), its items recorded as changeset.item_undone. */
+      data: { operation: string; undoes: string; outcome: 'removed' | 'reverted' | 'restored' | 'undone'; version: number | null };
     })
   /**
    * One item of a changeset (domain/gate/changesets): its own decision, and once applied its write. The changeset
@@ -67,6 +68,14 @@ export type AuditEvent =
       resourceType: string;
       resourceId: string;
       data: { changeset_id: string; item: number; operation: string };
+    })
+  /** One item of a changeset taken back by the undo of the changeset (`undoes`: the changeset's workflow id). */
+  | (GateEvent & {
+      type: 'changeset.item_undone';
+      actor: ActorRef;
+      resourceType: string;
+      resourceId: string;
+      data: { changeset_id: string; undoes: string; item: number; operation: string; outcome: 'removed' | 'reverted' | 'restored'; version: number | null };
     })
   /** A reviewer rejected one item of a divisible changeset (the rest is applied once the review is approved). */
   | (GateEvent & { type: 'changeset.item_rejected'; actor: ActorRef; data: { changeset_id: string; item: number; operation: string; reason: string } })

@@ -3,26 +3,43 @@ import type { Queryable } from '../../db/database';
 import { AppError, invalidFields } from '../kit/errors';
 import { text } from '../kit/fields';
 import { changedFields } from '../kit/rows';
-import { planUndo, undoesContext, undoWrites, type Undone } from './undo';
+import { planUndo, undoesContext, undoWrites, type Undone, type UndoPlan } from './undo';
 import type { GatedWrite } from './writes';
 
 // An agent's undo: a gated write of its own, decided by the policy like any write (Action::"writes.undo").
 
 export const undoWriteInput = z.strictObject({
   write: text({ min: 1, max: 300 }).describe(
-    "The applied write to undo: its workflow_id, as the write's answer (workflow_id), its review (workflow_id) and its audit events (write.applied) carry it",
+    "The applied write to undo: its workflow_id, as the write's answer (workflow_id), its review (workflow_id) and its audit events (write.applied) carry it; a changeset's workflow_id undoes all its applied items",
   ),
 });
+
+const undoneOutcome = z.enum(['removed', 'reverted', 'restored']);
 
 export const undoneSchema = z
   .object({
     write: z.string().describe('The write undone (its workflow id)'),
-    operation: z.string().describe('The operation of the write undone (tasks.update)'),
-    resource_type: z.string().describe('The kind of record (Task)'),
-    resource_id: z.string().describe('The record'),
-    outcome: z.enum(['removed', 'reverted', 'restored']).describe('removed (an undone create), reverted (an undone update), restored (an undone delete, with its id)'),
-    record: z.record(z.string(), z.unknown()).nullable().describe('The record as it is after the undo (at a new version), or null when the undo removed it'),
+    operation: z.string().describe('The operation of the write undone (tasks.update, or changesets.submit for a changeset)'),
+    resource_type: z.string().describe('The kind of record (Task), or Changeset'),
+    resource_id: z.string().describe('The record, or the changeset'),
+    outcome: z
+      .enum(['removed', 'reverted', 'restored', 'undone'])
+      .describe('removed (an undone create), reverted (an undone update), restored (an undone delete, with its id); undone (a changeset: every applied item, see items)'),
+    record: z.record(z.string(), z.unknown()).nullable().describe('The record as it is after the undo (at a new version), or null when the undo removed it (or for a changeset)'),
     undone_by: z.string().describe("The undo's id: the undo's workflow id (an agent's) or undo_… (a person's)"),
+    items: z
+      .array(
+        z.object({
+          index: z.number().int().describe("The item's index in the changeset"),
+          operation: z.string().describe("The item's operation (tasks.create)"),
+          resource_type: z.string().describe('The kind of record (Task)'),
+          resource_id: z.string().describe('The record'),
+          outcome: undoneOutcome.describe('removed, reverted or restored, as for a single write'),
+          record: z.record(z.string(), z.unknown()).nullable().describe('The record as it is after the undo, or null when the undo removed it'),
+        }),
+      )
+      .optional()
+      .describe("A changeset's applied items, each as the undo left its record (taken back in reverse order); absent for a single write"),
   })
   .describe('An applied write taken back');
 
@@ -41,9 +58,12 @@ async function assertMayWriteFamily(db: Queryable, orgId: string, apiKeyId: stri
 /**
  * The policy sees the record as it would be after the undo (for an undone create, the record the undo removes),
  * the original's resource type, and `context.undoes` (the write undone: operation, kind, record, when and by
- * which key it was applied, its review). `writeOf` finds the original's declaration (where its record lives).
+ * which key it was applied, its review). For a changeset, the resource is the Changeset (`resource.items`: each
+ * applied item's operation, kind, record and the record as the undo leaves it, null when removed) and
+ * `context.undoes` has kind "changeset" and `items`. `writeOf` finds the original's declaration (where its record lives).
  */
 export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undefined): GatedWrite<typeof undoWriteInput> {
+  const families = (plan: UndoPlan) => [...new Set(plan.records.map((record) => record.operation))];
   return {
     name: 'writes.undo',
     resourceType: 'AppliedWrite',
@@ -54,20 +74,39 @@ export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undef
         if (error instanceof AppError && error.code === 'not_found') throw invalidFields([{ field: 'write', message: 'no applied write of this organization has this id (not found)' }]);
         throw error;
       });
-      await assertMayWriteFamily(db, orgId, by.apiKeyId, plan!.operation);
-      const current = plan!.after ?? undefined;
+      for (const operation of families(plan!)) await assertMayWriteFamily(db, orgId, by.apiKeyId, operation);
+      if (plan!.changesetId) {
+        return {
+          resourceId: plan!.resourceId,
+          resourceType: 'Changeset',
+          resource: {
+            changeset_id: plan!.changesetId,
+            items: plan!.records.map((record) => ({
+              index: record.item,
+              operation: record.operation,
+              kind: record.kind,
+              resource_type: record.resourceType,
+              resource_id: record.resourceId,
+              restored: record.restored,
+            })),
+          },
+          context: { undoes: undoesContext(plan!) },
+        };
+      }
+      const record = plan!.records[0]!;
+      const current = record.after ?? undefined;
       return {
-        resourceId: plan!.resourceId,
-        resourceType: plan!.resourceType,
-        resource: plan!.restored ?? plan!.after ?? {},
+        resourceId: record.resourceId,
+        resourceType: record.resourceType,
+        resource: record.restored ?? record.after ?? {},
         before: current,
-        changes: current && plan!.restored ? changedFields(current, withoutBookkeeping(plan!.restored)) : undefined,
+        changes: current && record.restored ? changedFields(current, withoutBookkeeping(record.restored)) : undefined,
         context: { undoes: undoesContext(plan!) },
       };
     },
     async apply(tx, orgId, input, decided, by) {
       if (!decided.workflowId) throw new Error('an undo is applied by its workflow');
-      await assertMayWriteFamily(tx, orgId, by.apiKeyId, (await planUndo(tx, orgId, [input.write], writeOf))[0]!.operation);
+      for (const operation of families((await planUndo(tx, orgId, [input.write], writeOf))[0]!)) await assertMayWriteFamily(tx, orgId, by.apiKeyId, operation);
       const [undone] = await undoWrites(tx, orgId, [input.write], { actor: { type: 'api_key', id: by.apiKeyId }, undoId: decided.workflowId }, writeOf);
       return { resourceId: undone!.resource_id, resourceType: undone!.resource_type, result: undone as Undone };
     },

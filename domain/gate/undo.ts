@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database';
-import { auditInsert, type ActorRef } from '../audit/events';
+import { auditInsert, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { plainRecord } from '../kit/rows';
 import { undoableUntilSql } from '../kit/undo-window';
@@ -9,7 +9,28 @@ import type { GatedWrite } from './writes';
 
 // Undo of applied gated writes: the record as it was before the write comes back (a created record is removed, a
 // deleted one restored with its id, an update reverted), only while nothing changed it since, within the
-// organization's window, and once. Several writes (a changeset's) are undone together: all of them, or none.
+// organization's window, and once. A write is read as the records it applied ("applied records"): a single
+// write's one record (applied_writes), or every applied item of a changeset (changeset_items), checked and
+// restored by the same code. Several writes, or a changeset's items, are undone together: all of them, or none.
+
+/** What undoing one record restores: a single write's record, or one item of a changeset. */
+export interface RecordUndo {
+  /** The changeset item's index; null for a single write. */
+  item: number | null;
+  operation: string;
+  resourceType: string;
+  resourceId: string;
+  kind: 'create' | 'update' | 'delete';
+  table: string;
+  what: string;
+  /** The record before the write (null for a create). */
+  before: Record<string, unknown> | null;
+  /** The record as the write left it (null after a delete). */
+  after: Record<string, unknown> | null;
+  /** The record as it will be after the undo (null when the undo removes it). */
+  restored: Record<string, unknown> | null;
+  lock?: (tx: Queryable, orgId: string) => Promise<void>;
+}
 
 /** What an undo restores, and what the policy and the reviewer see of it. */
 export interface UndoPlan {
@@ -18,35 +39,51 @@ export interface UndoPlan {
   operation: string;
   resourceType: string;
   resourceId: string;
-  kind: 'create' | 'update' | 'delete';
-  table: string;
-  what: string;
   appliedAt: string;
   /** Who applied it: the key that submitted it. */
   appliedBy: ActorRef;
   /** The review a person approved it in, if it was held. */
   reviewId: string | null;
-  /** The record before the write (null for a create). */
-  before: Record<string, unknown> | null;
-  /** The record as the write left it, and as it still is (null after a delete). */
-  after: Record<string, unknown> | null;
-  /** The record as it will be after the undo (null when the undo removes it). */
-  restored: Record<string, unknown> | null;
-  lock?: (tx: Queryable, orgId: string) => Promise<void>;
+  /** The changeset the write applied (its id), or null for a single write. */
+  changesetId: string | null;
+  /** The records it applied, in the order applied: one for a single write, every applied item of a changeset. */
+  records: RecordUndo[];
 }
 
-/** What `context.undoes` tells the policy of the write an agent undoes. */
+/** What `context.undoes` tells the policy of the write an agent undoes (for a changeset: kind "changeset" and its items). */
 export function undoesContext(plan: UndoPlan): Record<string, unknown> {
-  return {
+  const common = {
     write: plan.write,
     operation: plan.operation,
-    kind: plan.kind,
     resource_type: plan.resourceType,
     resource_id: plan.resourceId,
     applied_at: plan.appliedAt,
     applied_by: plan.appliedBy.id,
     review_id: plan.reviewId,
   };
+  if (!plan.changesetId) return { ...common, kind: plan.records[0]!.kind };
+  return {
+    ...common,
+    kind: 'changeset',
+    items: plan.records.map((record) => ({
+      index: record.item,
+      operation: record.operation,
+      kind: record.kind,
+      resource_type: record.resourceType,
+      resource_id: record.resourceId,
+    })),
+  };
+}
+
+type Outcome = 'removed' | 'reverted' | 'restored';
+
+export interface UndoneItem {
+  index: number;
+  operation: string;
+  resource_type: string;
+  resource_id: string;
+  outcome: Outcome;
+  record: Record<string, unknown> | null;
 }
 
 export interface Undone {
@@ -54,11 +91,13 @@ export interface Undone {
   operation: string;
   resource_type: string;
   resource_id: string;
-  /** removed (an undone create), reverted (an undone update), restored (an undone delete). */
-  outcome: 'removed' | 'reverted' | 'restored';
-  /** The record as it is now, or null when the undo removed it. */
+  /** removed (an undone create), reverted (an undone update), restored (an undone delete); undone (a changeset: see items). */
+  outcome: Outcome | 'undone';
+  /** The record as it is now, or null when the undo removed it (or for a changeset). */
   record: Record<string, unknown> | null;
   undone_by: string;
+  /** A changeset's items, each as its undo left its record. */
+  items?: UndoneItem[];
 }
 
 interface Problem {
@@ -89,11 +128,46 @@ function differingFields(a: Record<string, unknown>, b: Record<string, unknown>)
   return [...keys].filter((key) => key !== 'version' && key !== 'updated_at' && JSON.stringify(a[key] ?? null) !== JSON.stringify(b[key] ?? null)).sort();
 }
 
+/** One record a write applied, as read from applied_writes or changeset_items. */
+interface AppliedRecord {
+  item: number | null;
+  operation: string;
+  resourceType: string;
+  resourceId: string;
+  table: string | null;
+  kind: RecordUndo['kind'] | null;
+  before: Record<string, unknown> | null;
+  result: unknown;
+}
+
+/** A changeset's applied items, in the order applied (a rejected item of a divisible one applied nothing). */
+async function changesetRecords(tx: Queryable, orgId: string, changesetId: string, writeOf: (operation: string) => GatedWrite | undefined): Promise<AppliedRecord[]> {
+  const { rows } = await tx.query(
+    `SELECT idx, operation, resource_type, applied_id, result, applied_before FROM changeset_items
+     WHERE org_id = $1 AND changeset_id = $2 AND applied_id IS NOT NULL ORDER BY idx`,
+    [orgId, changesetId],
+  );
+  return rows.map((row) => {
+    const record = writeOf(row.operation)?.record;
+    return {
+      item: row.idx as number,
+      operation: row.operation,
+      resourceType: row.resource_type,
+      resourceId: row.applied_id,
+      table: record?.table ?? null,
+      kind: record?.kind ?? null,
+      before: (row.applied_before as Record<string, unknown> | null) ?? null,
+      result: row.result,
+    };
+  });
+}
+
 /**
  * Checks that every write named can be undone, and plans each undo. `lock`: the writes' rows and records are
  * locked (FOR UPDATE), for the transaction that will undo them. Refuses with every problem found: a write of
  * another organization or none (not_found), one that cannot be undone, is already undone, is past the window, or
- * whose record changed since (conflict, with the fields that changed and the current version).
+ * whose record changed since (conflict, with the fields that changed and the current version). A changeset's
+ * write id names all its applied items: refused with every item whose record changed since (`items`).
  */
 export async function planUndo(
   tx: Queryable,
@@ -106,11 +180,12 @@ export async function planUndo(
   const { rows } = await tx.query(
     `SELECT a.workflow_id, a.operation, a.resource_type, a.resource_id, a.result, a.record_table, a.write_kind, a.before, a.undone_by,
             a.applied_at, o.undo_window_days, a.applied_at < now() - make_interval(days => o.undo_window_days) AS too_old,
-            d.api_key_id, r.id AS review_id
+            d.api_key_id, r.id AS review_id, c.id AS changeset_id
      FROM applied_writes a JOIN organizations o ON o.id = a.org_id
      LEFT JOIN gate_decisions d ON d.workflow_id = a.workflow_id
      LEFT JOIN reviews r ON r.workflow_id = a.workflow_id AND r.org_id = a.org_id
-     WHERE a.org_id = $1 AND a.workflow_id = ANY($2::text[])
+     LEFT JOIN changesets c ON c.workflow_id = a.workflow_id AND c.org_id = a.org_id AND a.resource_type = 'Changeset'
+     WHERE a.org_id = $1 AND a.workflow_id = ANY($2::text[]) AND a.resource_id <> ''
      ORDER BY a.applied_at${lock ? ' FOR UPDATE OF a' : ''}`,
     [orgId, ids],
   );
@@ -123,14 +198,30 @@ export async function planUndo(
       problems.push({ write: id, code: 'not_found', message: `applied write ${id} was not found`, details: {} });
       continue;
     }
-    const write = writeOf(row.operation);
-    const record = write?.record;
-    if (!row.record_table || !row.write_kind || !record) {
+    const changesetId = (row.changeset_id as string | null) ?? null;
+    const applied: AppliedRecord[] = changesetId
+      ? await changesetRecords(tx, orgId, changesetId, writeOf)
+      : [
+          {
+            item: null,
+            operation: row.operation,
+            resourceType: row.resource_type,
+            resourceId: row.resource_id,
+            table: row.record_table,
+            kind: row.write_kind,
+            before: row.before ?? null,
+            result: row.result,
+          },
+        ];
+    const notUndoable = applied.filter((record) => !record.table || !record.kind || !writeOf(record.operation)?.record);
+    if (notUndoable.length || applied.length === 0) {
       problems.push({
         write: id,
         code: 'conflict',
-        message: `${row.operation} ${id} cannot be undone (only writes of one record applied since undo exists can)`,
-        details: { reason: 'not_undoable' },
+        message: changesetId
+          ? `changeset ${changesetId} (${id}) cannot be undone: ${applied.length ? `item${notUndoable.length > 1 ? 's' : ''} ${notUndoable.map((r) => `${r.item} (${r.operation})`).join(', ')} cannot be` : 'it applied nothing'}`
+          : `${row.operation} ${id} cannot be undone (only writes of one record applied since undo exists can)`,
+        details: { reason: 'not_undoable', ...(changesetId ? { items: notUndoable.map((r) => ({ item: r.item, operation: r.operation })) } : {}) },
       });
       continue;
     }
@@ -147,32 +238,72 @@ export async function planUndo(
       });
       continue;
     }
-    const table = row.record_table as string;
-    const { rows: current } = await tx.query(`SELECT * FROM ${quoted(table)} WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [orgId, row.resource_id]);
-    const now = current[0] ? plainRecord(current[0]) : null;
-    const kind = row.write_kind as UndoPlan['kind'];
-    const after = kind === 'delete' ? null : (row.result as Record<string, unknown>);
-    const changed = changeSince(record.what, row.resource_id, after, now);
-    if (changed) {
-      problems.push({ write: id, code: 'conflict', message: changed.message, details: { reason: 'changed_since', ...changed.details } });
+    // A record several items of a changeset wrote is checked against the last of them: the earlier ones left
+    // versions the later ones changed, which the undo takes back first.
+    const lastOnRecord = new Map<string, AppliedRecord>();
+    for (const record of applied) lastOnRecord.set(`${record.table}:${record.resourceId}`, record);
+    const records: RecordUndo[] = [];
+    const changes: { record: AppliedRecord; message: string; details: Record<string, unknown> }[] = [];
+    for (const record of applied) {
+      const write = writeOf(record.operation)!.record!;
+      const kind = record.kind!;
+      const after = kind === 'delete' ? null : (record.result as Record<string, unknown>);
+      if (lastOnRecord.get(`${record.table}:${record.resourceId}`) === record) {
+        const { rows: current } = await tx.query(`SELECT * FROM ${quoted(record.table!)} WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
+          orgId,
+          record.resourceId,
+        ]);
+        const changed = changeSince(write.what, record.resourceId, after, current[0] ? plainRecord(current[0]) : null);
+        if (changed) changes.push({ record, ...changed });
+      }
+      records.push({
+        item: record.item,
+        operation: record.operation,
+        resourceType: record.resourceType,
+        resourceId: record.resourceId,
+        kind,
+        table: record.table!,
+        what: write.what,
+        before: record.before,
+        after,
+        restored: kind === 'create' ? null : record.before,
+        lock: write.lock,
+      });
+    }
+    if (changes.length && !changesetId) {
+      problems.push({ write: id, code: 'conflict', message: changes[0]!.message, details: { reason: 'changed_since', ...changes[0]!.details } });
       continue;
     }
-    const before = (row.before as Record<string, unknown> | null) ?? null;
+    if (changes.length) {
+      problems.push({
+        write: id,
+        code: 'conflict',
+        message: `changeset ${changesetId} (${id}) cannot be undone, nothing was undone: ${changes.map((c) => `item ${c.record.item} (${c.record.operation}): ${c.message}`).join('; ')}`,
+        details: {
+          reason: 'changed_since',
+          changeset_id: changesetId,
+          items: changes.map((c) => ({
+            item: c.record.item,
+            operation: c.record.operation,
+            resource_type: c.record.resourceType,
+            resource_id: c.record.resourceId,
+            message: c.message,
+            ...c.details,
+          })),
+        },
+      });
+      continue;
+    }
     plans.push({
       write: id,
       operation: row.operation,
       resourceType: row.resource_type,
       resourceId: row.resource_id,
-      kind,
-      table,
-      what: record.what,
       appliedAt: (row.applied_at as Date).toISOString(),
       appliedBy: { type: 'api_key', id: row.api_key_id ?? null } as ActorRef,
       reviewId: row.review_id ?? null,
-      before,
-      after,
-      restored: kind === 'create' ? null : before,
-      lock: record.lock,
+      changesetId,
+      records,
     });
   }
   if (problems.length) throw refusal(problems);
@@ -202,12 +333,16 @@ function changeSince(
   };
 }
 
-/** Restores one record as the plan says, in the caller's transaction; the record as it is after (null: removed). */
-async function restore(tx: Queryable, orgId: string, plan: UndoPlan): Promise<Record<string, unknown> | null> {
+/**
+ * Restores one record as the plan says, in the caller's transaction; the record as it is after (null: removed).
+ * `version`: the record's version now, when an earlier undo of the same transaction changed it.
+ */
+async function restore(tx: Queryable, orgId: string, plan: RecordUndo, version?: number): Promise<Record<string, unknown> | null> {
   await plan.lock?.(tx, orgId);
   const table = quoted(plan.table);
   if (plan.kind === 'create') {
-    await tx.query(`DELETE FROM ${table} WHERE org_id = $1 AND id = $2 AND version = $3`, [orgId, plan.resourceId, plan.after!.version]);
+    const removed = await tx.query(`DELETE FROM ${table} WHERE org_id = $1 AND id = $2 AND version = $3`, [orgId, plan.resourceId, version ?? plan.after!.version]);
+    if (!removed.rowCount) throw new AppError('conflict', `${plan.what} ${plan.resourceId} changed while it was being undone; nothing was undone`);
     return null;
   }
   const before = plan.before!;
@@ -219,6 +354,7 @@ async function restore(tx: Queryable, orgId: string, plan: UndoPlan): Promise<Re
        FROM jsonb_populate_record(NULL::${table}, $3::jsonb) AS r WHERE t.org_id = $1 AND t.id = $2 RETURNING t.*`,
       [orgId, plan.resourceId, JSON.stringify(before)],
     );
+    if (!rows[0]) throw new AppError('conflict', `${plan.what} ${plan.resourceId} is gone; nothing was undone`);
     return plainRecord(rows[0]);
   }
   // A deleted record comes back with its id and every column as it was, at the next version.
@@ -230,10 +366,13 @@ async function restore(tx: Queryable, orgId: string, plan: UndoPlan): Promise<Re
   return plainRecord(rows[0]);
 }
 
+const outcomeOf = (kind: RecordUndo['kind']): Outcome => (kind === 'create' ? 'removed' : kind === 'update' ? 'reverted' : 'restored');
+
 /**
  * Undoes applied writes in the caller's transaction, all of them or none: checks every one (planUndo, with locks),
  * then restores each record, marks each write undone by `undoId` and records a write.undone audit event naming the
- * write it undoes. A changeset's writes are undone in the reverse of the order they were applied.
+ * write it undoes. A changeset's items are undone in the reverse of the order they were applied, each recorded as
+ * changeset.item_undone, the changeset as one write.undone (resource Changeset).
  */
 export async function undoWrites(
   tx: Queryable,
@@ -246,8 +385,30 @@ export async function undoWrites(
   const plans = await planUndo(tx, orgId, writeIds, writeOf, { lock: true });
   const undone: Undone[] = [];
   for (const plan of [...plans].reverse()) {
-    const record = await restore(tx, orgId, plan);
-    const outcome = plan.kind === 'create' ? 'removed' : plan.kind === 'update' ? 'reverted' : 'restored';
+    const versions = new Map<string, number>();
+    const items: UndoneItem[] = [];
+    for (const record of [...plan.records].reverse()) {
+      const key = `${record.table}:${record.resourceId}`;
+      const now = await restore(tx, orgId, record, versions.get(key));
+      if (now) versions.set(key, now.version as number);
+      else versions.delete(key);
+      const outcome = outcomeOf(record.kind);
+      items.push({ index: record.item ?? 0, operation: record.operation, resource_type: record.resourceType, resource_id: record.resourceId, outcome, record: now });
+      if (plan.changesetId) {
+        await recordAudit(tx, orgId, {
+          type: 'changeset.item_undone',
+          actor: by.actor,
+          workflowId: by.undoId,
+          reviewId: plan.reviewId ?? undefined,
+          resourceType: record.resourceType,
+          resourceId: record.resourceId,
+          data: { changeset_id: plan.changesetId, undoes: plan.write, item: record.item!, operation: record.operation, outcome, version: (now?.version as number | undefined) ?? null },
+        });
+      }
+    }
+    items.reverse();
+    const single = plan.changesetId ? undefined : items[0]!;
+    const outcome = single?.outcome ?? 'undone';
     const audit = auditInsert(
       orgId,
       {
@@ -257,7 +418,7 @@ export async function undoWrites(
         reviewId: plan.reviewId ?? undefined,
         resourceType: plan.resourceType,
         resourceId: plan.resourceId,
-        data: { operation: plan.operation, undoes: plan.write, outcome, version: (record?.version as number | undefined) ?? null },
+        data: { operation: plan.operation, undoes: plan.write, outcome, version: (single?.record?.version as number | undefined) ?? null },
       },
       { first: 4, after: 'marked' },
     );
@@ -267,7 +428,16 @@ export async function undoWrites(
       [orgId, plan.write, by.undoId, ...audit.values],
     );
     if (!rows[0]) throw new AppError('conflict', `${plan.operation} ${plan.write} was undone already`, { write: plan.write, reason: 'already_undone' });
-    undone.push({ write: plan.write, operation: plan.operation, resource_type: plan.resourceType, resource_id: plan.resourceId, outcome, record, undone_by: by.undoId });
+    undone.push({
+      write: plan.write,
+      operation: plan.operation,
+      resource_type: plan.resourceType,
+      resource_id: plan.resourceId,
+      outcome,
+      record: single?.record ?? null,
+      undone_by: by.undoId,
+      ...(plan.changesetId ? { items } : {}),
+    });
   }
   return undone.reverse();
 }
