@@ -3,7 +3,7 @@ import { CreateTaskResultSchema } from '@modelcontextprotocol/sdk/experimental/t
 import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, textOf } from '../support/mcp';
-import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
 
 let h: Harness;
 let org: TestOrganization;
@@ -374,5 +374,123 @@ describe('a changeset over MCP', () => {
     const done = await mcp.experimental.tasks.getTaskResult(created.task.taskId, CallToolResultSchema);
     expect(done.isError).toBeFalsy();
     expect(JSON.stringify(done.structuredContent)).toContain('review over mcp');
+  });
+});
+
+describe('undo of a changeset', () => {
+  const personUndo = (writeId: string) => h.request({ method: 'POST', url: `/api/v1/writes/${writeId}/undo`, token: org.reviewerToken });
+  const agentUndo = (writeId: string, token = org.readWriteToken) => h.request({ method: 'POST', url: '/api/v1/undo', token, payload: { write: writeId } });
+  const taskRow = async (id: string) => (await h.db.query('SELECT * FROM tasks WHERE org_id = $1 AND id = $2', [org.organization.id, id])).rows[0];
+
+  it('by a person: every applied item is taken back in reverse order, in one transaction, restoring each earlier version; linked both ways; once', async () => {
+    const { toMove, toDrop, items } = await mixedItems('undo-one');
+    const movedBefore = await taskRow(toMove.id);
+    const droppedBefore = await taskRow(toDrop.id);
+    const response = await submit({ items });
+    expect(response.statusCode).toBe(201);
+    const workflowId = response.headers['x-gatehouse-workflow-id'] as string;
+    const [project, followUp] = json(response).data.items.map((item: { result: Record<string, unknown> }) => item.result);
+
+    const undone = await personUndo(workflowId);
+    expect(undone.statusCode, undone.body).toBe(200);
+    const body = json(undone).data;
+    expect(body).toMatchObject({ write: workflowId, operation: 'changesets.submit', resource_type: 'Changeset', outcome: 'undone', record: null });
+    expect(body.undone_by).toMatch(/^undo_/);
+    expect(body.items.map((item: { index: number; outcome: string }) => [item.index, item.outcome])).toEqual([
+      [0, 'removed'],
+      [1, 'removed'],
+      [2, 'reverted'],
+      [3, 'restored'],
+    ]);
+
+    // Every earlier version is back: the project and its task gone, the moved task's fields as before, the dropped task with its id.
+    expect((await h.db.query('SELECT 1 FROM projects WHERE id = $1', [project.id])).rowCount).toBe(0);
+    expect(await taskRow(followUp.id)).toBeUndefined();
+    const moved = await taskRow(toMove.id);
+    expect(moved).toMatchObject({ status: movedBefore.status, project_id: null, title: movedBefore.title, version: movedBefore.version + 2 });
+    const dropped = await taskRow(toDrop.id);
+    expect(dropped).toMatchObject({ id: toDrop.id, title: droppedBefore.title, status: droppedBefore.status, version: droppedBefore.version + 1 });
+    expect(dropped.created_at).toEqual(droppedBefore.created_at);
+
+    // Linked both ways: the changeset reads as undone; the trail names the changeset it undoes, item by item in reverse.
+    const read = json(await h.request({ method: 'GET', url: `/api/v1/writes/${workflowId}`, token: org.reviewerToken })).data;
+    expect(read).toMatchObject({ write: workflowId, resource_type: 'Changeset', undone_by: body.undone_by, undoable_until: null });
+    const { rows: trail } = await h.db.query('SELECT type, resource_type, resource_id, data FROM audit_events WHERE workflow_id = $1 ORDER BY id', [body.undone_by]);
+    expect(trail.map((row) => [row.type, row.data.item ?? null])).toEqual([
+      ['changeset.item_undone', 3],
+      ['changeset.item_undone', 2],
+      ['changeset.item_undone', 1],
+      ['changeset.item_undone', 0],
+      ['write.undone', null],
+    ]);
+    expect(trail[4]).toMatchObject({ resource_type: 'Changeset', data: { operation: 'changesets.submit', undoes: workflowId, outcome: 'undone' } });
+
+    const again = await personUndo(workflowId);
+    expect(again.statusCode).toBe(409);
+    expect(json(again).error.details).toMatchObject({ reason: 'already_undone', undone_by: body.undone_by });
+    const agentAgain = await agentUndo(workflowId);
+    expect(agentAgain.statusCode).toBe(409);
+  });
+
+  it("after a later change to one item's record: 409 listing each changed item with what changed, and nothing undone", async () => {
+    const { toMove, toDrop, items } = await mixedItems('undo-two');
+    const response = await submit({ items });
+    const workflowId = response.headers['x-gatehouse-workflow-id'] as string;
+    const [project, followUp] = json(response).data.items.map((item: { result: Record<string, unknown> }) => item.result);
+    const later = await h.request({ method: 'PATCH', url: `/api/v1/tasks/${toMove.id}`, token: org.readWriteToken, payload: { priority: 'urgent' } });
+    expect(later.statusCode).toBe(200);
+
+    for (const refused of [await personUndo(workflowId), await agentUndo(workflowId)]) {
+      expect(refused.statusCode).toBe(409);
+      const error = json(refused).error;
+      expect(error.code).toBe('conflict');
+      expect(error.message).toContain('item 2 (tasks.update)');
+      expect(error.details).toMatchObject({ write: workflowId, reason: 'changed_since' });
+      expect(error.details.items).toEqual([
+        expect.objectContaining({ item: 2, operation: 'tasks.update', resource_id: toMove.id, changed_fields: ['priority'], current_version: json(later).data.version }),
+      ]);
+    }
+    // Nothing was undone.
+    expect((await h.db.query('SELECT 1 FROM projects WHERE id = $1', [project.id])).rowCount).toBe(1);
+    expect(await taskRow(followUp.id)).toBeDefined();
+    expect(await taskRow(toDrop.id)).toBeUndefined();
+    expect((await h.db.query('SELECT undone_by FROM applied_writes WHERE workflow_id = $1', [workflowId])).rows[0].undone_by).toBeNull();
+  });
+
+  it("by an agent: a gated write the policy sees as the Changeset with context.undoes listing the items; a record written twice in it is taken back too", async () => {
+    const response = await submit({
+      items: [
+        { ref: 't', operation: 'tasks.create', input: { title: 'Draft undo-three' } },
+        { operation: 'tasks.update', input: { id: '$ref:t', title: 'Final undo-three' } },
+      ],
+    });
+    expect(response.statusCode).toBe(201);
+    const workflowId = response.headers['x-gatehouse-workflow-id'] as string;
+    const task = json(response).data.items[1].result;
+    const undone = await agentUndo(workflowId);
+    expect(undone.statusCode, undone.body).toBe(200);
+    const undoId = undone.headers['x-gatehouse-workflow-id'] as string;
+    expect(json(undone).data).toMatchObject({ write: workflowId, outcome: 'undone', undone_by: undoId, items: [{ index: 0, outcome: 'removed' }, { index: 1, outcome: 'reverted' }] });
+    expect(await taskRow(task.id)).toBeUndefined();
+
+    const { rows } = await h.db.query('SELECT operation, decision, resource, context FROM gate_decisions WHERE workflow_id = $1', [undoId]);
+    expect(rows[0]).toMatchObject({ operation: 'writes.undo', decision: 'allow' });
+
+    // A policy tells a changeset's undo by its type.
+    const strict = await h.createOrganization({
+      policy: `${testPolicy}\n@id("no-changeset-undos") @reason("Changesets are undone by people")\nforbid (principal, action == Action::"writes.undo", resource is Changeset);\n`,
+    });
+    const strictSubmitted = await submit({ items: [{ operation: 'tasks.create', input: { title: 'Strict undo-three' } }] }, strict.readWriteToken);
+    expect(strictSubmitted.statusCode).toBe(201);
+    const forbidden = await agentUndo(strictSubmitted.headers['x-gatehouse-workflow-id'] as string, strict.readWriteToken);
+    expect(forbidden.statusCode).toBe(403);
+    expect(json(forbidden).error.details).toMatchObject({ policy_ids: ['no-changeset-undos'] });
+    expect(rows[0].resource.items).toEqual([
+      expect.objectContaining({ index: 0, operation: 'tasks.create', kind: 'create', resource_id: task.id, restored: null }),
+      expect.objectContaining({ index: 1, operation: 'tasks.update', kind: 'update', resource_id: task.id }),
+    ]);
+    expect(rows[0].context.undoes).toMatchObject({ write: workflowId, operation: 'changesets.submit', kind: 'changeset', resource_type: 'Changeset' });
+    expect(rows[0].context.undoes.items).toHaveLength(2);
+    expect(json(await h.request({ method: 'GET', url: `/api/v1/writes/${workflowId}`, token: org.readWriteToken })).data.undone_by).toBe(undoId);
   });
 });
