@@ -7,7 +7,8 @@ import { describe, expect, inject, it } from 'vitest';
 
 // Held writes wait for weeks, so a worker deployed today must carry on workflows that older code started.
 // test/histories holds histories recorded from earlier versions of the gated-write workflow (see record.ts
-// there); each must replay on the workflow code as it is now without a nondeterminism error.
+// there) and of the changeset workflow (record-changesets.ts); each must replay on the workflow code as it is
+// now without a nondeterminism error.
 
 const { History } = protos.temporal.api.history.v1;
 // The change this file makes on purpose is logged by Temporal as a warning; only errors are news here.
@@ -22,9 +23,18 @@ describe('recorded histories of the gated-write workflow', () => {
     for (const path of paths) expect(recorded.filter((file) => file.endsWith(`-${path}.json`)).length, path).toBeGreaterThan(0);
     // Every workflow type: the one the api starts, and the older ones whose runs may still be waiting.
     const types = new Set(recorded.map((file) => historyOf(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name));
-    expect([...types].sort()).toEqual(['gatedWrite', 'gatedWriteV2', 'gatedWriteV3']);
+    expect([...types].sort()).toEqual(['changesetV1', 'gatedWrite', 'gatedWriteV2', 'gatedWriteV3']);
     for (const prefix of ['2026-11-23-v2-', '2026-11-24-v3-']) {
       for (const path of paths) expect(recorded.filter((file) => file.startsWith(prefix) && file.endsWith(`-${path}.json`)), `${prefix}${path}`).toHaveLength(1);
+    }
+  });
+
+  it("are there for changesets (changesetV1): every path, each of the workflow's type", () => {
+    const paths = ['allowed', 'denied', 'held-approved', 'held-denied', 'divisible-one-rejected'];
+    for (const path of paths) {
+      const files = recorded.filter((file) => file.endsWith(`-changeset-${path}.json`));
+      expect(files.length, path).toBeGreaterThan(0);
+      for (const file of files) expect(historyOf(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name, file).toBe('changesetV1');
     }
   });
 

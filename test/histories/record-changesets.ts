@@ -1,0 +1,126 @@
+// Records the histories of the changeset workflow (changesetV1) as the code stands, for
+// test/workflows/replay.test.ts. Run it before changing the workflow, and commit what it writes:
+//
+//   node bin/run-ts.js test/histories/record-changesets.ts [name-prefix]
+//
+// Like record.ts (gated writes): each scenario runs the real thing (a Temporal dev server, a fresh PostgreSQL
+// database, a worker, the app) and writes one history per workflow to test/histories/<prefix>-changeset-<scenario>.json.
+import { Client, Connection } from '@temporalio/client';
+import protos from '@temporalio/proto';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { buildApp } from '../../api/app';
+import { createGateClient } from '../../api/catalog/gate-client';
+import { connectDatabase } from '../../db/database';
+import { createScratchDatabase } from '../../db/scratch-database';
+import { createApiKey } from '../../domain/identity/api-keys';
+import { createOrganization } from '../../domain/identity/organizations';
+import { createPersonalToken, createUser } from '../../domain/identity/people';
+import { setPolicySet } from '../../domain/policy-sets/versions';
+import { findTemporalCli } from '../../runtime/temporal-binary';
+import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
+import { createWorker } from '../../worker';
+
+const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
+const out = (name: string) => new URL(`./${prefix}-changeset-${name}.json`, import.meta.url);
+const policy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');
+
+Runtime.install({ logger: new DefaultLogger('ERROR') });
+const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI });
+if (!cliPath) throw new Error('needs the Temporal CLI');
+const temporal = await startTemporalDevServer({ cliPath, headless: true });
+
+const database = await createScratchDatabase('histories_changesets', process.env.TEST_DATABASE_ADMIN_URL);
+const db = connectDatabase(database.url);
+
+const taskQueue = 'histories';
+const connection = await Connection.connect({ address: temporal.address });
+const client = new Client({ connection });
+const workerConnection = await NativeConnection.connect({ address: temporal.address });
+// A short expiry and re-read, so that the expiry and the lost-signal paths are recorded in seconds.
+const worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, db, reviewExpiryMs: 4000, reviewRecheckMs: 1000 });
+const running = worker.run();
+const app = await buildApp({ db, gate: createGateClient(client, { taskQueue }), publicUrl: 'http://gatehouse.test', logLevel: 'silent' });
+
+const org = await createOrganization(db, { slug: 'histories', name: 'Histories', plan: 'business' });
+await setPolicySet(db, org.id, policy, 'histories');
+const agent = (await createApiKey(db, { orgId: org.id, label: 'agent', access: 'read_write' })).token;
+const reviewer = (await createPersonalToken(db, await createUser(db, { orgId: org.id, email: 'reviewer@histories.test', role: 'reviewer' }))).token;
+
+const call = async (method: 'POST' | 'PATCH' | 'DELETE', url: string, token: string, payload?: unknown) => {
+  const response = await app.inject({ method, url: `/api${url}`, headers: { authorization: `Bearer ${token}` }, payload: payload as never });
+  return { status: response.statusCode, body: response.json(), workflowId: response.headers['x-gatehouse-workflow-id'] as string | undefined };
+};
+const settle = async (name: string, workflowId: string) => {
+  const handle = client.workflow.getHandle(workflowId);
+  await handle.result().catch(() => undefined);
+  writeFileSync(out(name), `${JSON.stringify(historyAsJson(await handle.fetchHistory()), null, 1)}\n`);
+  console.log(`recorded ${name} (${workflowId})`);
+};
+/**
+ * protobufjs's own JSON form (longs, enums and bytes as strings), which History.fromObject reads back. The SDK's
+ * historyToJSON would write Temporal's standard form, but fails here: npm installs a separate protobufjs for
+ * @temporalio/common and @temporalio/proto, and the one does not recognize the other's types.
+ */
+function historyAsJson(history: protos.temporal.api.history.v1.IHistory): unknown {
+  const { History } = protos.temporal.api.history.v1;
+  return History.toObject(History.fromObject(history), { longs: String, enums: String, bytes: String });
+}
+const expect = (what: string, actual: number, wanted: number) => {
+  if (actual !== wanted) throw new Error(`${what}: ${actual}, not ${wanted}`);
+};
+
+try {
+  const task = async (title: string) => (await call('POST', '/v1/tasks', agent, { title })).body.data as { id: string };
+  /** The mixed changeset: a project, a task in it, an update and a delete of existing tasks. */
+  const mixed = async (followUp: string) => {
+    const [toMove, toDrop] = [await task(`Move (${followUp})`), await task(`Drop (${followUp})`)];
+    return [
+      { ref: 'proj', operation: 'projects.create', input: { name: `Project (${followUp})` } },
+      { operation: 'tasks.create', input: { title: followUp, project_id: '$ref:proj' } },
+      { operation: 'tasks.update', input: { id: toMove.id, status: 'done', project_id: '$ref:proj' } },
+      { operation: 'tasks.delete', input: { id: toDrop.id } },
+    ];
+  };
+
+  const allowed = await call('POST', '/v1/changesets', agent, { items: await mixed('Follow up') });
+  expect('allowed', allowed.status, 201);
+  await settle('allowed', allowed.workflowId!);
+
+  const denied = await call('POST', '/v1/changesets', agent, { items: await mixed('deny this follow-up') });
+  expect('denied', denied.status, 403);
+  await settle('denied', denied.workflowId!);
+
+  const approved = await call('POST', '/v1/changesets', agent, { items: await mixed('review then approve') });
+  expect('held', approved.status, 202);
+  expect('approve', (await call('POST', `/v1/reviews/${approved.body.review.id}/approve`, reviewer, { comment: 'All of it' })).status, 200);
+  await settle('held-approved', approved.workflowId!);
+
+  const refused = await call('POST', '/v1/changesets', agent, { items: await mixed('review then deny') });
+  expect('held', refused.status, 202);
+  expect('deny by a person', (await call('POST', `/v1/reviews/${refused.body.review.id}/deny`, reviewer, { comment: 'no' })).status, 200);
+  await settle('held-denied', refused.workflowId!);
+
+  // A divisible changeset: a reviewer rejects one item with a reason, the others are applied together.
+  const divisible = await call('POST', '/v1/changesets', agent, {
+    mode: 'divisible',
+    items: [
+      { ref: 'proj', operation: 'projects.create', input: { name: 'Divisible project' } },
+      { operation: 'tasks.create', input: { title: 'review divisible task', project_id: '$ref:proj' } },
+      { operation: 'tasks.create', input: { title: 'Divisible standalone' } },
+    ],
+  });
+  expect('held divisible', divisible.status, 202);
+  const partly = await call('POST', `/v1/reviews/${divisible.body.review.id}/approve`, reviewer, { items: [{ index: 2, verdict: 'rejected', reason: 'Not needed' }] });
+  expect('approve all but one', partly.status, 200);
+  await settle('divisible-one-rejected', divisible.workflowId!);
+} finally {
+  await app.close();
+  worker.shutdown();
+  await running;
+  await workerConnection.close();
+  await connection.close();
+  await db.close();
+  await temporal.stop();
+  await database.drop();
+}
