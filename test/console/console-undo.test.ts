@@ -49,7 +49,7 @@ describe('undo in the console', () => {
     await row(created.id).getByRole('button', { name: /^Undo/ }).click();
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'undo-audit');
-    await row(created.id).getByRole('button', { name: /^Undo .* now$/ }).click();
+    await row(created.id).getByRole('button', { name: /^Undo now: / }).click();
     await page.getByRole('status').getByText('Undone. The record is back as it was.').waitFor();
     expect((await taskOf(created.id)).data).toMatchObject({ priority: 'normal', status: 'todo' });
 
@@ -60,7 +60,7 @@ describe('undo in the console', () => {
     // The second task's first update is refused: the record changed since, and the page says what changed.
     const stale = page.locator('tbody tr', { hasText: `Task ${otherTask.id}` }).filter({ has: page.getByRole('button', { name: /^Undo/ }) });
     await stale.nth(1).getByRole('button', { name: /^Undo/ }).click();
-    await stale.nth(1).getByRole('button', { name: /^Undo .* now$/ }).click();
+    await stale.nth(1).getByRole('button', { name: /^Undo now: / }).click();
     await page.getByText(/changed since/).first().waitFor();
     expect((await taskOf(otherTask.id)).data).toMatchObject({ title: 'Send the revised quote', priority: 'high' });
   });
@@ -75,9 +75,9 @@ describe('undo in the console', () => {
     const page = await signedInConsole(browser, origin, { slug: acme.organization.slug, ...reviewer }, pageErrors, { viewport: { width: 390, height: 844 } });
     await page.goto(`${origin}/reviews/${reviewId}`);
     await page.getByRole('button', { name: 'Undo tasks.create' }).click();
-    await page.getByRole('button', { name: 'Undo tasks.create now' }).waitFor();
+    await page.getByRole('button', { name: 'Undo now: tasks.create' }).waitFor();
     expect(await accessibilityViolations(page)).toEqual([]);
-    await page.getByRole('button', { name: 'Undo tasks.create now' }).click();
+    await page.getByRole('button', { name: 'Undo now: tasks.create' }).click();
     // The card says so (the button gives way to it).
     await page.getByRole('status').getByText(/It was undone \(undo_/).waitFor();
     await screenshot(page, 'undo-review-card-phone');

@@ -41,8 +41,8 @@ export function UndoButton({ write, what, onUndone }: { write: string; what: str
     <div className="undo">
       {open ? (
         <>
-          <button type="button" className="button danger small" autoFocus disabled={busy} onClick={() => void undo()}>
-            Undo {what} now
+          <button type="button" className="button danger small" aria-label={`Undo now: ${what}`} autoFocus disabled={busy} onClick={() => void undo()}>
+            Undo now
           </button>
           <button type="button" className="button secondary small" onClick={() => setOpen(false)}>
             Cancel

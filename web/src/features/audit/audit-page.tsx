@@ -275,7 +275,7 @@ export function AuditPage() {
             <td>{who(event)}</td>
             <td>{event.operation ? <code>{event.operation}</code> : '—'}</td>
             <td>{event.decision ? <span className={`state ${event.decision === 'allow' ? 'on' : event.decision === 'review' ? 'waiting' : 'off'}`}>{decisionNames[event.decision]}</span> : '—'}</td>
-            <td>
+            <td className="details">
               {detail(event)}
               {event.review_id ? (
                 <>
