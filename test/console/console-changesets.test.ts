@@ -76,4 +76,34 @@ describe('a held changeset in the review queue', () => {
     ]);
     expect(pageErrors).toEqual([]);
   }, 60_000);
+
+  it('approved whole in the console, applies every item in one transaction', async () => {
+    const existing = (await submitChangeset({ items: [{ ref: 't', operation: 'tasks.create', input: { title: 'Draft the Globex quote' } }] })).body.data.items[0].resource_id;
+    const held = await submitChangeset({
+      items: [
+        { ref: 'proj', operation: 'projects.create', input: { name: 'Globex onboarding' } },
+        { operation: 'tasks.create', input: { title: 'review the Globex kickoff agenda', project_id: '$ref:proj' } },
+        { operation: 'tasks.update', input: { id: existing, status: 'done', project_id: '$ref:proj' } },
+      ],
+    });
+    expect(held.status).toBe(202);
+    const page = await signedInConsole(browser, origin, { slug: acme.organization.slug, email: reviewer.email, password: reviewer.password }, pageErrors);
+    await page.goto(`${origin}/reviews`);
+    const card = page.locator('article.review', { hasText: 'Globex onboarding' });
+    await card.waitFor();
+    expect(await card.textContent()).toContain('A changeset of 3 writes');
+    await card.getByRole('button', { name: 'Approve all' }).click();
+    await card.waitFor({ state: 'detached', timeout: 20_000 });
+
+    // Every row the changeset wrote carries the id of the one transaction that wrote it (PostgreSQL's xmin).
+    const { rows: written } = await h.db.query(
+      `SELECT xmin::text AS tx, 'project' AS kind, name AS label, NULL AS status FROM projects WHERE org_id = $1 AND name = 'Globex onboarding'
+       UNION ALL SELECT xmin::text, 'task', title, status FROM tasks WHERE org_id = $1 AND (title = 'review the Globex kickoff agenda' OR id = $2)`,
+      [acme.organization.id, existing],
+    );
+    expect(written).toHaveLength(3);
+    expect(new Set(written.map((row) => row.tx)).size).toBe(1);
+    expect(written.find((row) => row.label === 'Draft the Globex quote')?.status).toBe('done');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
 });
