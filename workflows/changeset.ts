@@ -1,4 +1,4 @@
-import { allHandlersFinished, ApplicationFailure, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   reviewNotApprovedFailure,
@@ -8,7 +8,7 @@ import {
   type ReviewResolution,
   type ReviewVerdict,
 } from '../domain/gate/contract';
-import { refusalOf } from './refusal';
+import { failedAnswer as answerOfFailure, failureTypeOf, refusalIn } from './refusal';
 import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
 
 // One workflow per changeset (domain/gate/changesets): its first step decides every item and, when all are
@@ -99,24 +99,13 @@ async function applyApproved(request: GatedWriteRequest, reviewId: string, unles
   try {
     return { status: 'approved', result: await persistent.applyChangeset(request, reviewId) };
   } catch (error) {
-    const cause = (error as { cause?: unknown }).cause;
-    if (unlessNotApproved && cause instanceof ApplicationFailure && cause.type === reviewNotApprovedFailure) return undefined;
+    if (unlessNotApproved && failureTypeOf(error) === reviewNotApprovedFailure) return undefined;
     const { code, message } = failedAnswer(error);
     await persistent.recordApplyFailure(reviewId, { code, message });
     return { status: 'approved', failure: { code, message } };
   }
 }
 
-function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
-  const refusal = refusalIn(error);
-  if (refusal) return { outcome: 'failed', code: refusal.code, message: refusal.message, details: refusal.details };
-  return {
-    outcome: 'failed',
-    code: 'unavailable',
-    message: `The changeset could not be completed (workflow ${workflowInfo().workflowId}); nothing of it was applied. Try again later.`,
-  };
-}
-
-function refusalIn(error: unknown) {
-  return refusalOf(error) ?? refusalOf((error as { cause?: unknown }).cause);
+function failedAnswer(error: unknown) {
+  return answerOfFailure(error, `The changeset could not be completed (workflow ${workflowInfo().workflowId}); nothing of it was applied. Try again later.`);
 }

@@ -1,6 +1,5 @@
 import {
   allHandlersFinished,
-  ApplicationFailure,
   condition,
   patched,
   proxyActivities,
@@ -20,7 +19,7 @@ import {
   type ReviewResolution,
   type ReviewVerdict,
 } from '../domain/gate/contract';
-import { refusalOf } from './refusal';
+import { failedAnswer as answerOfFailure, failureTypeOf, refusalIn } from './refusal';
 import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
 
 /**
@@ -225,23 +224,6 @@ async function applyApproved(request: GatedWriteRequest, reviewId: string, optio
 }
 
 /** What the caller is told of an activity that failed: the refusal it raised, or that the write could not be done. */
-function failedAnswer(error: unknown): Extract<GateAnswer, { outcome: 'failed' }> {
-  const refusal = refusalIn(error);
-  if (refusal) return { outcome: 'failed', code: refusal.code, message: refusal.message, details: refusal.details };
-  return {
-    outcome: 'failed',
-    code: 'unavailable',
-    message: `The write could not be completed (workflow ${workflowInfo().workflowId}); it was not applied. Try again later.`,
-  };
-}
-
-/** The type of the ApplicationFailure an activity raised, if it raised one. */
-function failureTypeOf(error: unknown): string | undefined {
-  const cause = (error as { cause?: unknown }).cause;
-  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
-}
-
-/** The refusal a failed activity raised: the cause of a regular activity's failure, a local activity's failure itself. */
-function refusalIn(error: unknown) {
-  return refusalOf(error) ?? refusalOf((error as { cause?: unknown }).cause);
+function failedAnswer(error: unknown) {
+  return answerOfFailure(error, `The write could not be completed (workflow ${workflowInfo().workflowId}); it was not applied. Try again later.`);
 }

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import { writeRefusedFailure, type WriteRefusal } from '../domain/gate/contract';
+import { writeRefusedFailure, type GateAnswer, type WriteRefusal } from '../domain/gate/contract';
 import type { ErrorCode } from '../domain/kit/errors';
 
 /** How activities of the version before the typed contract named a refusal: `AppError:<code>`, details[0] its details. */
@@ -18,4 +18,25 @@ export function refusalOf(failure: unknown): (WriteRefusal & { message: string }
     return { code: failure.type.slice(previousVersionPrefix.length) as ErrorCode, ...(details ? { details } : {}), message: failure.message };
   }
   return undefined;
+}
+
+/** The refusal a failed activity raised: the cause of a regular activity's failure, a local activity's failure itself. */
+export function refusalIn(error: unknown) {
+  return refusalOf(error) ?? refusalOf((error as { cause?: unknown }).cause);
+}
+
+/** The type of the ApplicationFailure an activity raised, if it raised one. */
+export function failureTypeOf(error: unknown): string | undefined {
+  const cause = (error as { cause?: unknown }).cause;
+  return cause instanceof ApplicationFailure ? (cause.type ?? undefined) : undefined;
+}
+
+/**
+ * What the caller is told of an activity that failed: the refusal it raised, or `notDone` (that the write could
+ * not be done, and was not applied).
+ */
+export function failedAnswer(error: unknown, notDone: string): Extract<GateAnswer, { outcome: 'failed' }> {
+  const refusal = refusalIn(error);
+  if (refusal) return { outcome: 'failed', code: refusal.code, message: refusal.message, details: refusal.details };
+  return { outcome: 'failed', code: 'unavailable', message: notDone };
 }
