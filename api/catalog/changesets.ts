@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { changesetInputOf, changesetLimit, changesetOperation } from '../../domain/gate/changesets/schema';
-import { everyGatedWrite } from '../../domain/resources';
+import { resourceWrites } from '../../domain/resources';
 import { remediationSchema } from '../../domain/gate/remediation';
 import type { GatedWrite } from '../../domain/gate/writes';
 import { gatedOperation } from './define';
@@ -28,8 +28,11 @@ export const changesetResultSchema = z.object({
     .describe('Every item, in order'),
 });
 
-/** A changeset's input: any of the resources' gated writes as items. */
-const changesetInput = changesetInputOf(everyGatedWrite);
+/**
+ * A changeset's input: any of the resources' gated writes as items. An undo is not one: it takes back a write already
+ * applied, on its own (a changeset is undone whole with one undo).
+ */
+const changesetInput = changesetInputOf(resourceWrites);
 
 /**
  * The changeset as a gated write for the catalog: it names the operation and parses its input; the changeset

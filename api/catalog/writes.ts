@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { newId } from '../../domain/kit/ids';
-import { readAppliedWrite, undoWrites } from '../../domain/gate/undo';
+import { appliedWriteAsSeenByKey, readAppliedWrite, undoWrites } from '../../domain/gate/undo';
 import { undoneSchema, undoWriteInput } from '../../domain/gate/undo-write';
 import { findGatedWrite, undoWrite } from '../../domain/resources';
 import { reviewerRoles, rolesThat, type ApiKeyActor, type PersonActor } from '../../domain/identity/actors';
@@ -43,10 +43,11 @@ export const getAppliedWriteOperation = defineOperation({
   output: appliedWriteSchema,
   // Like reviews.status: any key follows its own writes.
   access: { apiKey: { ability: null }, person: { roles: rolesThat.readAudit } },
-  handler: (input, { db, caller }) => {
+  handler: async (input, { db, caller }) => {
     const key = caller.actor.kind === 'api_key' ? (caller.actor as ApiKeyActor) : undefined;
     // A key that reads the review queue (reviews.read) reads any write of the organization; another, its own.
-    return readAppliedWrite(db, caller.organization.id, input.write, key && !key.abilities.includes('reviews.read') ? { apiKeyId: key.keyId } : {});
+    const view = await readAppliedWrite(db, caller.organization.id, input.write, key && !key.abilities.includes('reviews.read') ? { apiKeyId: key.keyId } : {});
+    return key ? appliedWriteAsSeenByKey(view, key.keyId) : view;
   },
 });
 

@@ -11,6 +11,10 @@ CREATE TABLE trust_windows (
   api_key_id    text NOT NULL REFERENCES api_keys(id),
   operation     text NOT NULL,
   match         jsonb NOT NULL CHECK (jsonb_typeof(match) = 'object'),
+  -- The rules that held the approved write and the approvals it needed: a window lets through only writes held by
+  -- those rules alone, needing no more approvals (a stricter rule's hold is never waved through).
+  policy_ids    text[] NOT NULL DEFAULT '{}',
+  approvals     smallint NOT NULL DEFAULT 1,
   max_uses      integer NOT NULL CHECK (max_uses BETWEEN 1 AND 1000),
   uses          integer NOT NULL DEFAULT 0 CHECK (uses >= 0 AND uses <= max_uses),
   expires_at    timestamptz NOT NULL,

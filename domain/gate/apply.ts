@@ -37,10 +37,10 @@ export async function applyIn(
   request: GatedWriteRequest,
   { reviewId, justAllowed }: { reviewId?: string; justAllowed?: JustDecided } = {},
 ): Promise<unknown> {
-  const by = { apiKeyId: request.apiKey.id };
+  const by = { apiKeyId: request.apiKey.id, abilities: request.apiKey.abilities };
   if (justAllowed) {
     const applied = await write.apply(tx, request.orgId, justAllowed.input, { before: justAllowed.before, workflowId }, by);
-    const undo = undoColumns(write, justAllowed.before);
+    const undo = undoColumns(write, justAllowed.before, applied.result);
     await recordApplied(tx, write, workflowId, request, applied, {
       sql: `INSERT INTO applied_writes (workflow_id, org_id, operation, resource_type, resource_id, result, record_table, write_kind, before)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
@@ -95,7 +95,7 @@ export async function applyIn(
     applied,
     {
       sql: 'UPDATE applied_writes SET resource_id = $2, result = $3, resource_type = $4, record_table = $5, write_kind = $6, before = $7 WHERE workflow_id = $1',
-      values: [workflowId, applied.resourceId, JSON.stringify(applied.result), applied.resourceType ?? write.resourceType, ...undoColumns(write, before)],
+      values: [workflowId, applied.resourceId, JSON.stringify(applied.result), applied.resourceType ?? write.resourceType, ...undoColumns(write, before, applied.result)],
     },
     reviewId,
   );
@@ -106,10 +106,14 @@ export async function applyIn(
  * What an undo will need, kept with the applied write: the record's table, the kind of write, and the record before
  * it (the very row the policy saw and the write landed on: updates and deletes run only at that version).
  */
-function undoColumns(write: GatedWrite, before: Record<string, unknown> | undefined): [string | null, string | null, string | null] {
+function undoColumns(write: GatedWrite, before: Record<string, unknown> | undefined, result: unknown): [string | null, string | null, string | null] {
   if (!write.record) return [null, null, null];
   if (write.record.kind !== 'create' && !before) return [null, null, null];
-  return [write.record.table, write.record.kind, write.record.kind === 'create' ? null : JSON.stringify(before)];
+  // An update that changed nothing wrote no version (its result is the record as it is, perhaps changed by others
+  // since the decision): undoing it restores that record, never the older one the decision saw.
+  const version = (result as { version?: unknown } | null)?.version;
+  const wrote = write.record.kind !== 'update' || typeof before?.version !== 'number' || version === before.version + 1;
+  return [write.record.table, write.record.kind, write.record.kind === 'create' ? null : JSON.stringify(wrote ? before : result)];
 }
 
 /**

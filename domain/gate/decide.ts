@@ -66,7 +66,8 @@ export async function decideIn(
 
 /**
  * A write the policy would hold is let through by an open trust window of its key and operation that its record
- * matches (one use taken, in this transaction). Not when this workflow's decision is recorded already: a retry
+ * matches, held by the rules that held the window's write and needing no more approvals (one use taken, in this
+ * transaction). Not when this workflow's decision is recorded already: a retry
  * must find that decision, without taking another use.
  */
 async function trustedInstead(
@@ -77,7 +78,16 @@ async function trustedInstead(
   decided: PolicyDecision,
 ): Promise<{ id: string; reason: string } | undefined> {
   if ((await tx.query('SELECT 1 FROM gate_decisions WHERE workflow_id = $1', [workflowId])).rowCount) return undefined;
-  const window = await useTrustWindow(tx, { orgId: request.orgId, apiKeyId: request.apiKey.id, operation: request.operation, resource });
+  // A rule that could not be evaluated may have been one that would deny: no window waves such a write through.
+  if (decided.errors.length > 0) return undefined;
+  const window = await useTrustWindow(tx, {
+    orgId: request.orgId,
+    apiKeyId: request.apiKey.id,
+    operation: request.operation,
+    resource,
+    policyIds: decided.policyIds,
+    approvals: decided.approvals ?? 1,
+  });
   if (!window) return undefined;
   const policies = decided.policyIds.length ? `policy ${decided.policyIds.join(', ')}` : 'the policy';
   return { id: window.id, reason: `Allowed by trust window ${window.id} opened by ${window.openedBy} (${policies} would hold it: ${decided.reason})` };
@@ -114,7 +124,7 @@ export async function askPolicy(
   input: Parameters<GatedWrite['apply']>[2],
   extraContext?: Record<string, unknown>,
 ): Promise<PolicyAnswer> {
-  const proposal = await write.propose(tx, request.orgId, input, { apiKeyId: request.apiKey.id });
+  const proposal = await write.propose(tx, request.orgId, input, { apiKeyId: request.apiKey.id, abilities: request.apiKey.abilities });
   const { version, policySet, shadow } = await loadCompiledPolicySet(tx, request.orgId);
   const context: Record<string, unknown> = { interface: request.interface, operation: request.operation };
   if (proposal.before) context.before = proposal.before;

@@ -67,12 +67,17 @@ export async function openTrustWindow(
 ): Promise<string> {
   const { orgId, reviewId, workflowId, userId, terms } = opening;
   const { rows } = await tx.query(
-    `SELECT d.api_key_id, d.operation, COALESCE(e.resource, d.resource) AS resource
+    `SELECT d.api_key_id, d.operation, COALESCE(e.resource, d.resource) AS resource, d.policy_ids, r.approvals_required
      FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id LEFT JOIN review_edits e ON e.id = r.edit_id
      WHERE r.org_id = $1 AND r.id = $2`,
     [orgId, reviewId],
   );
-  const held = rows[0] as { api_key_id: string; operation: string; resource: Record<string, unknown> };
+  const held = rows[0] as { api_key_id: string; operation: string; resource: Record<string, unknown>; policy_ids: string[]; approvals_required: number };
+  if (!trustableOperations(held.operation)) {
+    throw new AppError('validation_failed', `a trust window is not opened for ${held.operation}: each of those is decided by a person or by the policy alone`, {
+      fields: [{ path: 'trust', message: `no trust window for ${held.operation}` }],
+    });
+  }
   const match: Record<string, unknown> = {};
   const unusable = terms.match.filter((name) => !Object.hasOwn(held.resource, name) || !isPlain(held.resource[name]));
   if (unusable.length > 0) {
@@ -83,9 +88,9 @@ export async function openTrustWindow(
   for (const name of terms.match) match[name] = held.resource[name];
   const id = newId('trw');
   const inserted = await tx.query(
-    `INSERT INTO trust_windows (id, org_id, api_key_id, operation, match, max_uses, expires_at, opened_by, review_id)
-     VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(mins => $7), $8, $9) RETURNING expires_at`,
-    [id, orgId, held.api_key_id, held.operation, JSON.stringify(match), terms.max_uses, terms.minutes, userId, reviewId],
+    `INSERT INTO trust_windows (id, org_id, api_key_id, operation, match, max_uses, expires_at, opened_by, review_id, policy_ids, approvals)
+     VALUES ($1, $2, $3, $4, $5, $6, now() + make_interval(mins => $7), $8, $9, $10, $11) RETURNING expires_at`,
+    [id, orgId, held.api_key_id, held.operation, JSON.stringify(match), terms.max_uses, terms.minutes, userId, reviewId, held.policy_ids, held.approvals_required],
   );
   await recordAudit(tx, orgId, {
     type: 'trust_window.opened',
@@ -106,6 +111,9 @@ export async function openTrustWindow(
   return id;
 }
 
+/** An undo or a changeset is never waved through by a window: an undo takes back whatever a write did. */
+const trustableOperations = (operation: string) => operation !== 'writes.undo' && operation !== 'changesets.submit';
+
 /** The window a held-for-review write used, and who opened it (for the decision's reason). */
 export interface UsedTrustWindow {
   id: string;
@@ -120,7 +128,7 @@ export interface UsedTrustWindow {
  */
 export async function useTrustWindow(
   tx: Queryable,
-  write: { orgId: string; apiKeyId: string; operation: string; resource: Record<string, unknown> },
+  write: { orgId: string; apiKeyId: string; operation: string; resource: Record<string, unknown>; policyIds: string[]; approvals: number },
 ): Promise<UsedTrustWindow | null> {
   const { rows } = await tx.query(
     `UPDATE trust_windows w SET uses = uses + 1
@@ -128,11 +136,11 @@ export async function useTrustWindow(
      WHERE w.id = (
        SELECT id FROM trust_windows
        WHERE org_id = $1 AND api_key_id = $2 AND operation = $3 AND closed_at IS NULL
-         AND uses < max_uses AND expires_at > now() AND match <@ $4::jsonb
+         AND uses < max_uses AND expires_at > now() AND match <@ $4::jsonb AND policy_ids @> $5::text[] AND approvals >= $6
        ORDER BY expires_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
        AND w.uses < w.max_uses AND w.expires_at > now() AND u.id = w.opened_by
      RETURNING w.id, u.email`,
-    [write.orgId, write.apiKeyId, write.operation, JSON.stringify(write.resource)],
+    [write.orgId, write.apiKeyId, write.operation, JSON.stringify(write.resource), write.policyIds, write.approvals],
   );
   return rows[0] ? { id: rows[0].id, openedBy: rows[0].email } : null;
 }

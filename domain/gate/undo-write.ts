@@ -4,7 +4,7 @@ import { AppError, invalidFields } from '../kit/errors';
 import { text } from '../kit/fields';
 import { changedFields } from '../kit/rows';
 import { planUndo, undoesContext, undoWrites, type Undone, type UndoPlan } from './undo';
-import type { GatedWrite } from './writes';
+import type { GatedWrite, Writer } from './writes';
 
 // An agent's undo: a gated write of its own, decided by the policy like any write (Action::"writes.undo").
 
@@ -45,12 +45,15 @@ export const undoneSchema = z
 
 const withoutBookkeeping = ({ version: _v, updated_at: _u, created_at: _c, ...fields }: Record<string, unknown>) => fields;
 
-/** The key's abilities as they are now: an undo reaches the family of the write it undoes. */
-async function assertMayWriteFamily(db: Queryable, orgId: string, apiKeyId: string, operation: string): Promise<void> {
+/**
+ * The key's abilities as they are now, and what this request was granted (a connected client's token may carry
+ * fewer than its key): an undo reaches the family of the write it undoes.
+ */
+async function assertMayWriteFamily(db: Queryable, orgId: string, by: Writer, operation: string): Promise<void> {
   const family = operation.split('.')[0]!;
-  const { rows } = await db.query('SELECT abilities FROM api_keys WHERE id = $1 AND org_id = $2', [apiKeyId, orgId]);
+  const { rows } = await db.query('SELECT abilities FROM api_keys WHERE id = $1 AND org_id = $2', [by.apiKeyId, orgId]);
   const abilities = (rows[0]?.abilities as string[] | undefined) ?? [];
-  if (!abilities.includes(`${family}.write`)) {
+  if (!abilities.includes(`${family}.write`) || (by.abilities !== undefined && !by.abilities.includes(`${family}.write`))) {
     throw new AppError('insufficient_ability', `This key lacks the ability ${family}.write, which undoing ${operation} needs`, { required: `${family}.write` });
   }
 }
@@ -74,7 +77,7 @@ export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undef
         if (error instanceof AppError && error.code === 'not_found') throw invalidFields([{ field: 'write', message: 'no applied write of this organization has this id (not found)' }]);
         throw error;
       });
-      for (const operation of families(plan!)) await assertMayWriteFamily(db, orgId, by.apiKeyId, operation);
+      for (const operation of families(plan!)) await assertMayWriteFamily(db, orgId, by, operation);
       if (plan!.changesetId) {
         return {
           resourceId: plan!.resourceId,
@@ -106,7 +109,7 @@ export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undef
     },
     async apply(tx, orgId, input, decided, by) {
       if (!decided.workflowId) throw new Error('an undo is applied by its workflow');
-      for (const operation of families((await planUndo(tx, orgId, [input.write], writeOf))[0]!)) await assertMayWriteFamily(tx, orgId, by.apiKeyId, operation);
+      for (const operation of families((await planUndo(tx, orgId, [input.write], writeOf))[0]!)) await assertMayWriteFamily(tx, orgId, by, operation);
       const [undone] = await undoWrites(tx, orgId, [input.write], { actor: { type: 'api_key', id: by.apiKeyId }, undoId: decided.workflowId }, writeOf);
       return { resourceId: undone!.resource_id, resourceType: undone!.resource_type, result: undone as Undone };
     },

@@ -461,6 +461,17 @@ export interface AppliedWriteView {
  * One applied write of the organization. `apiKeyId`: a key reads only the writes it submitted; another's, or one
  * of another organization, is not found.
  */
+/**
+ * An applied write as a key other than the one that made it sees it: an agent's memories are its own, so what a
+ * memory write (or a changeset holding one) wrote is redacted, as the review queue redacts it (asSeenByKey).
+ */
+export function appliedWriteAsSeenByKey(view: AppliedWriteView, apiKeyId: string): AppliedWriteView {
+  if (view.api_key_id === apiKeyId) return view;
+  const items = (view.result as { items?: { operation?: unknown }[] } | null)?.items;
+  const holdsMemories = view.operation.startsWith('memories.') || (Array.isArray(items) && items.some((item) => String(item?.operation).startsWith('memories.')));
+  return holdsMemories ? { ...view, result: { redacted: true } } : view;
+}
+
 export async function readAppliedWrite(db: Queryable, orgId: string, writeId: string, { apiKeyId }: { apiKeyId?: string } = {}): Promise<AppliedWriteView> {
   const { rows } = await db.query(
     `SELECT a.*, d.api_key_id, r.id AS review_id, ${undoableUntilSql('a')} AS undoable_until

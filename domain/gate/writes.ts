@@ -51,6 +51,11 @@ export interface Decided {
 /** Who writes: the acting key, taken from the request and never from the input, which a caller controls. */
 export interface Writer {
   apiKeyId: string;
+  /**
+   * What this request may do: the key's abilities, narrowed for a connected client to what its owner granted (an
+   * undo checks the family of the write it undoes against them).
+   */
+  abilities?: readonly string[];
 }
 
 /**

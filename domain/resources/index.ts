@@ -8,7 +8,8 @@ import { createProject, deleteProject, updateProject } from './projects';
 import { createTask, deleteTask, updateTask } from './tasks';
 
 /** The gated writes of the resource families, each declared in its family's file. */
-const resourceWrites: readonly GatedWrite[] = [
+/** The resources' own gated writes: what a changeset's items may be (an undo is not one of them). */
+export const resourceWrites: readonly GatedWrite[] = [
   createTask,
   updateTask,
   deleteTask,

@@ -157,9 +157,8 @@ const refusedWith = (code: string, status: number) => (answer: Answer) => !answe
 
 function expectationOf(shape: Shape, probe: Probe): Expectation {
   if (shape === 'other slug') return { what: '404 organization_mismatch', met: refusedWith('organization_mismatch', 404) };
-  // An undo reaches A's own write once; the controls of its other shapes find it undone already (409). So does a
-  // changeset holding an undo as its item (label `writes.undo: …`).
-  if ((probe.kind === 'control' || probe.kind === 'own') && (probe.operation.name.startsWith('writes.undo') || probe.label.startsWith('writes.undo'))) {
+  // An undo reaches A's own write once; the controls of its other shapes find it undone already (409).
+  if ((probe.kind === 'control' || probe.kind === 'own') && probe.operation.name.startsWith('writes.undo')) {
     return { what: 'a 2xx answer, or 409 undone already', met: (answer) => answer.ok || refusedWith('conflict', 409)(answer) };
   }
   switch (probe.kind) {

@@ -4,6 +4,7 @@ import { CallToolResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connectMcp, textOf } from '../support/mcp';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
+import { newId } from '../../domain/kit/ids';
 
 let h: Harness;
 let org: TestOrganization;
@@ -248,6 +249,54 @@ describe('a changeset', () => {
     expect(titles).not.toContain('Divisible standalone');
     const { rows: audit } = await h.db.query(`SELECT data FROM audit_events WHERE review_id = $1 AND type = 'changeset.item_rejected'`, [reviewId]);
     expect(audit).toEqual([{ data: expect.objectContaining({ item: 2, reason: 'Not needed' }) }]);
+  });
+
+  it('divisible: a kept item the policy allowed only because of a rejected one is asked again, and refuses the whole (409, nothing applied)', async () => {
+    // Deleting an event waits for a person; a double booking is denied. The booking was allowed because the
+    // changeset deleted the event in its slot first: without that delete it would be a double booking.
+    const site = await h.createOrganization({
+      policy: `
+@id("allow-writes") permit (principal, action, resource);
+@id("deletes-wait") @decision("review") @reason("Deleting an event waits for a person") permit (principal, action == Action::"calendar.delete", resource);
+@id("no-double-booking") @reason("That time is taken") forbid (principal, action == Action::"calendar.book", resource) when { context.double_booked };`,
+    });
+    const member = newId('mem');
+    await h.db.query(`INSERT INTO team_members (id, org_id, name) VALUES ($1, $2, 'Grace Hopper')`, [member, site.organization.id]);
+    const slot = { starts_at: '2027-03-01T09:00:00Z', ends_at: '2027-03-01T10:00:00Z', attendee_ids: [member] };
+    const booked = await h.request({ method: 'POST', url: '/api/v1/calendar/events', token: site.readWriteToken, payload: { title: 'Standing meeting', ...slot } });
+    expect(booked.statusCode, booked.body).toBe(201);
+    const held = json(
+      await submit(
+        {
+          mode: 'divisible',
+          items: [
+            { operation: 'calendar.delete', input: { id: json(booked).data.id } },
+            { operation: 'calendar.book', input: { title: 'Customer call', ...slot } },
+          ],
+        },
+        site.readWriteToken,
+      ),
+    );
+    expect(held.error.code).toBe('pending_review');
+    const rejected = await h.request({
+      method: 'POST',
+      url: `/api/v1/reviews/${held.review.id}/approve`,
+      token: site.reviewerToken,
+      payload: { items: [{ index: 0, verdict: 'rejected', reason: 'Keep the standing meeting' }] },
+    });
+    const review = json(rejected).data;
+    expect(review).toMatchObject({ status: 'approved', failure: { code: 'conflict', message: expect.stringContaining('the policy would now deny it (That time is taken)') } });
+    const { rows } = await h.db.query('SELECT title FROM events WHERE org_id = $1 ORDER BY title', [site.organization.id]);
+    expect(rows.map((row) => row.title)).toEqual(['Standing meeting']);
+  });
+
+  it('cannot hold an undo as an item: an undo takes back an applied write on its own (422)', async () => {
+    const task = await createTask('Undo me later');
+    const { rows } = await h.db.query(`SELECT workflow_id FROM applied_writes WHERE org_id = $1 AND resource_id = $2`, [org.organization.id, task.id]);
+    const refused = await submit({ items: [{ operation: 'writes.undo', input: { write: rows[0].workflow_id } }] });
+    expect(refused.statusCode).toBe(422);
+    expect(json(refused).error.code).toBe('validation_failed');
+    expect((await tasksOf(org.organization.id)).map((row) => row.id)).toContain(task.id);
   });
 
   it('a failure in the middle of applying a held changeset leaves nothing applied, and the retry applies it exactly once', async () => {

@@ -562,6 +562,8 @@ describe('what a client cannot do', () => {
     expect(await auth(adminsApp, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
     await page.goto(adminsApp.authorizationUrl!.toString());
     await page.getByRole('button', { name: /Sign out/ }).click();
+    // The sign-in form replaces the signed-in section (which also names the organization) once signing out is done.
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
     await page.getByLabel('Organization').fill(acme.organization.slug);
     await page.getByLabel('Email').fill(admin.email);
     await page.getByLabel('Password').fill(admin.password);

@@ -117,6 +117,17 @@ describe('a trust window', () => {
     expect(await windowOf(window.review_id)).toMatchObject({ uses: 1 });
   });
 
+  it('lets through only writes held by the rules that held its write, needing no more approvals', async () => {
+    // Opened from an ordinary hold, matching any task of the key: a big task (held by a two-person rule too) still waits.
+    const window = await openWindow({ title: 'ordinary hold' }, { minutes: 60, max_uses: 50, match: [] });
+    expect(window.policy_ids ?? ['new-tasks-wait']).toEqual(['new-tasks-wait']);
+    const big = await hold({ title: 'big purchase order' });
+    expect(json(await h.request({ method: 'GET', url: `/api/v1/reviews/${big}`, token: org.reviewerToken })).data.approvals.required).toBe(2);
+    expect(await windowOf(window.review_id)).toMatchObject({ uses: 0 });
+    expect((await createTask({ title: 'an ordinary one' })).statusCode).toBe(201);
+    expect(await windowOf(window.review_id)).toMatchObject({ uses: 1 });
+  });
+
   it('never lets through what the policy denies', async () => {
     const window = await openWindow({ title: 'deny test', project_id: projectA }, { minutes: 60, max_uses: 50, match: ['project_id'] });
     const denied = await createTask({ title: 'urgent one', project_id: projectA, priority: 'urgent' });

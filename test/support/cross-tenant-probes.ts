@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pathParameters, type Operation } from '../../api/catalog/operation';
 import { headerFields } from '../../api/rest/routes';
 import { newId, sortableUnique, type IdPrefix } from '../../domain/kit/ids';
+import { resourceWrites } from '../../domain/resources';
 
 // Cross-tenant probes, generated from the catalog: for each operation, the places in its input that name a record
 // (path parameters and reference fields, found in its zod schema), and an otherwise valid input around them, so
@@ -135,11 +136,13 @@ function probesOfOperation(operation: Operation): Probe[] {
  * A changeset's probes: every probe of every gated write the changeset may hold, as its one item (the ids in the
  * item's input, where the changeset names them: `items.0.input.project_id`).
  */
+const changesetItemNames = new Set(resourceWrites.map((write) => write.name));
+
 function changesetProbes(operation: Operation, catalog: readonly Operation[]): Probe[] {
   const inItem = (slot: Slot): Slot => ({ ...slot, at: ['items', 0, 'input', ...slot.at] });
   const probes: Probe[] = [];
   for (const write of catalog) {
-    if (write.kind !== 'gated_write' || write.changeset) continue;
+    if (write.kind !== 'gated_write' || write.changeset || !changesetItemNames.has(write.name)) continue;
     for (const probe of probesOfOperation(write)) {
       probes.push({
         operation,

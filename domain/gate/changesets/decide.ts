@@ -160,7 +160,7 @@ export async function decideAndApplyChangeset(
 async function proposeItems(tx: Queryable, writeOf: WriteOf, request: GatedWriteRequest, changeset: ChangesetInput): Promise<ProposedItem[]> {
   const ids = new Map<string, string>();
   const proposed: ProposedItem[] = [];
-  const by = { apiKeyId: request.apiKey.id };
+  const by = { apiKeyId: request.apiKey.id, abilities: request.apiKey.abilities };
   for (const [index, item] of changeset.items.entries()) {
     const write = writeOf(item.operation);
     if (!write) throw new AppError('validation_failed', `item ${index}: no gated write is named ${item.operation}`, { item: index });
@@ -296,6 +296,36 @@ async function recordChangesetApplied(
  * it, then finds the changeset applied). An item's refs name the records this very transaction makes; an update or
  * a delete lands only on the version the policy saw (409 otherwise, and nothing is applied).
  */
+/** A kept item of a changeset some of whose items were rejected, asked of the policy again as it is about to apply. */
+async function assertNoStricterNow(
+  tx: Queryable,
+  write: GatedWrite,
+  request: GatedWriteRequest,
+  input: Parameters<GatedWrite['apply']>[2],
+  item: { idx: number; operation: string; decision: ItemDecision },
+  count: number,
+  mode: string,
+): Promise<void> {
+  const { decided } = await askPolicy(tx, write, { ...request, operation: write.name }, input, { changeset: { item: item.idx, items: count, mode } });
+  if (strictness[decided.decision] <= strictness[item.decision]) return;
+  throw new AppError(
+    'conflict',
+    `item ${item.idx} (${item.operation}) was ${item.decision === 'allow' ? 'allowed' : 'held'} with the items before it applied; without the rejected ones the policy would now ${decided.decision === 'deny' ? 'deny' : 'hold'} it (${decided.reason}), so nothing was applied`,
+    { item: item.idx, decision: decided.decision, policy_ids: decided.policyIds },
+  );
+}
+
+/**
+ * The record before an item's write, as an undo will restore it: an update that changed nothing wrote no version
+ * (its result is the record as it is), so undoing it restores that, never the older record its decision saw.
+ */
+function keptBefore(write: GatedWrite, before: Record<string, unknown> | null, result: unknown): string | null {
+  if (!before) return null;
+  const version = (result as { version?: unknown } | null)?.version;
+  const wrote = write.record?.kind !== 'update' || typeof before.version !== 'number' || version === before.version + 1;
+  return JSON.stringify(wrote ? before : json(result));
+}
+
 export async function applyHeldChangeset(db: Database, writeOf: WriteOf, workflowId: string, request: GatedWriteRequest, reviewId: string): Promise<unknown> {
   return db.transaction(async (tx) => {
     const { rows: reviews } = await tx.query(
@@ -314,22 +344,27 @@ export async function applyHeldChangeset(db: Database, writeOf: WriteOf, workflo
 
     const changesetId: string = review.changeset_id;
     const { rows: items } = await tx.query(
-      `SELECT idx, ref, operation, input, before, verdict FROM changeset_items WHERE changeset_id = $1 ORDER BY idx`,
+      `SELECT idx, ref, operation, input, before, verdict, decision FROM changeset_items WHERE changeset_id = $1 ORDER BY idx`,
       [changesetId],
     );
     const ids = new Map<string, string>();
-    const by = { apiKeyId: request.apiKey.id };
+    const by = { apiKeyId: request.apiKey.id, abilities: request.apiKey.abilities };
+    const rejected = items.some((item) => item.verdict === 'rejected');
     for (const item of items) {
       if (item.verdict === 'rejected') continue;
       const write = writeOf(item.operation);
       if (!write) throw new AppError('conflict', `item ${item.idx} holds ${item.operation}, which this version of Gatehouse does not know`);
       try {
         const input = write.input.parse(resolveRefs(item.input, ids));
+        // Each item was decided with every item before it applied. Without the rejected ones, what the kept ones see
+        // differs (a rejected item may have been what made a later one allowed), so each is asked again, and one the
+        // policy would now decide more strictly refuses the whole: nothing is applied.
+        if (rejected) await assertNoStricterNow(tx, write, request, input, item, items.length, review.mode);
         const applied = await write.apply(tx, request.orgId, input, { before: item.before ?? undefined }, by);
         if (item.ref) ids.set(item.ref, applied.resourceId);
         await tx.query(
-          'UPDATE changeset_items SET applied_id = $3, result = $4, applied_before = before, applied_at = now() WHERE changeset_id = $1 AND idx = $2',
-          [changesetId, item.idx, applied.resourceId, JSON.stringify(json(applied.result))],
+          'UPDATE changeset_items SET applied_id = $3, result = $4, applied_before = $5, applied_at = now() WHERE changeset_id = $1 AND idx = $2',
+          [changesetId, item.idx, applied.resourceId, JSON.stringify(json(applied.result)), keptBefore(write, item.before, applied.result)],
         );
       } catch (error) {
         throw itemRefusal(error, item.idx, item.operation);
