@@ -9,21 +9,16 @@ import {
   type ReviewVerdict,
 } from '../domain/gate/contract';
 import { failedAnswer as answerOfFailure, failureTypeOf, refusalIn } from './refusal';
+import { persistently, quickly } from './activity-options';
 import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
 
 // One workflow per changeset (domain/gate/changesets): its first step decides every item and, when all are
 // allowed, applies them, in one local activity (one transaction); a held changeset waits for its one review as a
 // held write does, and once approved is applied in one transaction by an activity retried until it is done.
 
-const local = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '8 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
-});
+const local = proxyLocalActivities<Activities>(quickly);
 
-const persistent = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: [reviewNotApprovedFailure] },
-});
+const persistent = proxyActivities<Activities>(persistently);
 
 /** The changeset's workflow type (the api starts it with update-with-start, answered by gateAnswerUpdate). */
 export async function changesetV1(request: GatedWriteRequest): Promise<GatedWriteResult> {

@@ -20,35 +20,27 @@ import {
   type ReviewVerdict,
 } from '../domain/gate/contract';
 import { failedAnswer as answerOfFailure, failureTypeOf, refusalIn } from './refusal';
+import { persistently, quickly } from './activity-options';
 import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
 
 /**
  * Deciding and applying take milliseconds; a worker that dies in the middle of one is noticed when the attempt
  * times out, so the timeout is short enough for the retry to answer the caller within its 30 s wait.
  */
-const quick = proxyActivities<Activities>({
-  startToCloseTimeout: '8 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
-});
+const quick = proxyActivities<Activities>(quickly);
 
 /**
  * Deciding and, for an Allow, applying in one transaction, run by the worker that runs the workflow task: no
  * activity task goes through Temporal, so the first answer costs one workflow task. A local activity runs at
  * least once; the transaction is keyed on the workflow id, so a retry after a crash finds it done or not at all.
  */
-const local = proxyLocalActivities<Activities>({
-  startToCloseTimeout: '8 seconds',
-  retry: { initialInterval: '200 milliseconds', maximumInterval: '5 seconds', maximumAttempts: 8 },
-});
+const local = proxyLocalActivities<Activities>(quickly);
 
 /** The patch that made the first decision (and an Allow's write) one local activity (issue 12). */
 export const decidedInOneStep = 'decided-in-one-step';
 
 /** Once a person approved, the write must happen: outages are retried for as long as it takes. */
-const persistent = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', maximumInterval: '1 minute', nonRetryableErrorTypes: [reviewNotApprovedFailure] },
-});
+const persistent = proxyActivities<Activities>(persistently);
 
 /** The patch that made a refused write complete its workflow rather than fail it (issue 11). */
 export const refusalsComplete = 'refusals-complete';

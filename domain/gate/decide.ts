@@ -1,3 +1,4 @@
+import type { QueryResultRow } from 'pg';
 import type { Database, Queryable } from '../../db/database';
 import { evaluatePolicy, type PolicyDecision } from '../../policy/engine';
 import { AppError } from '../kit/errors';
@@ -269,6 +270,11 @@ async function existingDecision(tx: Queryable, workflowId: string, request: Gate
   );
   const row = rows[0];
   if (!row.same_request) throw new AppError('conflict', `workflow ${workflowId} already decided a different write`);
+  return recordedDecisionOf(row);
+}
+
+/** A decision as gate_decisions keeps it (with its review's id and expiry, when it opened one). */
+export function recordedDecisionOf(row: QueryResultRow): RecordedDecision {
   return {
     decisionId: row.id,
     decision: row.decision,

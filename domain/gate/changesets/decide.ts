@@ -3,9 +3,9 @@ import { recordAudit } from '../../audit/events';
 import { z } from 'zod';
 import { AppError, asRefusal, type FieldProblem } from '../../kit/errors';
 import { newId } from '../../kit/ids';
-import type { ChangesetItemOutcome, DecidedChangeset, GatedWriteRequest, RecordedDecision } from '../contract';
+import type { ChangesetItemOutcome, DecidedChangeset, GatedWriteRequest } from '../contract';
 import { ReviewNotApprovedError } from '../apply';
-import { askPolicy, recordDecisionIn } from '../decide';
+import { askPolicy, recordDecisionIn, recordedDecisionOf } from '../decide';
 import type { GatedWrite } from '../writes';
 
 /** The gated writes by name (the resources' registry, which the gate does not import). */
@@ -233,14 +233,7 @@ async function decidedChangeset(tx: Queryable, workflowId: string, request: Gate
   const row = rows[0];
   if (!row) return undefined;
   if (!row.same_request) throw new AppError('conflict', `workflow ${workflowId} already decided a different changeset`);
-  const recorded: RecordedDecision = {
-    decisionId: row.id,
-    decision: row.decision,
-    reason: row.reason,
-    policyIds: row.policy_ids,
-    policyVersion: row.policy_version,
-    review: row.review_id ? { id: row.review_id, expiresAt: (row.expires_at as Date).toISOString() } : undefined,
-  };
+  const recorded = recordedDecisionOf(row);
   const items = await itemOutcomes(tx, row.changeset_id);
   return { ...recorded, changesetId: row.changeset_id, items, ...(row.decision === 'allow' ? { applied: { result: row.applied_result } } : {}) };
 }
