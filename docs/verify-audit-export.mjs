@@ -23,7 +23,11 @@
 // <signed_at>")); the authenticator data must name the recorded relying party and say the person was present and
 // verified; the signature must verify over authenticator data ‖ SHA-256(client data). The payload the person
 // signed travels beside the event (`signed_payload`): its digest (SHA-256 of its JSON with keys sorted) must be
-// the event's `payload_digest`. Only chained events are checked; a key counts from its `person.passkey_added` until
+// the event's `payload_digest`. A verdict given with others under one signature (a batch: the event's data has a
+// `batch_digest`) carries the list it signed beside it (`signed_batch`: {verdict, reviews: [{review_id,
+// payload_digest}]}, ordered by id): its digest must be the event's `batch_digest`, it must list this review with
+// this payload digest and verdict, and the challenge is base64url(SHA-256("gatehouse batch approval v1\nverdict
+// <verdict>\nat <signed_at>" and a line "review <id> payload sha256:<digest>" per review)). Only chained events are checked; a key counts from its `person.passkey_added` until
 // its `person.passkey_removed`; and while the organization needed approvals signed (`organization.updated` with
 // `approvalsNeedPasskey`), an approval without a signature is named.
 import { createHash, createPublicKey, verify as verifySignature, constants } from 'node:crypto';
@@ -109,6 +113,16 @@ for (const event of lines.slice(0, -1)) {
   if (problem) problems.push(`signed ${verdicts[event.type].replace('ed', '')}al ${event.id} (review ${event.review_id}, by ${event.actor.id}): ${problem}`);
 }
 
+/** The statement a batch's signature signed, from the list beside the event; null when that list is not the one named or leaves this verdict out. */
+function batchStatement(event, verdict) {
+  const batch = event.signed_batch;
+  if (!batch || !Array.isArray(batch.reviews) || batch.verdict !== verdict) return null;
+  if (sha256(canonicalJson(batch)).toString('hex') !== event.data.batch_digest) return null;
+  if (!batch.reviews.some((review) => review.review_id === event.review_id && review.payload_digest === event.data.payload_digest)) return null;
+  const lines = batch.reviews.map((review) => `review ${review.review_id} payload sha256:${review.payload_digest}`);
+  return ['gatehouse batch approval v1', `verdict ${verdict}`, `at ${event.data.passkey.signed_at}`, ...lines].join('\n');
+}
+
 /** Why a signed verdict does not verify against the signer's recorded key and the payload it names; null when it does. */
 function signedVerdictProblem(event, verdict, key) {
   const { passkey, payload_digest: payloadDigest } = event.data;
@@ -117,7 +131,8 @@ function signedVerdictProblem(event, verdict, key) {
   if (event.signed_payload.review_id !== event.review_id || sha256(canonicalJson(event.signed_payload)).toString('hex') !== payloadDigest) {
     return 'the payload beside it is not the one it signed';
   }
-  const statement = `gatehouse approval v1\nreview ${event.review_id}\npayload sha256:${payloadDigest}\nverdict ${verdict}\nat ${passkey.signed_at}`;
+  const statement = event.data.batch_digest === undefined ? `gatehouse approval v1\nreview ${event.review_id}\npayload sha256:${payloadDigest}\nverdict ${verdict}\nat ${passkey.signed_at}` : batchStatement(event, verdict);
+  if (statement === null) return 'the batch beside it is not the one it signed, or does not list this review, payload and verdict';
   const clientDataJson = fromBase64url(passkey.client_data_json);
   let clientData;
   try {
@@ -126,7 +141,7 @@ function signedVerdictProblem(event, verdict, key) {
     return 'its client data is not JSON';
   }
   if (clientData.type !== 'webauthn.get' || clientData.challenge !== sha256(statement).toString('base64url')) {
-    return 'its challenge is not this review, payload, verdict and time';
+    return event.data.batch_digest === undefined ? 'its challenge is not this review, payload, verdict and time' : "its challenge is not the batch's reviews, payloads, verdict and time";
   }
   let host;
   try {

@@ -17,7 +17,7 @@ import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
 import { approveReviewOperation, decideBatchOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
-import { reviewPasskeyChallengeOperation } from './review-passkeys';
+import { batchPasskeyChallengeOperation, reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
 import { trustWindowOperations } from './trust-windows';
 import { teamOperations } from './team';
@@ -55,6 +55,7 @@ export const catalog: readonly Operation[] = [
   decideBatchOperation,
   ...writeOperations,
   reviewPasskeyChallengeOperation,
+  batchPasskeyChallengeOperation,
   ...trustWindowOperations,
   ...policyOperations,
   ...organizationOperations,

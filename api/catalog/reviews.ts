@@ -1,22 +1,24 @@
 import { z } from 'zod';
 import { recordVerdict } from '../../domain/gate/reviews/verdicts';
-import { batchLimit, recordBatchVerdict } from '../../domain/gate/reviews/batch';
+import { assertSignedAmongNamed, batchLimit, recordBatchVerdict } from '../../domain/gate/reviews/batch';
 import { asSeenByKey, followReview, getReview, listReviews } from '../../domain/gate/reviews/reads';
 import {
   approveReviewInput,
   decideReviewInput,
   followReviewInput,
   listReviewsInput,
+  passkeyAssertionInput,
   reviewProgressSchema,
   reviewSchema,
   type Review,
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
-import { changesetLimit } from '../../domain/gate/changesets/schema';
+import { itemVerdictsInput } from '../../domain/gate/changesets/schema';
 import { text } from '../../domain/kit/fields';
 import { trustTermsInput } from '../../domain/gate/trust-windows';
 import { findGatedWrite } from '../../domain/resources';
-import { verifyApprovalPasskey } from './review-passkeys';
+import { signedReviewSchema, verifyApprovalPasskey } from './review-passkeys';
+import { invalidFields } from '../../domain/kit/errors';
 import { reviewerRoles, roles, type ApiKeyActor, type Caller, type PersonActor } from '../../domain/identity/actors';
 import { defineOperation, type OperationContext } from './operation';
 
@@ -86,15 +88,7 @@ export const reviewStatusOperation = defineOperation({
 });
 
 const approveWithEditInput = approveReviewInput.extend({
-  items: z
-    .array(
-      z.strictObject({
-        index: z.number().int().min(0).max(changesetLimit - 1).describe('The item, from 0'),
-        verdict: z.enum(['approved', 'rejected']).describe('approved (the default for an item not listed) or rejected'),
-        reason: text({ max: 2000 }).optional().describe('Why; required for a rejected item'),
-      }),
-    )
-    .max(changesetLimit)
+  items: itemVerdictsInput
     .optional()
     .describe(
       'For a review holding a divisible changeset: verdicts on some of its items as you approve it; the approved items are applied together once the review is approved. A rejected item needs a reason; an item left must not refer to a rejected item\'s record (422 naming it); rejecting every item is refused (deny instead)',
@@ -183,6 +177,14 @@ const batchInput = z.strictObject({
     .max(batchLimit)
     .describe(`The reviews to decide (rev_…), at most ${batchLimit}: those the person selected in the queue, as listed with its filters`),
   comment: text({ max: 2000 }).optional().describe('Why, for the record: kept on each decided review'),
+  passkey: passkeyAssertionInput.optional().describe(
+    "Your passkey's one signature over this verdict on every review in signed_reviews, where the organization needs approvals signed: the challenge from reviews.batch_passkey_challenge. A review it covers is decided only as the payload it signed (payload_changed otherwise); one it does not cover is refused with passkey_required. One that does not verify refuses the whole batch (403 passkey_failed) and decides nothing",
+  ),
+  signed_reviews: z
+    .array(signedReviewSchema)
+    .max(batchLimit)
+    .optional()
+    .describe('With passkey: the reviews and payload digests the challenge covered, exactly as reviews.batch_passkey_challenge listed them'),
 });
 
 export const decideBatchOperation = defineOperation({
@@ -190,7 +192,7 @@ export const decideBatchOperation = defineOperation({
   name: 'reviews.decide_batch',
   family: 'reviews',
   summary: 'Approve or deny several held writes',
-  description: `Gives one verdict on several pending reviews (at most ${batchLimit}), the ones the person selected. Each review is decided on its own, as if approved or denied one by one: its own audit event, and every rule checked for it (quorum, self-approval, roles, a reviewer's edit, passkeys). The answer lists the reviews decided, as they stand after the verdict (an approved write carries its result), and those refused, each with the code and message a single verdict would have got. Where the organization needs approvals signed with a passkey, approve on each review instead; denials need none. Only people with the reviewer role or above.`,
+  description: `Gives one verdict on several pending reviews (at most ${batchLimit}), the ones the person selected. Each review is decided on its own, as if approved or denied one by one: its own audit event, and every rule checked for it (quorum, self-approval, roles, a reviewer's edit, passkeys). The answer lists the reviews decided, as they stand after the verdict (an approved write carries its result), and those refused, each with the code and message a single verdict would have got. Where the organization needs approvals signed with a passkey, one assertion signs the whole batch: ask reviews.batch_passkey_challenge, sign its challenge, and send the assertion as \`passkey\` with its \`reviews\` as \`signed_reviews\`; denials need none. Only people with the reviewer role or above.`,
   method: 'POST',
   path: '/reviews/batch',
   input: batchInput,
@@ -206,9 +208,12 @@ export const decideBatchOperation = defineOperation({
       )
       .describe('The reviews it was refused for, and why'),
   }),
+  refusals: ['passkey_failed'],
   access: { person: { roles: reviewerRoles } },
-  handler: (input, context) =>
-    recordBatchVerdict(
+  handler: (input, context) => {
+    if (input.signed_reviews) assertSignedAmongNamed(input.review_ids, input.signed_reviews);
+    if (input.passkey && !input.signed_reviews) throw invalidFields([{ field: 'signed_reviews', message: 'a batch signed with a passkey names the reviews and digests it signed' }]);
+    return recordBatchVerdict(
       context.db,
       {
         orgId: context.caller.organization.id,
@@ -216,7 +221,9 @@ export const decideBatchOperation = defineOperation({
         verdict: input.verdict,
         comment: input.comment,
         reviewIds: input.review_ids,
+        passkey: input.passkey ? { assertion: input.passkey, signed: input.signed_reviews! } : undefined,
       },
       verdictPorts(context),
-    ),
+    );
+  },
 });

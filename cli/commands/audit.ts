@@ -47,12 +47,18 @@ async function write(text: string): Promise<void> {
 
 /**
  * A verdict signed with a passkey carries, beside the event (not in its chained content), the payload the person
- * signed: the verifier recomputes its digest and checks the signature over it.
+ * signed, and for a batch signed at once the list of reviews and digests the signature covered: the verifier
+ * recomputes their digests and checks the signature over them.
  */
-async function withSignedPayload<Event extends AuditEventView>(db: Queryable, orgId: string, event: Event): Promise<Event & { signed_payload?: unknown }> {
+async function withSignedPayload<Event extends AuditEventView>(
+  db: Queryable,
+  orgId: string,
+  event: Event,
+): Promise<Event & { signed_payload?: unknown; signed_batch?: unknown }> {
   if (!event.data.passkey || typeof event.data.payload_digest !== 'string') return event;
   const payload = await signedPayload(db, orgId, event.data.payload_digest);
-  return payload ? { ...event, signed_payload: payload } : event;
+  const batch = typeof event.data.batch_digest === 'string' ? await signedPayload(db, orgId, event.data.batch_digest) : null;
+  return { ...event, ...(payload ? { signed_payload: payload } : {}), ...(batch ? { signed_batch: batch } : {}) };
 }
 
 export function auditCommands(): Command {

@@ -22,6 +22,8 @@ export interface VerdictProvenance {
   via: 'console' | 'link' | 'slack' | 'api_token';
   payload_digest: string;
   passkey: { credential_id: string; authenticator_data: string; client_data_json: string; signature: string; signed_at: string } | null;
+  /** A verdict signed with others in one batch: the digest of the reviews and payload digests the signature covered. */
+  batch_digest?: string;
 }
 
 /** Every audit event the service records; `data` is typed per event. */

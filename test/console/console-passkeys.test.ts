@@ -8,7 +8,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sealAuditChain } from '../../domain/audit/ledger';
 import { passkeySignInLimits } from '../../api/console/session-routes';
-import { approvalChallenge } from '../../domain/gate/reviews/signing';
+import { approvalChallenge, batchChallenge, batchDigest } from '../../domain/gate/reviews/signing';
 import { issueDecisionLinks } from '../../domain/notify/decision-links';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { cleanEnv, runCli } from '../support/cli';
@@ -209,6 +209,31 @@ describe('passkeys', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('approves three held writes selected in the queue with one passkey signature over all of them', async () => {
+    const titles = ['review batch by passkey one', 'review batch by passkey two', 'review batch by passkey three'];
+    const ids = [];
+    for (const title of titles) ids.push(await holdTask(title));
+    await page.goto(`${origin}/reviews`);
+    for (const title of titles) await card(page, title).locator('input.select-review').check();
+    const bar = page.getByRole('region', { name: 'Decide selected writes' });
+    await bar.getByText('Approving asks your passkey to sign once for every selected write').waitFor();
+    expect(await accessibilityViolations(page)).toEqual([]);
+    const sent = page.waitForRequest((request) => request.url().endsWith('/console/api/v1/reviews/batch'));
+    await bar.getByRole('button', { name: 'Approve 3 selected' }).click();
+    const body = (await sent).postDataJSON() as { passkey: Record<string, string>; signed_reviews: { review_id: string; payload_digest: string }[] };
+    expect(body.passkey.credential_id).toBe(passkeyCredentialId);
+    expect(body.signed_reviews.map((review) => review.review_id).sort()).toEqual([...ids].sort());
+    const clientData = JSON.parse(Buffer.from(body.passkey.client_data_json!, 'base64url').toString('utf8'));
+    expect(clientData).toMatchObject({ type: 'webauthn.get', origin, challenge: batchChallenge(body.signed_reviews, 'approved', body.passkey.signed_at!) });
+    await bar.locator('.batch-outcome p, [role="alert"]').first().waitFor({ timeout: 30_000 });
+    expect(await bar.locator('.batch-outcome').innerText(), await bar.innerText()).toBe('3 approved.');
+    const written = async () => (await h.db.query('SELECT title FROM tasks WHERE org_id = $1 AND title = ANY($2::text[])', [acme.organization.id, titles])).rowCount;
+    await expect.poll(written, { timeout: 20_000 }).toBe(3);
+    const { rows } = await h.db.query("SELECT data FROM audit_events WHERE type = 'review.approved' AND review_id = ANY($1::text[])", [ids]);
+    expect(rows.map((row) => row.data.batch_digest)).toEqual(Array(3).fill(batchDigest(body.signed_reviews, 'approved')));
+    expect(pageErrors).toEqual([]);
+  });
+
   it('refuses an approval that cannot carry a passkey (a personal access token) with where to finish it', async () => {
     const reviewId = await holdTask('review the token approval');
     const refused = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: acme.reviewerToken, payload: {} });
@@ -319,6 +344,113 @@ describe('passkeys', () => {
       expect(approved.statusCode).toBe(200);
       expect(json(approved).data.status).toBe('approved');
       expect(json(approved).data.approvals.given).toEqual([expect.objectContaining({ user_id: owner.user.id, via: 'console', passkey: true })]);
+    });
+
+    describe('one assertion signs a batch: every review with the digest of its payload, the verdict and the time', () => {
+      type SignedReviews = { review_id: string; payload_digest: string }[];
+      const batchChallengeFor = async (session: ConsoleSession, ids: string[], verdict = 'approved') => {
+        const asked = await session.request({ method: 'POST', url: '/console/api/v1/reviews/batch/passkey-challenge', payload: { review_ids: ids, verdict } });
+        expect(asked.statusCode, asked.body).toBe(200);
+        return json(asked).data as { challenge: string; signed_at: string; reviews: SignedReviews; allow_credentials: { id: string }[] };
+      };
+      const decideBatch = (session: ConsoleSession, payload: Record<string, unknown>) =>
+        session.request({ method: 'POST', url: '/console/api/v1/reviews/batch', payload: { verdict: 'approved', ...payload } });
+      const statuses = async (ids: string[]) => (await Promise.all(ids.map(reviewState))).map((state) => state.status);
+
+      it('the challenge lists the pending reviews by id with their digests; a signature over it approves them all, each recorded as signed by it', async () => {
+        const ids = [await holdTask('review batch signed one'), await holdTask('review batch signed two'), await holdTask('review batch signed three')];
+        const asked = await batchChallengeFor(ownerSession, ids);
+        expect(asked.reviews.map((review) => review.review_id)).toEqual(ids);
+        expect(asked.challenge).toBe(batchChallenge(asked.reviews, 'approved', asked.signed_at));
+        // Each review's digest is the one its own single approval would sign.
+        const single = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${ids[1]}/passkey-challenge`, payload: { verdict: 'approved' } })).data;
+        expect(asked.reviews[1]!.payload_digest).toBe(single.payload_digest);
+
+        const passkey = { ...software.assert(asked.challenge), signed_at: asked.signed_at };
+        const decided = await decideBatch(ownerSession, { review_ids: ids, passkey, signed_reviews: asked.reviews });
+        expect(decided.statusCode, decided.body).toBe(200);
+        expect(json(decided).data.refused).toEqual([]);
+        expect(json(decided).data.decided.map((review: { status: string }) => review.status)).toEqual(['approved', 'approved', 'approved']);
+        const batch = batchDigest(asked.reviews, 'approved');
+        const { rows: events } = await h.db.query("SELECT review_id, data FROM audit_events WHERE type = 'review.approved' AND review_id = ANY($1::text[]) ORDER BY review_id", [ids]);
+        expect(events).toHaveLength(3);
+        for (const event of events) {
+          expect(event.data).toMatchObject({ via: 'console', passkey, batch_digest: batch, payload_digest: asked.reviews.find((review) => review.review_id === event.review_id)!.payload_digest });
+        }
+        const { rows: kept } = await h.db.query('SELECT payload FROM signed_payloads WHERE digest = $1', [batch]);
+        expect(kept).toEqual([{ payload: { verdict: 'approved', reviews: [...asked.reviews].sort((a, b) => (a.review_id < b.review_id ? -1 : 1)) } }]);
+      });
+
+      it('refuses the whole batch, deciding nothing, when the signature is over another verdict, other digests, or a stale time', async () => {
+        const ids = [await holdTask('review batch refused one'), await holdTask('review batch refused two')];
+        const asked = await batchChallengeFor(ownerSession, ids);
+        const forged = asked.reviews.map((review) => ({ ...review, payload_digest: 'f'.repeat(64) }));
+        const then = new Date(Date.now() - 6 * 60 * 1000).toISOString();
+        const attempts = [
+          { passkey: { ...software.assert(batchChallenge(asked.reviews, 'denied', asked.signed_at)), signed_at: asked.signed_at }, signed_reviews: asked.reviews, why: 'challenge' },
+          { passkey: { ...software.assert(asked.challenge), signed_at: asked.signed_at }, signed_reviews: forged, why: 'challenge' },
+          { passkey: { ...software.assert(batchChallenge(asked.reviews, 'approved', then)), signed_at: then }, signed_reviews: asked.reviews, why: 'five minutes' },
+        ];
+        for (const { why, ...attempt } of attempts) {
+          const refused = await decideBatch(ownerSession, { review_ids: ids, ...attempt });
+          expect(refused.statusCode, refused.body).toBe(403);
+          expect(json(refused).error).toMatchObject({ code: 'passkey_failed', message: expect.stringContaining(why) });
+        }
+        // Another person cannot use the owner's signature.
+        const theirs = await signIn(h.app, acme.organization, colleague);
+        const stolen = await decideBatch(theirs, { review_ids: ids, passkey: { ...software.assert(asked.challenge), signed_at: asked.signed_at }, signed_reviews: asked.reviews });
+        expect(json(stolen).error.message).toContain('not one of your passkeys');
+        // Bad input is named, not decided.
+        const unnamed = await decideBatch(ownerSession, { review_ids: ids, passkey: { ...software.assert(asked.challenge), signed_at: asked.signed_at } });
+        expect(unnamed.statusCode).toBe(422);
+        expect(json(unnamed).error.details.fields).toEqual([expect.objectContaining({ field: 'signed_reviews' })]);
+        const stray = await decideBatch(ownerSession, { review_ids: [ids[0]], passkey: { ...software.assert(asked.challenge), signed_at: asked.signed_at }, signed_reviews: asked.reviews });
+        expect(stray.statusCode).toBe(422);
+        expect(json(stray).error.details.fields).toEqual([{ field: 'signed_reviews.1', message: `review ${ids[1]} is not among review_ids` }]);
+        expect(await statuses(ids)).toEqual(['pending', 'pending']);
+      });
+
+      it('a review whose payload is not the one signed is refused (payload_changed), one left out of the signature needs its own, and the others are approved', async () => {
+        const ids = [await holdTask('review batch changed'), await holdTask('review batch kept'), await holdTask('review batch unsigned')];
+        const asked = await batchChallengeFor(ownerSession, ids.slice(0, 2));
+        // The person's key signed a digest that is not what review 0 holds (as when it was edited after they looked).
+        const signedReviews = asked.reviews.map((review) => (review.review_id === ids[0] ? { ...review, payload_digest: 'e'.repeat(64) } : review));
+        const challenge = batchChallenge(signedReviews, 'approved', asked.signed_at);
+        const decided = await decideBatch(ownerSession, { review_ids: ids, passkey: { ...software.assert(challenge), signed_at: asked.signed_at }, signed_reviews: signedReviews });
+        expect(decided.statusCode, decided.body).toBe(200);
+        expect(json(decided).data.refused).toEqual([
+          { id: ids[0], code: 'payload_changed', message: expect.stringContaining('has changed') },
+          { id: ids[2], code: 'passkey_required', message: expect.stringContaining('passkey') },
+        ]);
+        expect(await statuses(ids)).toEqual(['pending', 'approved', 'pending']);
+      });
+
+      it("a divisible changeset's rejected items are part of what a single approval signs", async () => {
+        const held = await h.request({
+          method: 'POST',
+          url: '/api/v1/changesets',
+          token: acme.readWriteToken,
+          payload: { mode: 'divisible', items: [{ operation: 'tasks.create', input: { title: 'review signed item kept' } }, { operation: 'tasks.create', input: { title: 'review signed item rejected' } }] },
+        });
+        expect(held.statusCode, held.body).toBe(202);
+        const changesetReview = json(held).review.id as string;
+        const items = [{ index: 1, verdict: 'rejected', reason: '  not this one ' }];
+        const asked = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${changesetReview}/passkey-challenge`, payload: { verdict: 'approved', items } })).data;
+        const plain = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${changesetReview}/passkey-challenge`, payload: { verdict: 'approved' } })).data;
+        expect(asked.payload_digest).not.toBe(plain.payload_digest);
+        const passkey = { ...software.assert(asked.challenge), signed_at: asked.signed_at };
+        // The signature over rejecting item 1 does not approve the whole, nor rejecting another item.
+        for (const other of [{}, { items: [{ index: 0, verdict: 'rejected', reason: 'not this one' }] }]) {
+          const refused = await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${changesetReview}/approve`, payload: { passkey, ...other } });
+          expect(refused.statusCode, refused.body).toBe(403);
+          expect(json(refused).error.code).toBe('passkey_failed');
+        }
+        const approved = await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${changesetReview}/approve`, payload: { passkey, items } });
+        expect(approved.statusCode, approved.body).toBe(200);
+        expect(json(approved).data.status).toBe('approved');
+        const { rows } = await h.db.query('SELECT payload FROM signed_payloads WHERE digest = $1', [asked.payload_digest]);
+        expect(rows[0].payload.items).toEqual([{ index: 1, verdict: 'rejected', reason: 'not this one' }]);
+      });
     });
 
     it('a decision link asks the passkey of the person it was sent to, over the payload it was sent for', async () => {
@@ -487,7 +619,17 @@ describe('passkeys', () => {
     expect(checked.status, checked.stdout + checked.stderr).toBe(0);
     // The browser's approvals in the console and from the decision link (Ed25519, Chromium's virtual authenticator)
     // and the software one (ES256).
-    expect(Number(/(\d+) signed verdicts checked against their passkeys/.exec(checked.stdout)?.[1])).toBeGreaterThanOrEqual(3);
+    expect(Number(/(\d+) signed verdicts checked against their passkeys/.exec(checked.stdout)?.[1])).toBeGreaterThanOrEqual(3 + 3 + 3);
+
+    // A batch's list that is not the one signed (a review taken out of it) is named.
+    const lines = exported.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+    const batched = lines.find((line) => line.signed_batch);
+    expect(batched).toBeDefined();
+    batched.signed_batch.reviews = batched.signed_batch.reviews.filter((review: { review_id: string }) => review.review_id === batched.review_id);
+    writeFileSync(file, lines.map((line) => JSON.stringify(line)).join('\n'));
+    const tampered = spawnSync(process.execPath, [verifier, file], { encoding: 'utf8' });
+    expect(tampered.status).toBe(1);
+    expect(tampered.stdout).toContain(`review ${batched.review_id}, by ${batched.actor.id}): the batch beside it is not the one it signed`);
   });
 
   it('each address may start only so many passkey sign-ins a minute', async () => {

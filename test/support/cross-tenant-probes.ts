@@ -121,7 +121,8 @@ function probesOfOperation(operation: Operation): Probe[] {
     probes.push({ operation, kind: 'own', label: 'own', foreign: [], own: ownReferences, base: required });
   }
   for (const reference of references) {
-    probes.push({ operation, kind: 'reference', label: fieldOf(reference), foreign: [reference], own: [...pathSlots, ...otherOwn(reference)], base: required });
+    const base = { ...required, ...optionalHolder(operation.input, reference, slots, required) };
+    probes.push({ operation, kind: 'reference', label: fieldOf(reference), foreign: [reference], own: [...pathSlots, ...otherOwn(reference)], base });
   }
 
   for (const probe of probes) {
@@ -261,6 +262,20 @@ function sampleObject(object: z.ZodObject, slots: Slot[]): Record<string, unknow
     values[field] = value;
   }
   return values;
+}
+
+/**
+ * For a reference inside an optional object or list of objects (`signed_reviews.0.review_id`), which the required
+ * sample leaves out: that field, sampled as if it were required, to hold the reference.
+ */
+function optionalHolder(object: z.ZodObject, reference: Slot, slots: Slot[], required: Record<string, unknown>): Record<string, unknown> {
+  const field = String(reference.at[0]);
+  if (reference.at.length === 1 || field in required) return {};
+  const core = coreOf((object.shape as Record<string, z.ZodType>)[field]!);
+  const inner = (at: number) => slots.filter((slot) => slot.at[0] === field).map((slot) => ({ ...slot, at: slot.at.slice(at) }));
+  if (core instanceof z.ZodObject) return { [field]: sampleObject(core, inner(1)) };
+  if (core instanceof z.ZodArray) return { [field]: [sampleObject(coreOf(core.element as z.ZodType) as z.ZodObject, inner(2))] };
+  return {};
 }
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { text } from '../../kit/fields';
 import type { GatedWrite } from '../writes';
 
 // A changeset on the wire: several gated writes submitted as one, with references between the records it creates.
@@ -12,6 +13,17 @@ export const changesetOperation = 'changesets.submit';
 /** How an item names a record made by an earlier item: the whole string `$ref:<name>`, where `<name>` is that item's `ref`. */
 export const refPrefix = '$ref:';
 const refName = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
+
+/** A reviewer's verdicts on some items of a held changeset, given with their approval of the whole (see ./verdicts.ts). */
+export const itemVerdictsInput = z
+  .array(
+    z.strictObject({
+      index: z.number().int().min(0).max(changesetLimit - 1).describe('The item, from 0'),
+      verdict: z.enum(['approved', 'rejected']).describe('approved (the default for an item not listed) or rejected'),
+      reason: text({ max: 2000 }).optional().describe('Why; required for a rejected item'),
+    }),
+  )
+  .max(changesetLimit);
 
 export const changesetModes = ['all_or_nothing', 'divisible'] as const;
 export type ChangesetMode = (typeof changesetModes)[number];

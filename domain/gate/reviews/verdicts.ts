@@ -1,3 +1,4 @@
+import type { QueryResultRow } from 'pg';
 import type { Database, Queryable } from '../../../db/database';
 import { recordAudit, type VerdictProvenance } from '../../audit/events';
 import { AppError, invalidFields } from '../../kit/errors';
@@ -7,7 +8,7 @@ import { openTrustWindow, type TrustTerms } from '../trust-windows';
 import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
 import { getReview } from './reads';
 import type { Review } from './schema';
-import { decidedPayload, payloadDigest, type DecidedPayload, type Verdict } from './signing';
+import { approvalChallenge, decidedPayload, payloadDigest, type ApprovalTerms, type DecidedPayload, type Verdict } from './signing';
 import { reviewStatusSql, type ReviewStatus } from './state';
 
 // A review's verdict: a person's approval (of the agent's version, or with their edit) or denial, and the expiry its
@@ -27,13 +28,12 @@ export interface PasskeyAssertion {
   signed_at: string;
 }
 
-/** What a person's verdict is checked against when their passkey must sign it. */
+/** What a person's passkey assertion is checked against: theirs, over this challenge (see ./signing.ts). */
 export interface PasskeyCheck {
   orgId: string;
   userId: string;
-  reviewId: string;
-  payloadDigest: string;
-  verdict: Verdict;
+  /** The challenge the assertion must have signed: one review's verdict, or a batch's. */
+  challenge: string;
   assertion: PasskeyAssertion;
 }
 
@@ -47,6 +47,11 @@ export interface PersonsVerdict {
   via: VerdictChannel;
   /** Their passkey's signature over the verdict, when they gave one. */
   passkey?: PasskeyAssertion;
+  /**
+   * Set by recordBatchVerdict only, once it has verified `passkey` over a batch statement that lists this review
+   * with `expectedDigest`: the digest naming that batch. The verdict then checks the digest, not the signature again.
+   */
+  signedBatch?: { digest: string };
   /**
    * The payload digest the person was shown (a decision link carries the one it was sent for): refused with
    * `payload_changed` when the held write differs now.
@@ -99,7 +104,7 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
   const { workflowId, ended, refused } = await db.transaction(async (tx): Promise<{ workflowId: string; ended: boolean; refused?: EditRefused }> => {
     const review = await lockPendingReview(tx, given.orgId, given.reviewId);
     if (given.trust && given.verdict !== 'approved') throw new AppError('validation_failed', 'a trust window is opened only with an approval');
-    const digest = payloadDigest(decidedPayload(review, given.edit, given.trust));
+    const digest = payloadDigest(decidedPayload(review, termsOf(given)));
     if (given.expectedDigest !== undefined && given.expectedDigest !== digest) {
       throw new AppError(
         'payload_changed',
@@ -123,7 +128,7 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
       assertNotSelfApproval(review, given.person.userId);
       assertSawCurrentVersion(review, given.seenEditId);
       if (given.items?.length) await recordItemVerdicts(tx, { reviewId: review.id, orgId: review.orgId, workflowId: review.workflowId, changesetId: review.changesetId, mode: review.changesetMode }, given.person, given.items);
-      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review, undefined, given.trust), digest) };
+      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review, termsOf(given)), digest) };
     }
     const write = heldWrite(review, ports);
     assertEditable(review, write);
@@ -131,7 +136,7 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
     const edited = await editHeldWrite(tx, review, write, given.person, given.edit);
     // A refused edit stays on the record (with its decision): the transaction commits, then the person is told.
     if ('refusal' in edited) return { workflowId: review.workflowId, ended: false, refused: edited };
-    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, decidedPayload(review, given.edit, given.trust), digest, { edit_id: edited.editId }) };
+    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, decidedPayload(review, termsOf(given)), digest, { edit_id: edited.editId }) };
   });
   if (refused) throw refused.refusal;
   if (ended) await ports.reviewEnded(workflowId, given.verdict);
@@ -147,12 +152,21 @@ export async function pendingVerdictPayload(
   db: Database,
   orgId: string,
   reviewId: string,
-  proposedEdit?: Record<string, unknown>,
-  trust?: TrustTerms,
+  terms: ApprovalTerms = {},
 ): Promise<{ payload: DecidedPayload; digest: string; approvalsNeedPasskey: boolean }> {
   const review = await db.transaction((tx) => lockPendingReview(tx, orgId, reviewId));
-  const payload = decidedPayload(review, proposedEdit, trust);
+  const payload = decidedPayload(review, terms);
   return { payload, digest: payloadDigest(payload), approvalsNeedPasskey: review.approvalsNeedPasskey };
+}
+
+/**
+ * The digest of the write each of these reviews holds, for the pending ones (a batch verdict decides them as
+ * held, with no edit), in the order given; the others are left out, and a verdict on them is refused as it would be.
+ */
+export async function pendingPayloadDigests(db: Queryable, orgId: string, reviewIds: string[]): Promise<{ review_id: string; payload_digest: string }[]> {
+  const { rows } = await db.query(`${reviewsAmong} AND ${reviewStatusSql('r')} = 'pending'`, [orgId, reviewIds]);
+  const digests = new Map(rows.map((row) => [row.id as string, payloadDigest(decidedPayload(lockedReviewOf(orgId, row)))]));
+  return reviewIds.flatMap((id) => (digests.has(id) ? [{ review_id: id, payload_digest: digests.get(id)! }] : []));
 }
 
 /** The gated write a review holds, for an edit to be parsed and decided as that write. */
@@ -175,14 +189,16 @@ interface LockedReview extends HeldWrite {
   changesetMode: string | null;
 }
 
-const lockReview = `
-  SELECT r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.interface,
+const heldReviews = `
+  SELECT r.id, r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.interface,
          d.api_key_id, k.label AS api_key_label, k.access AS api_key_access, k.abilities AS api_key_abilities,
          k.created_by AS key_created_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input,
          r.changeset_id, (SELECT c.mode FROM changesets c WHERE c.id = r.changeset_id) AS changeset_mode
   FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
-  LEFT JOIN review_edits e ON e.id = r.edit_id
-  WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`;
+  LEFT JOIN review_edits e ON e.id = r.edit_id`;
+const lockReview = `${heldReviews} WHERE r.org_id = $1 AND r.id = $2 FOR UPDATE OF r`;
+/** The reviews of an organization among a list of ids, read without a lock. */
+const reviewsAmong = `${heldReviews} WHERE r.org_id = $1 AND r.id = ANY($2::text[])`;
 
 /**
  * Locks a review that is still pending, for a verdict in this transaction; 404 when there is none, 409 when it
@@ -194,8 +210,12 @@ async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string)
   if (row.status !== 'pending') {
     throw new AppError('conflict', `review ${reviewId} is ${row.status} already; it can be decided only once, while pending`, { status: row.status });
   }
+  return lockedReviewOf(orgId, row);
+}
+
+function lockedReviewOf(orgId: string, row: QueryResultRow): LockedReview {
   return {
-    id: reviewId,
+    id: row.id,
     orgId,
     workflowId: row.workflow_id,
     operation: row.operation,
@@ -260,7 +280,7 @@ async function approveIn(
      ON CONFLICT (review_id, user_id) DO UPDATE SET comment = EXCLUDED.comment, via = EXCLUDED.via, payload_digest = EXCLUDED.payload_digest,
        passkey = EXCLUDED.passkey, approved_at = now()
      WHERE review_approvals.passkey IS NULL AND EXCLUDED.passkey IS NOT NULL`,
-    [review.id, userId, review.orgId, comment, given.via, digest, given.passkey ? { assertion: given.passkey, payload } : null],
+    [review.id, userId, review.orgId, comment, given.via, digest, given.passkey ? { assertion: given.passkey, payload, ...batchOf(given) } : null],
   );
   if (!added.rowCount) {
     throw new AppError('conflict', `you have approved review ${review.id} already; it needs ${required} approvals from different people`, { status: 'pending' });
@@ -295,9 +315,16 @@ async function approveIn(
   return true;
 }
 
-/** What the audit trail keeps of how a verdict was given: where, on which payload, and the passkey's signature. */
+/** What the audit trail keeps of how a verdict was given: where, on which payload, and the passkey's signature (and the batch it signed). */
 function howDecided(given: PersonsVerdict, digest: string): VerdictProvenance {
-  return { via: given.via, payload_digest: digest, passkey: given.passkey ?? null };
+  return { via: given.via, payload_digest: digest, passkey: given.passkey ?? null, ...batchOf(given) };
+}
+
+const batchOf = (given: PersonsVerdict): { batch_digest?: string } => (given.signedBatch ? { batch_digest: given.signedBatch.digest } : {});
+
+/** What the person decides beside the write as they give the verdict: an edit, a trust window and items count only with an approval. */
+function termsOf(given: PersonsVerdict): ApprovalTerms {
+  return { edit: given.edit, trust: given.trust, items: given.items };
 }
 
 /**
@@ -315,14 +342,20 @@ async function checkPasskey(tx: Queryable, review: LockedReview, given: PersonsV
       { finish_url: finishUrl },
     );
   }
-  if (!ports.verifyPasskey) throw new AppError('passkey_failed', 'a passkey cannot be checked here');
-  await ports.verifyPasskey(tx, { orgId: review.orgId, userId: given.person.userId, reviewId: review.id, payloadDigest: digest, verdict: given.verdict, assertion: given.passkey });
+  if (given.signedBatch) {
+    // The batch's assertion was verified once, over every review's digest; this review is one of them, with this digest.
+    if (given.expectedDigest !== digest) throw new AppError('passkey_failed', `the batch's signature does not cover the write review ${review.id} holds now`);
+  } else {
+    if (!ports.verifyPasskey) throw new AppError('passkey_failed', 'a passkey cannot be checked here');
+    const challenge = approvalChallenge(review.id, digest, given.verdict, given.passkey.signed_at);
+    await ports.verifyPasskey(tx, { orgId: review.orgId, userId: given.person.userId, challenge, assertion: given.passkey });
+  }
   // The payload it signed, kept by its digest for as long as the trail: an audit export carries it beside the
   // signed event (a later edit removes the review's approvals, never this).
   await tx.query('INSERT INTO signed_payloads (digest, org_id, payload) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING', [
     digest,
     review.orgId,
-    decidedPayload(review, given.edit, given.trust),
+    decidedPayload(review, termsOf(given)),
   ]);
 }
 

@@ -20,13 +20,32 @@ export type PasskeyAssertion = NonNullable<Body<'reviews_approve'>['passkey']>;
  * The person's passkey's signature over approving this review (with their edit, if any): the challenge commits to
  * the review, the payload's digest, the verdict and the time, and the authenticator signs it.
  */
-async function signApproval(id: string, edit?: Record<string, unknown>, trust?: Body<'reviews_approve'>['trust']): Promise<PasskeyAssertion> {
+async function signApproval(id: string, { edit, trust, items }: Pick<Body<'reviews_approve'>, 'edit' | 'trust' | 'items'>): Promise<PasskeyAssertion> {
   const asked = await api.post<Data<'reviews_passkey_challenge'>>(`${reviewPath(id)}/passkey-challenge`, {
     verdict: 'approved',
     ...(edit ? { edit } : {}),
     ...(trust ? { trust } : {}),
+    ...(items ? { items } : {}),
   } satisfies Body<'reviews_passkey_challenge'>);
   return signVerdict(asked);
+}
+
+/**
+ * One verdict on several reviews, signed first when the organization needs approvals signed (`signed`): one
+ * passkey assertion covers every pending review selected, each with the digest of the payload it holds.
+ */
+async function decideBatch(ids: string[], verdict: 'approved' | 'denied', comment: string, signed: boolean): Promise<Data<'reviews_decide_batch'>> {
+  const body: Body<'reviews_decide_batch'> = { review_ids: ids, verdict, ...(comment.trim() ? { comment: comment.trim() } : {}) };
+  const send = (extra = {}) => api.post<Data<'reviews_decide_batch'>>('/v1/reviews/batch', { ...body, ...extra } satisfies Body<'reviews_decide_batch'>);
+  const sign = async () => {
+    const asked = await api.post<Data<'reviews_batch_passkey_challenge'>>('/v1/reviews/batch/passkey-challenge', {
+      review_ids: ids,
+      verdict,
+    } satisfies Body<'reviews_batch_passkey_challenge'>);
+    return send({ passkey: await signVerdict(asked), signed_reviews: asked.reviews });
+  };
+  if (signed && verdict === 'approved') return sign();
+  return send();
 }
 
 /**
@@ -35,11 +54,11 @@ async function signApproval(id: string, edit?: Record<string, unknown>, trust?: 
  */
 async function approve(id: string, body: Body<'reviews_approve'>, signed: boolean): Promise<Data<'reviews_approve'>> {
   const send = (passkey?: PasskeyAssertion) => api.post<Data<'reviews_approve'>>(`${reviewPath(id)}/approve`, passkey ? { ...body, passkey } : body);
-  if (signed) return send(await signApproval(id, body.edit, body.trust));
+  if (signed) return send(await signApproval(id, body));
   try {
     return await send();
   } catch (failure) {
-    if (failure instanceof ApiError && failure.code === 'passkey_required') return send(await signApproval(id, body.edit, body.trust));
+    if (failure instanceof ApiError && failure.code === 'passkey_required') return send(await signApproval(id, body));
     throw failure;
   }
 }
@@ -63,12 +82,7 @@ export const reviewsApi = {
     return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}), ...(trust ? { trust } : {}), ...(items.length ? { items } : {}) }, signed);
   },
   /** One verdict on several held writes; each is decided on its own, and the answer says which were refused and why. */
-  decideBatch: (ids: string[], verdict: 'approved' | 'denied', comment: string) =>
-    api.post<Data<'reviews_decide_batch'>>('/v1/reviews/batch', {
-      review_ids: ids,
-      verdict,
-      ...(comment.trim() ? { comment: comment.trim() } : {}),
-    } satisfies Body<'reviews_decide_batch'>),
+  decideBatch,
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */
   approveWithEdit: (id: string, edit: Record<string, unknown>, comment: string, signed = false) =>
     approve(id, { edit, ...(comment.trim() ? { comment: comment.trim() } : {}) }, signed),

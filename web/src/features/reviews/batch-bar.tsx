@@ -30,7 +30,7 @@ export function BatchBar({
   const [busy, setBusy] = useState<'approved' | 'denied'>();
   const [error, setError] = useState<unknown>();
   const [outcome, setOutcome] = useState<{ verdict: 'approved' | 'denied'; answer: Outcome; names: Map<string, string | undefined> }>();
-  // A passkey signs one review's payload; an organization that needs them approves card by card.
+  // Where approvals must be signed, one passkey assertion covers every selected write's payload.
   const approvalsSigned = organization.approvals_need_passkey;
 
   async function decide(verdict: 'approved' | 'denied') {
@@ -38,7 +38,7 @@ export function BatchBar({
     setError(undefined);
     setOutcome(undefined);
     try {
-      const answer = await reviewsApi.decideBatch(selected, verdict, comment);
+      const answer = await reviewsApi.decideBatch(selected, verdict, comment, approvalsSigned);
       // Named as the cards were when decided: the refused ones may leave the page (decided elsewhere meanwhile).
       setOutcome({ verdict, answer, names: new Map(answer.refused.map((refusal) => [refusal.id, describe(refusal.id)])) });
       setComment('');
@@ -53,30 +53,38 @@ export function BatchBar({
   const allSelected = selected.length === shown;
   return (
     <section className="card batch" aria-label="Decide selected writes">
-      <div className="batch-bar">
-        <label className="choice">
-          <input type="checkbox" checked={allSelected} onChange={(event) => onSelectAll(event.target.checked)} />
-          <span>Select all {shown} pending shown</span>
-        </label>
-        <div className="field">
-          <label htmlFor="batch-comment">Comment for each (optional)</label>
-          <input id="batch-comment" maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
+      {shown > 0 && (
+        <div className="batch-bar">
+          <label className="choice">
+            <input type="checkbox" checked={allSelected} onChange={(event) => onSelectAll(event.target.checked)} />
+            <span>Select all {shown} pending shown</span>
+          </label>
+          <div className="field">
+            <label htmlFor="batch-comment">Comment for each (optional)</label>
+            <input id="batch-comment" maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
+          </div>
+          <div className="action-buttons">
+            {(['approved', 'denied'] as const).map((verdict) => (
+              <button
+                key={verdict}
+                type="button"
+                className={verdict === 'approved' ? 'button' : 'button danger'}
+                disabled={selected.length === 0 || busy !== undefined}
+                onClick={() => void decide(verdict)}
+              >
+                {busy !== verdict
+                  ? `${verdictWords[verdict][0]} ${selected.length} selected`
+                  : verdict === 'approved' && approvalsSigned
+                    ? 'Waiting for your passkey…'
+                    : verdictWords[verdict][1]}
+              </button>
+            ))}
+          </div>
         </div>
-        <div className="action-buttons">
-          {(['approved', 'denied'] as const).map((verdict) => (
-            <button
-              key={verdict}
-              type="button"
-              className={verdict === 'approved' ? 'button' : 'button danger'}
-              disabled={selected.length === 0 || busy !== undefined || (verdict === 'approved' && approvalsSigned)}
-              onClick={() => void decide(verdict)}
-            >
-              {busy === verdict ? verdictWords[verdict][1] : `${verdictWords[verdict][0]} ${selected.length} selected`}
-            </button>
-          ))}
-        </div>
-      </div>
-      {approvalsSigned && <p className="hint">This organization needs each approval signed with a passkey: approve on each card. Denying selected writes needs none.</p>}
+      )}
+      {approvalsSigned && shown > 0 && (
+        <p className="hint">Approving asks your passkey to sign once for every selected write: each one's exact payload, the verdict and the time.</p>
+      )}
       <FormError error={error} />
       <div role="status" className="batch-outcome">
         {outcome && (

@@ -16,6 +16,8 @@ export function ReviewsPage() {
   const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
   const [error, setError] = useState<unknown>();
   const { can } = useSignedIn();
+  // A batch's outcome stays in view even when it emptied the queue.
+  const [batchDecided, setBatchDecided] = useState(false);
   // The pending writes the person selected for one verdict; what leaves the list (decided elsewhere, filtered
   // away) leaves the selection.
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
@@ -96,7 +98,7 @@ export function ReviewsPage() {
         </div>
       </form>
       <FormError error={error} />
-      {can('decideReviews') && pending.length > 0 && (
+      {can('decideReviews') && (pending.length > 0 || batchDecided) && (
         <BatchBar
           selected={selectedShown}
           shown={pending.length}
@@ -106,6 +108,7 @@ export function ReviewsPage() {
           }}
           onSelectAll={(all) => setSelected(new Set(all ? pending.map((review) => review.id) : []))}
           onDecided={() => {
+            setBatchDecided(true);
             setSelected(new Set());
             load();
           }}
