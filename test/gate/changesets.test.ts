@@ -229,6 +229,16 @@ describe('a changeset', () => {
       'tasks.delete:allow',
     ]);
     expect(card.changeset.items[2].before).toMatchObject({ id: toMove.id, status: 'todo' });
+    // The input keeps "$ref:proj"; references say which earlier item makes the record it is proposed under.
+    const proposedProject = card.changeset.items[0].resource_id;
+    expect(card.changeset.items[1].input.project_id).toBe('$ref:proj');
+    expect(card.changeset.items[1].resource.project_id).toBe(proposedProject);
+    expect(card.changeset.items.map((item: { references: unknown[] }) => item.references)).toEqual([
+      [],
+      [{ field: 'project_id', ref: 'proj', item: 0, resource_type: 'Project' }],
+      [{ field: 'project_id', ref: 'proj', item: 0, resource_type: 'Project' }],
+      [],
+    ]);
 
     // An all-or-nothing changeset is decided whole: per-item verdicts are refused.
     const divided = await approve(reviewId, { items: [{ index: 1, verdict: 'rejected', reason: 'no' }] });

@@ -1,3 +1,4 @@
+import { referencedFields } from '../../lib/changeset-references';
 import { RecordDiff } from './record-diff';
 import type { Review } from './api';
 
@@ -55,7 +56,12 @@ export function ChangesetItems({
                   </>
                 )}
               </p>
-              <RecordDiff before={item.before} after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : item.resource} deleting={deleting} />
+              <RecordDiff
+                before={item.before}
+                after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : item.resource}
+                deleting={deleting}
+                shownAs={referencedFields(item.input, item.references)}
+              />
               {rejected !== undefined && onRejected && item.verdict !== 'rejected' && (
                 <div className="field inline">
                   <label>
