@@ -54,6 +54,8 @@ describe('a held changeset in the review queue', () => {
     await expect.poll(() => card.locator('.changeset-items > li').count()).toBe(3);
     expect(await card.textContent()).toContain('A changeset of 3 writes, divisible');
     expect(await card.locator('[data-item-index="1"]').textContent()).toContain('Held: The title asks for a review');
+    // Items are numbered from 1 on the card, and so is the reason naming the held one.
+    expect(await card.textContent()).toContain('Why it was held: item 2 (tasks.create): The title asks for a review');
     // The task's project is the one item 1 makes: named so, not by the id it is only proposed under.
     const projectRow = card.locator('[data-item-index="1"] tr', { has: page.locator('th', { hasText: /^project_id$/ }) });
     expect(await projectRow.locator('td').textContent()).toBe('project made by item 1 (proj)');

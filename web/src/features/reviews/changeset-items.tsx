@@ -6,6 +6,14 @@ type Changeset = NonNullable<Review['changeset']>;
 
 const decisionNames = { allow: 'Allowed', review: 'Held', deny: 'Denied' } as const;
 
+/** Why a changeset was held: each held item and its reason, numbered from 1 as the list below numbers them. */
+export function heldItemsReason(changeset: Changeset): string {
+  return changeset.items
+    .filter((item) => item.decision === 'review')
+    .map((item) => `item ${item.index + 1} (${item.operation}): ${item.reason}`)
+    .join('; ');
+}
+
 /**
  * A held changeset's items, in order: each with its own decision, rule and diff. For a divisible changeset still
  * pending, a reviewer may reject items (with a reason each) as they approve the rest: `rejected` maps an item's
