@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database';
+import { heldItemsReason, heldWriteInWords } from '../gate/changesets/in-words';
 import { getReview } from '../gate/reviews/reads';
 import type { Review } from '../gate/reviews/schema';
 import { heldPayloadDigest, type Verdict } from '../gate/reviews/signing';
@@ -45,8 +46,33 @@ export interface DecisionLinkView {
     edit: { by: string; fields: { field: string; agent: unknown; edited: unknown }[] } | null;
     approvals: { required: number; given: number };
     decided_by: string | null;
+    /**
+     * When the review holds a changeset: its mode, how many writes, and (while it can be decided) each item with its
+     * decision and record; the link decides the changeset whole. Null for a single write.
+     */
+    changeset: {
+      mode: 'all_or_nothing' | 'divisible';
+      item_count: number;
+      /** "changeset of 5 writes: tasks.update ×3, tasks.create, bookings.create" */
+      summary: string;
+      items: {
+        index: number;
+        ref: string | null;
+        operation: string;
+        decision: 'allow' | 'review' | 'deny';
+        reason: string;
+        policy_ids: string[];
+        input: Record<string, unknown>;
+        references: { field: string; ref: string; item: number; resource_type: string }[];
+        before: Record<string, unknown> | null;
+        after: Record<string, unknown>;
+        deleting: boolean;
+      }[];
+    } | null;
   };
 }
+
+const isDeleting = (operation: string) => /\.(delete|forget)$/.test(operation);
 
 /** The page a link opens, in the console. */
 export function decisionLinkUrl(publicUrl: string, token: string): string {
@@ -141,7 +167,8 @@ export async function readDecisionLink(db: Queryable, token: string, now = new D
   const state = stateOf(link, review, now);
   // The write itself only while it can still be decided: a spent or stale link (forwarded, found later) says how it ended.
   const shown = state === 'usable' || state === 'payload_changed';
-  const deleting = /\.(delete|forget)$/.test(review.operation);
+  const deleting = isDeleting(review.operation);
+  const { changeset } = review;
   return {
     verdict: link.verdict,
     state,
@@ -152,10 +179,11 @@ export async function readDecisionLink(db: Queryable, token: string, now = new D
       status: review.status,
       operation: review.operation,
       agent: review.submitted_by.api_key_label,
-      reason: review.policy.reason,
+      reason: changeset ? heldItemsReason(changeset) : review.policy.reason,
       expires_at: review.expires_at,
-      before: shown ? review.before : null,
-      after: shown ? (review.edit?.resource ?? review.resource) : null,
+      // A changeset's record is its items, shown one by one below.
+      before: shown && !changeset ? review.before : null,
+      after: shown && !changeset ? (review.edit?.resource ?? review.resource) : null,
       deleting,
       edit:
         shown && review.edit
@@ -163,6 +191,26 @@ export async function readDecisionLink(db: Queryable, token: string, now = new D
           : null,
       approvals: { required: review.approvals.required, given: review.approvals.given.length },
       decided_by: review.decided_by?.email ?? null,
+      changeset: changeset && {
+        mode: changeset.mode,
+        item_count: changeset.items.length,
+        summary: heldWriteInWords(review),
+        items: shown
+          ? changeset.items.map((item) => ({
+              index: item.index,
+              ref: item.ref,
+              operation: item.operation,
+              decision: item.decision,
+              reason: item.reason,
+              policy_ids: item.policy_ids,
+              input: item.input,
+              references: item.references,
+              before: item.before,
+              after: item.resource,
+              deleting: isDeleting(item.operation),
+            }))
+          : [],
+      },
     },
   };
 }

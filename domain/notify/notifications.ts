@@ -1,6 +1,9 @@
 import type { Database, Queryable } from '../../db/database';
 import { recordAudit } from '../audit/events';
+import { changesetItemLines, changesetModeInWords, heldItemsReason, heldWriteInWords } from '../gate/changesets/in-words';
+import { changesetOperation } from '../gate/changesets/schema';
 import { reviewWebUrl } from '../gate/links';
+import { getReview } from '../gate/reviews/reads';
 import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
 import { decisionLinkUrl, issueDecisionLinks, type DecisionLinkPair } from './decision-links';
 import type { Email, Mailer } from './mailer';
@@ -147,21 +150,27 @@ export async function superviseReviewStep(
 
   const link = reviewWebUrl(settings.publicUrl, reviewId);
   const waitedMinutes = Math.max(1, Math.round((now.getTime() - review.created_at.getTime()) / 60_000));
+  // A changeset is told as what it holds (how many writes, which, each item's decision), not as changesets.submit.
+  const changeset = review.operation === changesetOperation ? (await getReview(db, review.org_id, reviewId)).changeset : null;
+  const held = { operation: review.operation, changeset };
   const headline = escalation
-    ? `Escalated to ${tierName}: ${review.agent}'s ${review.operation} has waited ${waitedMinutes} min for a review`
-    : `Review needed: ${review.agent} wants to run ${review.operation}`;
+    ? `Escalated to ${tierName}: ${review.agent}'s ${heldWriteInWords(held, { parenthesized: true })} has waited ${waitedMinutes} min for a review`
+    : `Review needed: ${review.agent} wants to run ${heldWriteInWords(held, { article: true })}`;
+  const reason = changeset ? heldItemsReason(changeset) : review.reason;
+  const whole = changeset ? ` all ${changeset.items.length}` : ' it';
   // Each person's email carries links of their own: decided from it, the verdict is theirs. A retry of this step
   // sends new links, and those of the email before stay valid until used, decided or expired.
   const textFor = (decide: DecisionLinkPair | undefined) =>
     [
       headline,
       '',
-      `Why it was held: ${review.reason}`,
+      `Why it was held: ${reason}`,
+      ...(changeset ? ['', `The ${changeset.items.length} writes, in order:`, ...changesetItemLines(changeset), changesetModeInWords(changeset), ''] : []),
       ...(decide
         ? [
-            `Approve it: ${decisionLinkUrl(settings.publicUrl, decide.approve)}`,
-            `Deny it: ${decisionLinkUrl(settings.publicUrl, decide.deny)}`,
-            'Each link opens a page with the write; nothing is decided until you confirm there. The links are yours alone: do not forward this email.',
+            `Approve${whole}: ${decisionLinkUrl(settings.publicUrl, decide.approve)}`,
+            `Deny${whole}: ${decisionLinkUrl(settings.publicUrl, decide.deny)}`,
+            `Each link opens a page with the ${changeset ? 'writes' : 'write'}; nothing is decided until you confirm there. The links are yours alone: do not forward this email.`,
             `Or open the review in the console: ${link}`,
           ]
         : [`Approve or deny it: ${link}`]),
@@ -179,7 +188,7 @@ export async function superviseReviewStep(
       emailed.map((person) => ({ to: person.email, subject: headline, text: textFor(decisionLinks.get(person.id)) })),
     );
     if (review.slack_webhook_url) {
-      const message = JSON.stringify(await slackReviewMessage(db, { id: reviewId, orgId: review.org_id, headline, reason: review.reason, link }));
+      const message = JSON.stringify(await slackReviewMessage(db, { id: reviewId, orgId: review.org_id, headline, reason, link }));
       const answer = await postOutbound(review.slack_webhook_url, message, {}, { policy: settings.policy });
       if (answer.status < 200 || answer.status > 299) throw new Error(`the Slack webhook answered HTTP ${answer.status}`);
     }

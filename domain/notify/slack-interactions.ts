@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Database } from '../../db/database';
+import { changesetNoun } from '../gate/changesets/in-words';
 import { recordVerdict, type VerdictPorts } from '../gate/reviews/verdicts';
 import { reviewerRoles } from '../identity/actors';
 import { AppError } from '../kit/errors';
@@ -90,15 +91,18 @@ export async function answerPress(db: Database, orgId: string, press: Press, por
       { orgId, reviewId: bound.reviewId, person: { userId: person.userId, role: person.role }, verdict, via: 'slack', expectedDigest: bound.digest },
       ports,
     );
+    // A changeset is named by what it holds; it was decided whole (items are rejected on the review's page).
+    const what = review.changeset ? `the ${changesetNoun(review.changeset.items.length)}` : review.operation;
+    const writes = review.changeset ? `its ${review.changeset.items.length} writes run` : 'the write runs';
     if (review.status === 'pending') {
-      return tell(`Your approval counts (${review.approvals.given.length} of ${review.approvals.required}); the write runs once enough people approve.`);
+      return tell(`Your approval counts (${review.approvals.given.length} of ${review.approvals.required}); ${writes} once enough people approve.`);
     }
-    if (review.status === 'denied') return tell(`Denied by ${person.email} — nothing was written (${review.operation}).`, true);
+    if (review.status === 'denied') return tell(`Denied by ${person.email} — nothing was written (${what}).`, true);
     const outcome = review.failure
-      ? `${review.operation} could not be applied: ${review.failure.message}`
+      ? `${what} could not be applied: ${review.failure.message}`
       : review.applied_at
-        ? `${review.operation} applied`
-        : `${review.operation} is being applied`;
+        ? `${what} applied`
+        : `${what} is being applied`;
     return tell(`Approved by ${person.email} — ${outcome}.`, true);
   } catch (error) {
     if (!(error instanceof AppError)) throw error;

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database';
+import { changesetItemLines, changesetModeInWords } from '../gate/changesets/in-words';
 import { getReview } from '../gate/reviews/reads';
 import { heldPayloadDigest } from '../gate/reviews/signing';
 import { isAllowedNonPublicHost, postOutbound, type OutboundRules } from './outbound';
@@ -26,26 +27,40 @@ export function parseButtonValue(value: string): { reviewId: string; digest: str
   return match ? { reviewId: match[1]!, digest: match[2]! } : undefined;
 }
 
-const plain = (text: string) => ({ type: 'plain_text', text: text.slice(0, 150), emoji: false });
+/** Slack's plain text (a header's or a button's) takes 150 characters at most: longer is cut, saying so. */
+const plain = (text: string) => ({ type: 'plain_text', text: text.length > 150 ? `${text.slice(0, 149)}…` : text, emoji: false });
 const mrkdwn = (text: string) => ({ type: 'mrkdwn', text: text.slice(0, 3000) });
 
-/** A held write's message: what was held and why, Approve and Deny for the payload it holds now, and its page. */
+/**
+ * A held write's message: what was held and why, Approve and Deny for the payload it holds now, and its page. A
+ * changeset's lists its items with their decisions; its buttons decide it whole (rejecting some items is done on
+ * the review's page, which the message points to).
+ */
 export async function slackReviewMessage(
   db: Queryable,
   review: { id: string; orgId: string; headline: string; reason: string; link: string },
 ): Promise<SlackMessage> {
-  const value = buttonValue(review.id, heldPayloadDigest(await getReview(db, review.orgId, review.id)));
+  const held = await getReview(db, review.orgId, review.id);
+  const value = buttonValue(review.id, heldPayloadDigest(held));
+  const { changeset } = held;
+  const whole = changeset ? ` all ${changeset.items.length}` : '';
   return {
     text: `${review.headline}\n${review.reason}\n<${review.link}|Open the review>`,
     blocks: [
       { type: 'header', text: plain(review.headline) },
       { type: 'section', text: mrkdwn(`*Why it was held:* ${review.reason}`) },
+      ...(changeset
+        ? [
+            { type: 'section', text: mrkdwn(`*The ${changeset.items.length} writes:*\n${changesetItemLines(changeset).join('\n')}`) },
+            { type: 'context', elements: [mrkdwn(changesetModeInWords(changeset))] },
+          ]
+        : []),
       {
         type: 'actions',
         block_id: 'gatehouse.review',
         elements: [
-          { type: 'button', action_id: slackActions.approve, text: plain('Approve'), style: 'primary', value },
-          { type: 'button', action_id: slackActions.deny, text: plain('Deny'), style: 'danger', value },
+          { type: 'button', action_id: slackActions.approve, text: plain(`Approve${whole}`), style: 'primary', value },
+          { type: 'button', action_id: slackActions.deny, text: plain(`Deny${whole}`), style: 'danger', value },
           { type: 'button', action_id: slackActions.open, text: plain('Open the review'), url: review.link },
         ],
       },

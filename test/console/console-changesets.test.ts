@@ -2,7 +2,7 @@ import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
 import { addPerson, type TestPerson } from '../support/console';
-import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 // A held changeset in the console, in Chromium: one card listing every item; a reviewer rejects one item of a
 // divisible changeset with a reason and approves the rest, which are applied together.
@@ -54,6 +54,14 @@ describe('a held changeset in the review queue', () => {
     await expect.poll(() => card.locator('.changeset-items > li').count()).toBe(3);
     expect(await card.textContent()).toContain('A changeset of 3 writes, divisible');
     expect(await card.locator('[data-item-index="1"]').textContent()).toContain('Held: The title asks for a review');
+    // Items are numbered from 1 on the card, and so is the reason naming the held one.
+    expect(await card.textContent()).toContain('Why it was held: item 2 (tasks.create): The title asks for a review');
+    // The task's project is the one item 1 makes: named so, not by the id it is only proposed under.
+    const projectRow = card.locator('[data-item-index="1"] tr', { has: page.locator('th', { hasText: /^project_id$/ }) });
+    expect(await projectRow.locator('td').textContent()).toBe('project made by item 1 (proj)');
+    const proposedProjectId = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${held.body.review.id}`, token: acme.reviewerToken })).data.changeset.items[0].resource_id;
+    expect(proposedProjectId).toMatch(/^prj_/);
+    expect(await card.locator('[data-item-index="1"]').textContent()).not.toContain(proposedProjectId);
 
     await card.locator('[data-item-index="2"]').getByLabel('Reject this item').check();
     await card.locator('[data-item-index="2"]').getByPlaceholder('Why (required)').fill('No cake this time');

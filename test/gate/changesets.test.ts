@@ -155,6 +155,42 @@ describe('a changeset', () => {
     expect(json(tooMany).error.details.fields[0].field).toBe('items');
   });
 
+  it('refuses an item input nested too deep (422 naming the field), never walking it into a stack overflow; nothing written', async () => {
+    const nested = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+    const before = await tasksOf(org.organization.id);
+    // 33 levels is one too many; 200,000 would overflow any recursive walk (the JSON parser takes it).
+    for (const depth of [32, 200_000]) {
+      for (const [field, input] of [
+        ['project_id', `{"title":"Too deep","project_id":${nested(depth)}}`],
+        ['extra', `{"title":"Too deep","extra":{"a":${nested(depth)}}}`],
+      ]) {
+        const response = await h.request({
+          method: 'POST',
+          url: '/api/v1/changesets',
+          token: org.readWriteToken,
+          headers: { 'content-type': 'application/json', 'idempotency-key': `deep-${depth}-${field}` },
+          payload: `{"items":[{"operation":"tasks.create","input":{"title":"fine"}},{"operation":"tasks.create","input":${input}}]}`,
+        });
+        expect(response.statusCode, response.body).toBe(422);
+        expect(json(response).error.details.fields).toEqual([{ field: `items.1.input.${field}`, message: 'nests more than 32 levels deep (objects and lists inside each other)' }]);
+      }
+    }
+    // 32 levels in all (the input itself and 31 inside it) is within the bound: the write's own schema answers.
+    const within = await submit({ items: [{ operation: 'tasks.create', input: { title: 'Deep enough', project_id: JSON.parse(nested(31)) } }] });
+    expect(within.statusCode).toBe(422);
+    expect(json(within).error.details.fields).toEqual([{ field: 'items.0.input.project_id', message: expect.stringContaining('expected string') }]);
+
+    const mcp = await connectMcp(baseUrl, org.readWriteToken);
+    clients.push(mcp);
+    const overMcp = await mcp.callTool({
+      name: 'submit_changeset',
+      arguments: { items: [{ operation: 'tasks.create', input: { title: 'Too deep', project_id: JSON.parse(nested(100)) } }] },
+    });
+    expect(overMcp.isError).toBe(true);
+    expect(textOf(overMcp)).toContain('items.0.input.project_id: nests more than 32 levels deep');
+    expect(await tasksOf(org.organization.id)).toEqual(before);
+  });
+
   it('Idempotency-Key: the same changeset again replays the answer and applies nothing twice; another body under the key is refused', async () => {
     const items = [
       { ref: 'p', operation: 'projects.create', input: { name: 'Idempotent project' } },
@@ -193,6 +229,16 @@ describe('a changeset', () => {
       'tasks.delete:allow',
     ]);
     expect(card.changeset.items[2].before).toMatchObject({ id: toMove.id, status: 'todo' });
+    // The input keeps "$ref:proj"; references say which earlier item makes the record it is proposed under.
+    const proposedProject = card.changeset.items[0].resource_id;
+    expect(card.changeset.items[1].input.project_id).toBe('$ref:proj');
+    expect(card.changeset.items[1].resource.project_id).toBe(proposedProject);
+    expect(card.changeset.items.map((item: { references: unknown[] }) => item.references)).toEqual([
+      [],
+      [{ field: 'project_id', ref: 'proj', item: 0, resource_type: 'Project' }],
+      [{ field: 'project_id', ref: 'proj', item: 0, resource_type: 'Project' }],
+      [],
+    ]);
 
     // An all-or-nothing changeset is decided whole: per-item verdicts are refused.
     const divided = await approve(reviewId, { items: [{ index: 1, verdict: 'rejected', reason: 'no' }] });

@@ -110,4 +110,69 @@ describe('a decision link’s page at a phone’s width', () => {
     await broken.context().close();
     expect(pageErrors).toEqual([]);
   }, 90_000);
+
+  it('a held changeset: every item with its decision and record (a reference by the item that makes it); the link approves all of it, in one transaction', async () => {
+    const org = await h.createOrganization({ name: 'Globex' });
+    const existing = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'Draft the quote' } })).data.id as string;
+    const held = await h.request({
+      method: 'POST',
+      url: '/api/v1/changesets',
+      token: org.readWriteToken,
+      payload: {
+        items: [
+          { ref: 'proj', operation: 'projects.create', input: { name: 'Globex onboarding' } },
+          { operation: 'tasks.create', input: { title: 'review the kickoff agenda', project_id: '$ref:proj' } },
+          { operation: 'tasks.update', input: { id: existing, status: 'done', project_id: '$ref:proj' } },
+        ],
+      },
+    });
+    expect(held.statusCode, held.body).toBe(202);
+    const reviewId = json(held).review.id as string;
+    const reviewer = `reviewer@${org.organization.slug}.test`;
+    const [approve] = linksIn(await catcher.mailTo(reviewer, reviewId), `${publicUrl}/decide/`).map((link) => link.slice(publicUrl.length));
+
+    // What the page reads: the changeset's items, no record of its own.
+    const read = json(await h.request({ method: 'GET', url: `/console/api/decision-links${approve!.slice('/decide'.length)}` }));
+    expect(read.data.review).toMatchObject({ operation: 'changesets.submit', before: null, after: null, reason: 'item 2 (tasks.create): The title asks for a review' });
+    expect(read.data.review.changeset).toMatchObject({ mode: 'all_or_nothing', item_count: 3, summary: 'changeset of 3 writes: projects.create, tasks.create, tasks.update' });
+    expect(read.data.review.changeset.items.map((item: { operation: string; decision: string }) => `${item.operation}:${item.decision}`)).toEqual([
+      'projects.create:allow',
+      'tasks.create:review',
+      'tasks.update:allow',
+    ]);
+
+    const page = await phonePage(approve!);
+    await page.getByRole('heading', { level: 1, name: 'Approve this changeset?' }).waitFor();
+    await page.getByText('A changeset of 3 writes: projects.create, tasks.create, tasks.update').waitFor();
+    const items = page.locator('.changeset-items > li');
+    await expect.poll(() => items.count()).toBe(3);
+    expect(await items.nth(1).textContent()).toContain('2. tasks.create · Held: The title asks for a review');
+    expect(await items.nth(2).textContent()).toContain('3. tasks.update · Allowed: Ordinary writes are allowed');
+    // The task's project is named by the item that makes it, in the create and in the update.
+    const projectCell = (item: number) => items.nth(item).locator('tr', { has: page.locator('th', { hasText: /^project_id/ }) }).locator('td').last();
+    expect(await projectCell(1).textContent()).toBe('project made by item 1 (proj)');
+    expect(await projectCell(2).textContent()).toBe('project made by item 1 (proj)');
+    const button = page.getByRole('button', { name: 'Approve all 3 writes' });
+    await button.waitFor();
+    expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'decision-link-changeset-phone');
+    expect((await h.db.query('SELECT count(*)::int AS n FROM projects WHERE org_id = $1', [org.organization.id])).rows[0].n).toBe(0);
+
+    await button.click();
+    await page.getByRole('heading', { level: 2, name: 'Approved and applied' }).waitFor({ timeout: 30_000 });
+    await page.getByText('All 3 writes were applied together, once, as you approved them.').waitFor();
+    const { rows } = await h.db.query(
+      `SELECT xmin::text AS tx, id, project_id FROM tasks WHERE org_id = $1
+       UNION ALL SELECT xmin::text, id, NULL FROM projects WHERE org_id = $1 ORDER BY id`,
+      [org.organization.id],
+    );
+    expect(rows).toHaveLength(3);
+    expect(new Set(rows.map((row) => row.tx)).size).toBe(1);
+    const project = rows.find((row) => row.id.startsWith('prj_'))!;
+    expect(rows.filter((row) => row.project_id === project.id)).toHaveLength(2);
+    expect((await h.db.query('SELECT status, decided_via FROM reviews WHERE id = $1', [reviewId])).rows[0]).toEqual({ status: 'approved', decided_via: 'link' });
+    await page.context().close();
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
 });

@@ -6,7 +6,7 @@ import { updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { emitAuditHeads } from '../../domain/notify/witness';
 import { sealAuditChain } from '../../domain/audit/ledger';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
-import { startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
+import { readMail, startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
 import { startReceiver, type Receiver } from '../support/receiver';
 
 // Reviewer notifications on the real Temporal dev server and PostgreSQL: a held write's reviewers get an email
@@ -67,6 +67,87 @@ describe('a held write', () => {
     const reviewId = await hold(org, 'review this quietly');
     await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
     expect(mails().filter((m) => m.to.includes(quiet.email))).toEqual([]);
+  });
+});
+
+describe('a held changeset', () => {
+  /** A changeset of five writes, one held: a project, a task in it for review, and three tasks moved to done. */
+  async function holdChangeset(org: TestOrganization, mode: 'all_or_nothing' | 'divisible' = 'all_or_nothing') {
+    const ids: string[] = [];
+    for (const title of ['Call Acme', 'Send the quote', 'Book the demo']) {
+      ids.push(json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title } })).data.id);
+    }
+    const response = await h.request({
+      method: 'POST',
+      url: '/api/v1/changesets',
+      token: org.readWriteToken,
+      payload: {
+        mode,
+        items: [
+          { ref: 'proj', operation: 'projects.create', input: { name: 'Acme rollout' } },
+          { operation: 'tasks.create', input: { title: 'review the Acme contract', project_id: '$ref:proj' } },
+          ...ids.map((id) => ({ operation: 'tasks.update', input: { id, status: 'done' } })),
+        ],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(202);
+    return json(response).review.id as string;
+  }
+  const headline = 'test agent wants to run a changeset of 5 writes: tasks.update ×3, projects.create, tasks.create';
+
+  it('is told as what it holds: how many writes and which, each with its decision; the links and buttons decide it whole', async () => {
+    const org = await h.createOrganization();
+    await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
+    const reviewId = await holdChangeset(org);
+    const mail = readMail(await mailTo(`reviewer@${org.organization.slug}.test`, reviewId));
+    expect(mail.subject).toBe(`Review needed: ${headline}`);
+    expect(mail.text).toContain(
+      [
+        `Review needed: ${headline}`,
+        '',
+        'Why it was held: item 2 (tasks.create): The title asks for a review',
+        '',
+        'The 5 writes, in order:',
+        '1. projects.create (ref proj): allowed — Ordinary writes are allowed',
+        '2. tasks.create: held — The title asks for a review',
+        '3. tasks.update: allowed — Ordinary writes are allowed',
+        '4. tasks.update: allowed — Ordinary writes are allowed',
+        '5. tasks.update: allowed — Ordinary writes are allowed',
+        'All or nothing: approving applies all 5 together in one transaction, denying writes none.',
+        '',
+        'Approve all 5: http://gatehouse.test/decide/',
+      ].join('\n'),
+    );
+    expect(mail.text).toMatch(/\nDeny all 5: http:\/\/gatehouse\.test\/decide\/\S+\n/);
+    expect(mail.text).not.toContain('changesets.submit');
+
+    const [message] = await slack.waitFor(1, (request) => request.body.includes(reviewId));
+    const sent = JSON.parse(message!.body);
+    expect(sent.text).toContain(`Review needed: ${headline}`);
+    expect(sent.blocks[0].text.text).toBe(`Review needed: ${headline}`);
+    const blockText = JSON.stringify(sent.blocks);
+    expect(blockText).toContain('*The 5 writes:*\\n1. projects.create (ref proj): allowed');
+    expect(blockText).toContain('2. tasks.create: held — The title asks for a review');
+    const buttons = sent.blocks.find((block: { type: string }) => block.type === 'actions').elements.map((button: { text: { text: string } }) => button.text.text);
+    expect(buttons).toEqual(['Approve all 5', 'Deny all 5', 'Open the review']);
+  });
+
+  it('divisible: the email and Slack say that rejecting some items is done on the review’s page; escalation names the writes too', async () => {
+    const org = await h.createOrganization();
+    const admin = await person(org, 'admin', 'admin');
+    await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${slack.url}/slack`, reviewEscalationMs: 1500 }, policy, system);
+    const reviewId = await holdChangeset(org, 'divisible');
+    const mode = 'Divisible: approving applies all 5 together, denying writes none; to reject some items and approve the rest, open the review in the console.';
+    const mail = readMail(await mailTo(`reviewer@${org.organization.slug}.test`, reviewId));
+    expect(mail.text).toContain(mode);
+    expect(mail.text).toContain(`Or open the review in the console: http://gatehouse.test/reviews/${reviewId}`);
+    const [message] = await slack.waitFor(1, (request) => request.body.includes(reviewId));
+    expect(JSON.parse(message!.body).blocks).toContainEqual({ type: 'context', elements: [{ type: 'mrkdwn', text: mode }] });
+
+    const escalated = readMail(await mailTo(admin.email, reviewId));
+    expect(escalated.subject).toMatch(
+      /^Escalated to admins: test agent's changeset of 5 writes \(tasks\.update ×3, projects\.create, tasks\.create\) has waited \d+ min for a review$/,
+    );
   });
 });
 

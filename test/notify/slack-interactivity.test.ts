@@ -222,6 +222,58 @@ describe('a press by a linked reviewer', () => {
   }, 30_000);
 });
 
+describe('a held changeset in Slack', () => {
+  /** Holds a divisible changeset of three writes (a project, a task in it for review, another task), and answers its Slack message. */
+  async function holdChangeset(org: Org, tag: string) {
+    const response = await h.request({
+      method: 'POST',
+      url: '/api/v1/changesets',
+      token: org.test.readWriteToken,
+      payload: {
+        mode: 'divisible',
+        items: [
+          { ref: 'proj', operation: 'projects.create', input: { name: `Project ${tag}` } },
+          { operation: 'tasks.create', input: { title: `review ${tag}`, project_id: '$ref:proj' } },
+          { operation: 'tasks.create', input: { title: `Follow up ${tag}` } },
+        ],
+      },
+    });
+    expect(response.statusCode, response.body).toBe(202);
+    const reviewId = json(response).review.id as string;
+    const [message] = await slack.waitFor(1, (request) => request.path.startsWith('/webhook/') && request.body.includes(reviewId));
+    return { reviewId, message: JSON.parse(message!.body) };
+  }
+  const written = async (org: Org, tag: string) =>
+    (await h.db.query("SELECT title AS name FROM tasks WHERE org_id = $1 AND title LIKE '%' || $2 UNION ALL SELECT name FROM projects WHERE org_id = $1 AND name LIKE '%' || $2", [org.id, tag])).rows.length;
+
+  it('Approve all applies every item together, Deny all writes none; the answers name the changeset; rejecting items is left to the review’s page', async () => {
+    const org = await slackOrganization();
+    const approved = await holdChangeset(org, 'slack-approved');
+    expect(approved.message.blocks[0].text.text).toBe('Review needed: test agent wants to run a changeset of 3 writes: tasks.create ×2, projects.create');
+    expect(JSON.stringify(approved.message.blocks)).toContain('to reject some items and approve the rest, open the review in the console');
+    expect(buttonOf(approved.message, 'gatehouse.approve')).toMatchObject({ text: { text: 'Approve all 3' } });
+    expect(buttonOf(approved.message, 'gatehouse.open').url).toBe(`http://gatehouse.test/reviews/${approved.reviewId}`);
+    const value = buttonOf(approved.message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value });
+    expect((await press.send()).statusCode).toBe(200);
+    const update = await answeredAt(press.responseUrlPath);
+    expect(update.replace_original).toBe(true);
+    expect(update.text).toMatch(new RegExp(`^Approved by ${org.reviewer.email.replace(/[.]/g, '\\.')} — the changeset of 3 writes (applied|is being applied)\\.$`));
+    await expect.poll(async () => (await reviewOf(org, approved.reviewId)).applied_at, { timeout: 10_000 }).not.toBeNull();
+    expect((await reviewOf(org, approved.reviewId)).changeset.items.map((item: { verdict: string | null }) => item.verdict)).toEqual([null, null, null]);
+    expect(await written(org, 'slack-approved')).toBe(3);
+
+    const denied = await holdChangeset(org, 'slack-denied');
+    const deny = signedPress(org.id, { action: 'gatehouse.deny', value: buttonOf(denied.message, 'gatehouse.deny').value! });
+    expect((await deny.send()).statusCode).toBe(200);
+    expect((await answeredAt(deny.responseUrlPath)).text).toBe(`Denied by ${org.reviewer.email} — nothing was written (the changeset of 3 writes).`);
+    expect(await reviewOf(org, denied.reviewId)).toMatchObject({ status: 'denied', decided_via: 'slack' });
+    expect(await written(org, 'slack-denied')).toBe(0);
+  }, 30_000);
+});
+
 describe('the same rules as the console', () => {
   it("a press counts as one approval of a write that needs two; once a reviewer edits the write, the old message's buttons are refused and go", async () => {
     const org = await slackOrganization(quorumPolicy);

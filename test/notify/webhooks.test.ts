@@ -108,6 +108,35 @@ describe('the events of a gated write', () => {
     expect(new Set(events.map((event) => event.id)).size).toBe(3);
   });
 
+  it('a held changeset, approved: one review.created, one review.decided, one write.applied (the Changeset), nothing per item', async () => {
+    const held = await h.request({
+      method: 'POST',
+      url: '/api/v1/changesets',
+      token: acme.readWriteToken,
+      payload: {
+        items: [
+          { ref: 'proj', operation: 'projects.create', input: { name: 'Webhook rollout' } },
+          { operation: 'tasks.create', input: { title: 'review the webhook rollout', project_id: '$ref:proj' } },
+          { operation: 'tasks.create', input: { title: 'Announce the webhook rollout' } },
+        ],
+      },
+    });
+    expect(held.statusCode, held.body).toBe(202);
+    const reviewId = json(held).review.id;
+    const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: acme.reviewerToken, payload: {} });
+    expect(approved.statusCode, approved.body).toBe(200);
+    const { rows } = await h.db.query('SELECT workflow_id, changeset_id FROM reviews WHERE id = $1', [reviewId]);
+    const events = await arrived(3, rows[0].workflow_id);
+    expect(events.map((event) => event.type)).toEqual(['review.created', 'review.decided', 'write.applied']);
+    expect(events[0]!.data).toMatchObject({ review_id: reviewId, operation: 'changesets.submit' });
+    expect(events[2]!.data).toMatchObject({ resource_type: 'Changeset', resource_id: rows[0].changeset_id, operation: 'changesets.submit' });
+    // Each item's decision and write is in the audit trail, and none of them is an event for receivers.
+    const { rows: trail } = await h.db.query("SELECT type FROM audit_events WHERE workflow_id = $1 AND type LIKE 'changeset.%' ORDER BY id", [rows[0].workflow_id]);
+    expect(trail.map((row) => row.type).sort()).toEqual([...Array(3).fill('changeset.item_applied'), ...Array(3).fill('changeset.item_decided')]);
+    const { rows: outbox } = await h.db.query("SELECT type FROM webhook_events WHERE data->>'workflow_id' = $1 ORDER BY created_at, id", [rows[0].workflow_id]);
+    expect(outbox.map((row) => row.type)).toEqual(['review.created', 'review.decided', 'write.applied']);
+  });
+
   it('Review → expire: review.created, review.expired', async () => {
     const held = await write('review and let it expire');
     expect(held.statusCode).toBe(202);

@@ -26,6 +26,39 @@ export function linksIn(mail: Mail, base: string): string[] {
   return unfolded(mail.raw).match(new RegExp(`${escaped}[^\\s<>"|]*`, 'g')) ?? [];
 }
 
+/** Bytes written as =XX (quoted-printable, and the Q encoding of headers). */
+const quotedBytes = (text: string) => Buffer.from(text.replace(/=([0-9A-F]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+
+/** A header's encoded words (RFC 2047) as text: adjacent ones joined as bytes first (a character may span two). */
+const decodedHeader = (value: string) =>
+  value.replace(/=\?utf-8\?[QB]\?[^?]*\?=(\s*=\?utf-8\?[QB]\?[^?]*\?=)*/gi, (run) =>
+    Buffer.concat(
+      [...run.matchAll(/=\?utf-8\?([QB])\?([^?]*)\?=/gi)].map(([, encoding, word]) =>
+        encoding!.toUpperCase() === 'B' ? Buffer.from(word!, 'base64') : quotedBytes(word!.replace(/_/g, ' ')),
+      ),
+    ).toString('utf8'),
+  );
+
+/**
+ * A single-part text mail as its reader sees it: the subject with its encoded words decoded, and the body undone
+ * of its transfer encoding (quoted-printable or base64).
+ */
+export function readMail(mail: Mail): { subject: string; text: string } {
+  const split = mail.raw.indexOf('\r\n\r\n');
+  const headers = mail.raw.slice(0, split).replace(/\r\n[ \t]+/g, ' ');
+  const body = mail.raw.slice(split + 4);
+  const header = (name: string) => new RegExp(`^${name}:\\s*(.*)$`, 'im').exec(headers)?.[1] ?? '';
+  const subject = decodedHeader(header('Subject'));
+  const encoding = header('Content-Transfer-Encoding').toLowerCase();
+  const text =
+    encoding === 'quoted-printable'
+      ? quotedBytes(body.replace(/=\r?\n/g, '')).toString('utf8')
+      : encoding === 'base64'
+        ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8')
+        : body;
+  return { subject, text: text.replace(/\r\n/g, '\n') };
+}
+
 export async function startMailCatcher(): Promise<MailCatcher> {
   const mails: Mail[] = [];
   const smtp = new SMTPServer({

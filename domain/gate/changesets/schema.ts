@@ -25,6 +25,13 @@ export const itemVerdictsInput = z
   )
   .max(changesetLimit);
 
+/**
+ * How deep an item's input may nest (objects and lists inside each other). Refs are looked for in the whole input
+ * before its write's own schema has a say, so the bound is checked first: a deeper input is refused (422), never
+ * walked into a stack overflow.
+ */
+export const maxInputDepth = 32;
+
 export const changesetModes = ['all_or_nothing', 'divisible'] as const;
 export type ChangesetMode = (typeof changesetModes)[number];
 
@@ -66,7 +73,7 @@ export function changesetInputOf(writes: readonly GatedWrite[]) {
     input: z
       .record(z.string(), z.unknown())
       .describe(
-        "That write's input, exactly as its own operation takes it (path fields such as id go in here). Any string value \"$ref:<name>\" is replaced by the id of the record made by the earlier item with that ref",
+        `That write's input, exactly as its own operation takes it (path fields such as id go in here). Any string value "$ref:<name>" is replaced by the id of the record made by the earlier item with that ref. At most ${maxInputDepth} levels of objects and lists deep`,
       ),
   });
   return z
@@ -81,6 +88,11 @@ export function changesetInputOf(writes: readonly GatedWrite[]) {
     .superRefine((changeset, ctx) => {
       const defined = new Map<string, number>();
       changeset.items.forEach((item, index) => {
+        const tooDeep = pathBeyondDepth(item.input, maxInputDepth);
+        if (tooDeep) {
+          ctx.addIssue({ code: 'custom', message: `nests more than ${maxInputDepth} levels deep (objects and lists inside each other)`, path: ['items', index, 'input', ...tooDeep.slice(0, 1)] });
+          return;
+        }
         const parsed = byName.get(item.operation)!.input.safeParse(item.input);
         if (!parsed.success) {
           for (const issue of parsed.error.issues) {
@@ -108,20 +120,40 @@ export function changesetInputOf(writes: readonly GatedWrite[]) {
 }
 
 
+/**
+ * Where a value nests deeper than `max` levels (the path to the first container past it), or undefined. Walked
+ * with a stack of its own, so that any depth the JSON parser took is measured without recursion.
+ */
+export function pathBeyondDepth(value: unknown, max: number): (string | number)[] | undefined {
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  while (pending.length) {
+    const { value: next, path } = pending.pop()!;
+    if (!next || typeof next !== 'object') continue;
+    if (path.length >= max) return path;
+    const entries: [string | number, unknown][] = Array.isArray(next) ? next.map((entry, index) => [index, entry]) : Object.entries(next);
+    for (const [key, entry] of entries) pending.push({ value: entry, path: [...path, key] });
+  }
+  return undefined;
+}
 
-/** Every `$ref:<name>` string in an item's input, with where it stands. */
+/**
+ * Every `$ref:<name>` string in an item's input, with where it stands. Nothing deeper than maxInputDepth is walked
+ * (a validated input never is deeper).
+ */
 export function refsIn(value: unknown, path: (string | number)[] = []): { path: (string | number)[]; name: string }[] {
   if (typeof value === 'string') return value.startsWith(refPrefix) ? [{ path, name: value.slice(refPrefix.length) }] : [];
+  if (path.length >= maxInputDepth) return [];
   if (Array.isArray(value)) return value.flatMap((entry, index) => refsIn(entry, [...path, index]));
   if (value && typeof value === 'object') return Object.entries(value).flatMap(([key, entry]) => refsIn(entry, [...path, key]));
   return [];
 }
 
-/** The item's input with each `$ref:<name>` replaced by the id `ids` gives that name. */
-export function resolveRefs(value: unknown, ids: ReadonlyMap<string, string>): unknown {
+/** The item's input with each `$ref:<name>` replaced by the id `ids` gives that name (as deep as maxInputDepth). */
+export function resolveRefs(value: unknown, ids: ReadonlyMap<string, string>, depth = 0): unknown {
   if (typeof value === 'string') return value.startsWith(refPrefix) ? (ids.get(value.slice(refPrefix.length)) ?? value) : value;
-  if (Array.isArray(value)) return value.map((entry) => resolveRefs(entry, ids));
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, resolveRefs(entry, ids)]));
+  if (depth >= maxInputDepth) return value;
+  if (Array.isArray(value)) return value.map((entry) => resolveRefs(entry, ids, depth + 1));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, entry]) => [key, resolveRefs(entry, ids, depth + 1)]));
   return value;
 }
 

@@ -6,6 +6,7 @@ import { decodeCursor, toPage, type Page } from '../../kit/pagination';
 import type { listReviewsInput, Review, reviewProgressSchema } from './schema';
 import { reviewStatusSql } from './state';
 import { undoableUntilSql } from '../undo';
+import { refsIn } from '../changesets/schema';
 
 // Reading reviews: the queue, one review, the agent's follow view, and the gauge. One query reads a review whole.
 
@@ -109,7 +110,24 @@ function reviewFromRow(row: QueryResultRow): Review {
     undone_by: row.undone_by ?? null,
     undone_at: iso(row.undone_at),
     undoable_until: iso(row.undoable_until),
-    changeset: row.changeset ?? null,
+    changeset: row.changeset ? changesetOf(row.changeset) : null,
+  };
+}
+
+type StoredChangeset = Omit<NonNullable<Review['changeset']>, 'items'> & { items: Omit<NonNullable<Review['changeset']>['items'][number], 'references'>[] };
+
+/** A changeset as stored, each item with the records of earlier items its input names by ref. */
+function changesetOf(stored: StoredChangeset): NonNullable<Review['changeset']> {
+  const makers = new Map(stored.items.filter((item) => item.ref !== null).map((item) => [item.ref!, item]));
+  return {
+    ...stored,
+    items: stored.items.map((item) => ({
+      ...item,
+      references: refsIn(item.input).flatMap(({ path, name }) => {
+        const maker = makers.get(name);
+        return maker ? [{ field: path.join('.'), ref: name, item: maker.index, resource_type: maker.resource_type }] : [];
+      }),
+    })),
   };
 }
 
@@ -124,7 +142,7 @@ export function asSeenByKey(review: Review, apiKeyId: string): Review {
     // A changeset with memories: those items are redacted, and the changeset's own copies of them with them.
     const redacted = { redacted: true };
     const items = review.changeset!.items.map((item) =>
-      item.operation.startsWith('memories.') ? { ...item, input: redacted, resource: redacted, before: item.before && redacted, result: null } : item,
+      item.operation.startsWith('memories.') ? { ...item, input: redacted, references: [], resource: redacted, before: item.before && redacted, result: null } : item,
     );
     return { ...review, proposed: redacted, resource: redacted, result: null, changeset: { ...review.changeset!, items } };
   }

@@ -120,6 +120,18 @@ export const reviewSchema = z
               ref: z.string().nullable().describe('Its ref, which later items name as "$ref:<ref>"'),
               operation: z.string().describe('The write, e.g. tasks.create'),
               input: z.record(z.string(), z.unknown()).describe('Its input as sent ($ref:… kept)'),
+              references: z
+                .array(
+                  z.object({
+                    field: z.string().describe('Where the input names it: a field, or a path into one (attendee_ids.1)'),
+                    ref: z.string().describe('The ref named ("$ref:<ref>" in the input)'),
+                    item: z.number().int().describe('The earlier item that makes the record (its index, from 0)'),
+                    resource_type: z.string().describe("That item's record type: Project, Task, …"),
+                  }),
+                )
+                .describe(
+                  "Each record of an earlier item this item's input names by ref: resource and resource_id hold the id that record is proposed (or was written) under, this says which item makes it",
+                ),
               decision: z.enum(['allow', 'review', 'deny']).describe("The policy's decision on this item, as if alone"),
               reason: z.string().describe('Why'),
               policy_ids: z.array(z.string()).describe('The rules that decided'),

@@ -9,20 +9,26 @@ export function shown(value: unknown): string {
 
 /**
  * The record as it would be written: every field, and for updates and deletes what it was before. With
- * `changedFirst`, the fields the write changes come first (where a person on a phone looks first).
+ * `changedFirst`, the fields the write changes come first (where a person on a phone looks first). `shownAs` puts
+ * a field's value in words (a changeset's reference to a record an earlier item makes), where it stands after the
+ * write and, unchanged, before it.
  */
 export function RecordDiff({
   before,
   after,
   deleting,
   changedFirst = false,
+  shownAs = {},
 }: {
   before: Record<string, unknown> | null;
   after: Record<string, unknown>;
   deleting: boolean;
   changedFirst?: boolean;
+  shownAs?: Record<string, string>;
 }) {
   const changed = (field: string) => before !== null && !deleting && JSON.stringify(before[field]) !== JSON.stringify(after[field]);
+  const afterCell = (field: string) => shownAs[field] ?? shown(after[field]);
+  const beforeCell = (field: string) => (field in shownAs && JSON.stringify(before?.[field]) === JSON.stringify(after[field]) ? shownAs[field] : shown(before?.[field]));
   const all = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after)])].filter((field) => !['org_id'].includes(field));
   const fields = changedFirst ? [...all.filter(changed), ...all.filter((field) => !changed(field))] : all;
   if (!before) {
@@ -33,7 +39,7 @@ export function RecordDiff({
           {fields.map((field) => (
             <tr key={field}>
               <th scope="row">{field}</th>
-              <td>{shown(after[field])}</td>
+              <td>{afterCell(field)}</td>
             </tr>
           ))}
         </tbody>
@@ -66,8 +72,8 @@ export function RecordDiff({
                 {field}
                 {changed(field) && <span className="visually-hidden"> (changed)</span>}
               </th>
-              <td>{shown(before[field])}</td>
-              {!deleting && <td>{shown(after[field])}</td>}
+              <td>{beforeCell(field)}</td>
+              {!deleting && <td>{afterCell(field)}</td>}
             </tr>
           ))}
         </tbody>

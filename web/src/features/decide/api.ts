@@ -1,4 +1,5 @@
 import { api } from '../../lib/api';
+import type { ItemReference } from '../../lib/changeset-references';
 import { signVerdict, type VerdictChallenge } from '../../lib/passkeys';
 
 // A decision link's calls (api/decision-links/routes.ts): read the link, which decides nothing, and confirm it
@@ -25,6 +26,24 @@ export interface DecisionLink {
     edit: { by: string; fields: { field: string; agent: unknown; edited: unknown }[] } | null;
     approvals: { required: number; given: number };
     decided_by: string | null;
+    changeset: {
+      mode: 'all_or_nothing' | 'divisible';
+      item_count: number;
+      summary: string;
+      items: {
+        index: number;
+        ref: string | null;
+        operation: string;
+        decision: 'allow' | 'review' | 'deny';
+        reason: string;
+        policy_ids: string[];
+        input: Record<string, unknown>;
+        references: ItemReference[];
+        before: Record<string, unknown> | null;
+        after: Record<string, unknown>;
+        deleting: boolean;
+      }[];
+    } | null;
   };
 }
 

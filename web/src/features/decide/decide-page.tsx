@@ -7,6 +7,7 @@ import { when } from '../../lib/format';
 import { RecordDiff } from '../../lib/record-diff';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { decisionLinksApi, type DecisionLink, type DecisionOutcome, type PasskeyAssertion } from './api';
+import { ChangesetList } from './changeset-list';
 import { EditedFields } from './edited-fields';
 
 const verbs = { approved: 'Approve', denied: 'Deny' } as const;
@@ -28,18 +29,23 @@ function staleMessage(link: DecisionLink): string | null {
   }
 }
 
-/** What came of a confirmed link, in words. */
-function outcomeMessage(outcome: DecisionOutcome): { title: string; detail: string } {
-  if (outcome.status === 'denied') return { title: 'Denied', detail: 'Nothing was written. The agent is told the write was denied.' };
+/** What came of a confirmed link, in words (`writes`: a changeset's number of writes). */
+function outcomeMessage(outcome: DecisionOutcome, writes?: number): { title: string; detail: string } {
+  const subject = writes === undefined ? 'write' : 'changeset';
+  if (outcome.status === 'denied') return { title: 'Denied', detail: `Nothing was written. The agent is told the ${subject} was denied.` };
   if (outcome.status === 'pending') {
     return {
       title: 'Your approval counts',
-      detail: `${outcome.approvals.given} of ${outcome.approvals.required} approvals so far: the write runs once ${outcome.approvals.required} different people approve it.`,
+      detail: `${outcome.approvals.given} of ${outcome.approvals.required} approvals so far: the ${subject} runs once ${outcome.approvals.required} different people approve it.`,
     };
   }
-  if (outcome.failure) return { title: 'Approved, but not applied', detail: `The write could not be applied: ${outcome.failure.message}` };
-  if (outcome.applied) return { title: 'Approved and applied', detail: 'The write ran once, as you approved it.' };
-  return { title: 'Approved', detail: 'The write is being applied; the review in the console shows its result.' };
+  if (outcome.failure) {
+    return { title: 'Approved, but not applied', detail: `The ${subject} could not be applied${writes === undefined ? '' : ' (none of its writes was)'}: ${outcome.failure.message}` };
+  }
+  if (outcome.applied) {
+    return { title: 'Approved and applied', detail: writes === undefined ? 'The write ran once, as you approved it.' : `All ${writes} writes were applied together, once, as you approved them.` };
+  }
+  return { title: 'Approved', detail: `The ${subject} is being applied; the review in the console shows its result.` };
 }
 
 /**
@@ -58,7 +64,11 @@ export function DecidePage() {
   const [signing, setSigning] = useState(false);
   const outcomeHeading = useRef<HTMLHeadingElement>(null);
   const verb = link ? verbs[link.verdict] : 'Decide';
-  useDocumentTitle(`${verb} a held write`);
+  const changeset = link?.review.changeset;
+  // What the link decides, in its heading and button: the write, or the whole changeset.
+  const subject = changeset ? 'changeset' : 'write';
+  const subjectWhole = changeset ? `all ${changeset.item_count} writes` : 'this write';
+  useDocumentTitle(`${verb} a held ${subject}`);
 
   useEffect(() => {
     decisionLinksApi.read(token).then(setLink, setLinkError);
@@ -118,20 +128,29 @@ export function DecidePage() {
 
   const { review } = link;
   const stale = staleMessage(link);
-  const done = outcome && outcomeMessage(outcome);
+  const done = outcome && outcomeMessage(outcome, changeset?.item_count);
   return (
     <main className="narrow decide" id="main">
       <h1>
-        {verb} this write?
+        {verb} this {subject}?
       </h1>
       <p className="deciding-as">
         You are deciding as <strong>{link.person.email}</strong> in <strong>{link.organization.name}</strong>.
       </p>
       <dl className="facts">
-        <dt>Operation</dt>
-        <dd>
-          <code>{review.operation}</code>
-        </dd>
+        {changeset ? (
+          <>
+            <dt>Changeset</dt>
+            <dd>{changeset.summary.replace(/^changeset of/, 'A changeset of')}</dd>
+          </>
+        ) : (
+          <>
+            <dt>Operation</dt>
+            <dd>
+              <code>{review.operation}</code>
+            </dd>
+          </>
+        )}
         <dt>Agent</dt>
         <dd>{review.agent}</dd>
         <dt>Why it was held</dt>
@@ -152,6 +171,7 @@ export function DecidePage() {
         )}
       </dl>
       {review.edit && <EditedFields edit={review.edit} />}
+      {changeset && changeset.items.length > 0 && <ChangesetList changeset={changeset} reviewId={review.id} />}
       {review.after && (
         <section aria-labelledby="decide-write">
           <h2 id="decide-write">{review.edit ? 'The write as edited' : 'The write'}</h2>
@@ -170,13 +190,13 @@ export function DecidePage() {
           {stale}
         </p>
       ) : (
-        <form onSubmit={submit} className="stack decide-form" aria-label={`${verb} this write`}>
+        <form onSubmit={submit} className="stack decide-form" aria-label={`${verb} ${subjectWhole}`}>
           <FormField id="decide-comment" label="Comment (optional)" hint="Kept with your decision in the audit trail.">
             {(control) => <textarea {...control} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />}
           </FormField>
           <FormError error={error} />
           <button type="submit" className={link.verdict === 'denied' ? 'button danger' : 'button'} disabled={busy}>
-            {signing ? 'Waiting for your passkey…' : busy ? `${verb === 'Approve' ? 'Approving' : 'Denying'}…` : `${verb} this write`}
+            {signing ? 'Waiting for your passkey…' : busy ? `${verb === 'Approve' ? 'Approving' : 'Denying'}…` : `${verb} ${subjectWhole}`}
           </button>
           <p className="hint">Opening this page decided nothing; only this button does, once.</p>
         </form>

@@ -1,9 +1,18 @@
+import { referencedFields } from '../../lib/changeset-references';
 import { RecordDiff } from './record-diff';
 import type { Review } from './api';
 
 type Changeset = NonNullable<Review['changeset']>;
 
 const decisionNames = { allow: 'Allowed', review: 'Held', deny: 'Denied' } as const;
+
+/** Why a changeset was held: each held item and its reason, numbered from 1 as the list below numbers them. */
+export function heldItemsReason(changeset: Changeset): string {
+  return changeset.items
+    .filter((item) => item.decision === 'review')
+    .map((item) => `item ${item.index + 1} (${item.operation}): ${item.reason}`)
+    .join('; ');
+}
 
 /**
  * A held changeset's items, in order: each with its own decision, rule and diff. For a divisible changeset still
@@ -55,7 +64,12 @@ export function ChangesetItems({
                   </>
                 )}
               </p>
-              <RecordDiff before={item.before} after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : item.resource} deleting={deleting} />
+              <RecordDiff
+                before={item.before}
+                after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : item.resource}
+                deleting={deleting}
+                shownAs={referencedFields(item.input, item.references)}
+              />
               {rejected !== undefined && onRejected && item.verdict !== 'rejected' && (
                 <div className="field inline">
                   <label>

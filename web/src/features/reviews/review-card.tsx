@@ -9,7 +9,7 @@ import { UndoButton } from '../../lib/undo-button';
 import { editable, reviewsApi, type Review } from './api';
 import { EditForm } from './edit-form';
 import { EditSummary } from './edit-summary';
-import { ChangesetItems } from './changeset-items';
+import { ChangesetItems, heldItemsReason } from './changeset-items';
 import { RecordDiff } from './record-diff';
 import { noTrust, TrustOption, trustTerms } from './trust-option';
 
@@ -92,7 +92,7 @@ export function ReviewCard({
         </p>
       )}
       <p>
-        <strong>Why it was held:</strong> {review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
+        <strong>Why it was held:</strong> {review.changeset ? heldItemsReason(review.changeset) : review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
       </p>
       {review.edit && <EditSummary review={review} edit={review.edit} />}
       {review.edit && <p className="hint">The write as edited:</p>}
