@@ -1,26 +1,49 @@
+import type { ReactNode } from 'react';
+import { when } from '../../lib/format';
+import { EditedFieldsTable } from '../../lib/record-diff';
+import { editable, type Review } from './api';
 import { RecordDiff } from './record-diff';
-import type { Review } from './api';
 
 type Changeset = NonNullable<Review['changeset']>;
+type Item = Changeset['items'][number];
 
 const decisionNames = { allow: 'Allowed', review: 'Held', deny: 'Denied' } as const;
 
+/** A reviewer's edit of one item: who and when, each field the agent's way and the edited way, and the policy's word. */
+function ItemEditSummary({ item, edit }: { item: Item; edit: NonNullable<Item['edit']> }) {
+  return (
+    <div className="edit-summary">
+      <p>
+        <strong>Edited by {edit.by.email}</strong> {when(edit.at)} · the policy on the edited item: {decisionNames[edit.decision]} — {edit.reason}{' '}
+        <span className="hint">(rule {edit.policy_ids.join(', ') || '—'})</span>
+      </p>
+      <EditedFieldsTable fields={edit.fields.map((field) => ({ field, agent: item.input[field], edited: edit.input[field] }))} />
+    </div>
+  );
+}
+
 /**
- * A held changeset's items, in order: each with its own decision, rule and diff. For a divisible changeset still
- * pending, a reviewer may reject items (with a reason each) as they approve the rest: `rejected` maps an item's
- * index to the reason typed so far.
+ * A held changeset's items, in order: each with its own decision, rule and diff, and a reviewer's edit if one was
+ * made. For a divisible changeset still pending, a reviewer may reject items (with a reason each) as they approve the
+ * rest: `rejected` maps an item's index to the reason typed so far. With `onEdit`, a create or update item can be
+ * edited as the changeset is approved: `editor` is the form, shown in the item it edits.
  */
 export function ChangesetItems({
   changeset,
   reviewId,
   rejected,
   onRejected,
+  onEdit,
+  editor,
 }: {
   changeset: Changeset;
   reviewId: string;
   /** Present when the reviewer may reject items now. */
   rejected?: Record<number, string>;
   onRejected?: (rejected: Record<number, string>) => void;
+  /** Present when the reviewer may edit items now: opens the form for one. */
+  onEdit?: (index: number) => void;
+  editor?: { index: number; form: ReactNode };
 }) {
   return (
     <div className="changeset">
@@ -55,7 +78,21 @@ export function ChangesetItems({
                   </>
                 )}
               </p>
-              <RecordDiff before={item.before} after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : item.resource} deleting={deleting} />
+              {item.edit && <ItemEditSummary item={item} edit={item.edit} />}
+              <RecordDiff
+                before={item.before}
+                after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : (item.edit?.resource ?? item.resource)}
+                deleting={deleting}
+              />
+              {editor?.index === item.index
+                ? editor.form
+                : onEdit &&
+                  !isRejected &&
+                  editable(item.operation) && (
+                    <button type="button" className="button secondary" onClick={() => onEdit(item.index)}>
+                      Edit item {item.index + 1}, then approve
+                    </button>
+                  )}
               {rejected !== undefined && onRejected && item.verdict !== 'rejected' && (
                 <div className="field inline">
                   <label>
