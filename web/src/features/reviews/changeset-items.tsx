@@ -22,6 +22,42 @@ function ItemEditSummary({ item, edit }: { item: Item; edit: NonNullable<Item['e
   );
 }
 
+/** "Reject this item" on a divisible changeset's item, with the reason once it is ticked. */
+function RejectItem({ index, id, rejected, onRejected }: { index: number; id: string; rejected: Record<number, string>; onRejected: (rejected: Record<number, string>) => void }) {
+  return (
+    <div className="field inline">
+      <label>
+        <input
+          type="checkbox"
+          checked={index in rejected}
+          onChange={(event) => {
+            const next = { ...rejected };
+            if (event.target.checked) next[index] = '';
+            else delete next[index];
+            onRejected(next);
+          }}
+        />{' '}
+        Reject this item
+      </label>
+      {index in rejected && (
+        <>
+          <label htmlFor={`${id}-reason`} className="visually-hidden">
+            Why item {index + 1} is rejected
+          </label>
+          <input
+            id={`${id}-reason`}
+            type="text"
+            maxLength={2000}
+            placeholder="Why (required)"
+            value={rejected[index]}
+            onChange={(event) => onRejected({ ...rejected, [index]: event.target.value })}
+          />
+        </>
+      )}
+    </div>
+  );
+}
+
 /**
  * A held changeset's items, in order: each with its own decision, rule and diff, and a reviewer's edit if one was
  * made. For a divisible changeset still pending, a reviewer may reject items (with a reason each) as they approve the
@@ -62,6 +98,8 @@ export function ChangesetItems({
           const deleting = item.operation.endsWith('.delete') || item.operation.endsWith('.forget');
           const id = `changeset-${reviewId}-item-${item.index}`;
           const isRejected = item.verdict === 'rejected' || (rejected !== undefined && item.index in rejected);
+          const mayReject = item.verdict !== 'rejected' && rejected !== undefined && onRejected !== undefined;
+          const mayEdit = onEdit !== undefined && !isRejected && editable(item.operation);
           return (
             <li key={item.index} className={isRejected ? 'rejected' : undefined} data-item-index={item.index}>
               <p>
@@ -84,45 +122,15 @@ export function ChangesetItems({
                 after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : (item.edit?.resource ?? item.resource)}
                 deleting={deleting}
               />
-              {editor?.index === item.index
-                ? editor.form
-                : onEdit &&
-                  !isRejected &&
-                  editable(item.operation) && (
-                    <button type="button" className="button secondary" onClick={() => onEdit(item.index)}>
+              {editor?.index === item.index && editor.form}
+              {editor?.index !== item.index && (mayEdit || mayReject) && (
+                <div className="item-actions">
+                  {mayEdit && (
+                    <button type="button" className="button secondary" onClick={() => onEdit?.(item.index)}>
                       Edit item {item.index + 1}, then approve
                     </button>
                   )}
-              {rejected !== undefined && onRejected && item.verdict !== 'rejected' && (
-                <div className="field inline">
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={item.index in rejected}
-                      onChange={(event) => {
-                        const next = { ...rejected };
-                        if (event.target.checked) next[item.index] = '';
-                        else delete next[item.index];
-                        onRejected(next);
-                      }}
-                    />{' '}
-                    Reject this item
-                  </label>
-                  {item.index in rejected && (
-                    <>
-                      <label htmlFor={`${id}-reason`} className="visually-hidden">
-                        Why item {item.index + 1} is rejected
-                      </label>
-                      <input
-                        id={`${id}-reason`}
-                        type="text"
-                        maxLength={2000}
-                        placeholder="Why (required)"
-                        value={rejected[item.index]}
-                        onChange={(event) => onRejected({ ...rejected, [item.index]: event.target.value })}
-                      />
-                    </>
-                  )}
+                  {mayReject && <RejectItem index={item.index} id={id} rejected={rejected!} onRejected={onRejected!} />}
                 </div>
               )}
             </li>
