@@ -91,13 +91,13 @@ const approveWithEditInput = approveReviewInput.extend({
   items: itemVerdictsInput
     .optional()
     .describe(
-      'For a review holding a divisible changeset: verdicts on some of its items as you approve it; the approved items are applied together once the review is approved. A rejected item needs a reason; an item left must not refer to a rejected item\'s record (422 naming it); rejecting every item is refused (deny instead)',
+      "For a review holding a changeset: verdicts on some of its items as you approve it. Edit an item (any changeset) with verdict approved and its edit: the changeset as edited is decided by the policy again, each item as if alone as at submission (a Deny refuses the approval, 403 policy_denied naming the item, and the review keeps waiting; a Review asks for its approvals, yours the first); once approved, the edited items are what is applied. Reject an item (a divisible changeset only) with a reason; an item left must not refer to a rejected item's record (422 naming it); rejecting every item is refused (deny instead). The approved items are applied together once the review is approved",
     ),
   edit: z
     .record(z.string(), z.unknown())
     .optional()
     .describe(
-      "Fields to change in a held create or update before approving it (e.g. {\"due_on\": \"2026-12-01\"}), over the agent's input; id and if_match cannot change. The edited write is decided by the policy again (the agent's key as principal, you in context.editor): a Deny refuses the edit (403 policy_denied, the review still waits), an Allow applies it with your approval, a Review counts your approval as the first",
+      "Fields to change in a held create or update before approving it (e.g. {\"due_on\": \"2026-12-01\"}), over the agent's input (a changeset's items are edited with items[k].edit instead); id and if_match cannot change. The edited write is decided by the policy again (the agent's key as principal, you in context.editor): a Deny refuses the edit (403 policy_denied, the review still waits), an Allow applies it with your approval, a Review counts your approval as the first",
     ),
   trust: trustTermsInput.optional(),
 });
@@ -144,7 +144,7 @@ export const approveReviewOperation = defineOperation({
   family: 'reviews',
   summary: 'Approve a held write',
   description:
-    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it: the edited write is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Send `trust` to also open a trust window for the key that made the write (the same operation and picked attribute values, bounded in minutes and uses; see trust_windows.list). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
+    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it, or `items[k].edit` for an item of a held changeset: the edited write (or changeset) is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Send `trust` to also open a trust window for the key that made the write (the same operation and picked attribute values, bounded in minutes and uses; see trust_windows.list). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
   method: 'POST',
   path: '/reviews/:id/approve',
   input: approveWithEditInput,

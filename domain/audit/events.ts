@@ -81,6 +81,15 @@ export type AuditEvent =
     })
   /** A reviewer rejected one item of a divisible changeset (the rest is applied once the review is approved). */
   | (GateEvent & { type: 'changeset.item_rejected'; actor: ActorRef; data: { changeset_id: string; item: number; operation: string; reason: string } })
+  /**
+   * A reviewer changed fields of one item of a held changeset as they approved it (`edit_id`: the version of the
+   * changeset it made, recorded as review.edited); `decision` is the policy's on the item as edited.
+   */
+  | (GateEvent & {
+      type: 'changeset.item_edited';
+      actor: ActorRef;
+      data: { changeset_id: string; item: number; operation: string; edit_id: string; fields: string[]; decision: string; reason: string; policyIds: string[] };
+    })
   | (GateEvent & {
       type: 'review.approved' | 'review.denied';
       actor: ActorRef;

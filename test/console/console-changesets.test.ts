@@ -5,7 +5,8 @@ import { addPerson, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 // A held changeset in the console, in Chromium: one card listing every item; a reviewer rejects one item of a
-// divisible changeset with a reason and approves the rest, which are applied together.
+// divisible changeset with a reason and approves the rest, which are applied together; a reviewer edits one item and
+// approves, and the edited item is applied with the rest.
 
 let h: Harness;
 let acme: TestOrganization;
@@ -114,4 +115,62 @@ describe('a held changeset in the review queue', () => {
     expect(written.find((row) => row.label === 'Draft the Globex quote')?.status).toBe('done');
     expect(pageErrors).toEqual([]);
   }, 60_000);
+
+  it("a reviewer edits one item's fields, then approves: the edited item is applied with the rest, and the card shows what they changed", async () => {
+    const held = await submitChangeset({
+      items: [
+        { ref: 'proj', operation: 'projects.create', input: { name: 'Initech launch' } },
+        { operation: 'tasks.create', input: { title: 'review the Initech launch plan draft', project_id: '$ref:proj', due_on: '2027-03-01' } },
+        { operation: 'tasks.create', input: { title: 'Book the Initech venue' } },
+      ],
+    });
+    expect(held.status).toBe(202);
+    const reviewId = held.body.review.id as string;
+    const page = await signedInConsole(browser, origin, { slug: acme.organization.slug, email: reviewer.email, password: reviewer.password }, pageErrors);
+    await page.goto(`${origin}/reviews/${reviewId}`);
+    const card = page.locator('article.review', { hasText: 'Initech launch' });
+    await card.waitFor();
+    // Only a create or update item offers an edit; the form opens in the item, prefilled with the agent's values.
+    const item = card.locator('[data-item-index="1"]');
+    await item.getByRole('button', { name: 'Edit item 2, then approve' }).click();
+    const form = item.getByRole('form', { name: 'Edit item 2, then approve' });
+    await form.waitFor();
+    expect(await form.getByLabel('title', { exact: true }).inputValue()).toBe('review the Initech launch plan draft');
+    expect(await form.getByLabel('due_on', { exact: true }).inputValue()).toBe('2027-03-01');
+
+    // An edit the policy denies is refused with the item's reason; the review keeps waiting.
+    await form.getByLabel('title', { exact: true }).fill('deny the launch');
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+    await form.getByRole('alert').getByText('item 1 (tasks.create): The title asks to be denied').waitFor({ timeout: 20_000 });
+
+    await form.getByLabel('title', { exact: true }).fill('review the Initech launch checklist');
+    await form.getByLabel('due_on', { exact: true }).fill('2027-02-15');
+    await card.getByLabel('Comment (optional)').fill('A checklist, and two weeks sooner');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'review-changeset-edit');
+    await form.getByRole('button', { name: 'Approve with changes' }).click();
+
+    await card.getByText(`Approved by ${reviewer.email}`).waitFor({ timeout: 20_000 });
+    await form.waitFor({ state: 'detached' });
+    await expect.poll(async () => (await page.reload(), await card.innerText()), { timeout: 20_000 }).toContain('The write ran.');
+    // The card shows what the reviewer changed in the item: who, each field the agent's way and theirs.
+    const edited = card.locator('[data-item-index="1"] .edit-summary');
+    expect(await edited.innerText()).toContain(`Edited by ${reviewer.email}`);
+    const rows = await edited.locator('tr[data-edited="true"]').allInnerTexts();
+    expect(rows).toEqual([expect.stringMatching(/due_on\s+2027-03-01\s+2027-02-15/), expect.stringMatching(/title\s+review the Initech launch plan draft\s+review the Initech launch checklist/)]);
+    expect(await card.locator('[data-item-index="2"] .edit-summary').count()).toBe(0);
+
+    const { rows: tasks } = await h.db.query(
+      `SELECT t.title, t.due_on::text, p.name AS project, t.xmin::text AS tx, p.xmin::text AS project_tx FROM tasks t LEFT JOIN projects p ON p.id = t.project_id
+       WHERE t.org_id = $1 AND t.title LIKE '%Initech%' ORDER BY t.title`,
+      [acme.organization.id],
+    );
+    expect(tasks.map((row) => [row.title, row.due_on, row.project])).toEqual([
+      ['Book the Initech venue', null, null],
+      ['review the Initech launch checklist', '2027-02-15', 'Initech launch'],
+    ]);
+    // One transaction wrote the project and both tasks.
+    expect(new Set([...tasks.map((row) => row.tx), tasks[1].project_tx]).size).toBe(1);
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
 });

@@ -21,7 +21,7 @@ const strictness = { allow: 0, review: 1, deny: 2 } as const;
 type ItemDecision = keyof typeof strictness;
 
 /** What one item was decided on and, inside the savepoint, what it wrote. */
-interface ProposedItem {
+export interface ProposedItem {
   index: number;
   ref: string | null;
   write: GatedWrite;
@@ -75,34 +75,16 @@ export async function decideAndApplyChangeset(
     const input = changesetShape.parse(request.input);
     await tx.query('SAVEPOINT changeset_proposal');
     const items = await proposeItems(tx, writeOf, request, input);
-    const decision = items.reduce<ItemDecision>((worst, item) => (strictness[item.decision] > strictness[worst] ? item.decision : worst), 'allow');
+    const whole = decidedWhole(items);
+    const decision = whole.decision;
     await tx.query(decision === 'allow' ? 'RELEASE SAVEPOINT changeset_proposal' : 'ROLLBACK TO SAVEPOINT changeset_proposal');
 
-    const deciding = items.filter((item) => item.decision === decision);
     const changesetId = newId('chs');
     const { recorded } = await recordDecisionIn(tx, {
       workflowId,
       request,
-      decision,
-      reason: deciding.map((item) => `item ${item.index} (${item.write.name}): ${item.reason}`).join('; '),
-      policyIds: [...new Set(deciding.flatMap((item) => item.policyIds))],
-      policyErrors: [...new Set(items.flatMap((item) => item.policyErrors))],
-      policyVersion: items[0]!.policyVersion,
-      // The strictest quorum of the held items: the changeset needs what its most demanding item would alone.
-      approvalsRequired: Math.max(1, ...items.filter((item) => item.decision === 'review').map((item) => item.approvalsRequired)),
-      resource: {
-        changeset_id: changesetId,
-        mode: input.mode,
-        items: items.map((item) => ({
-          index: item.index,
-          ref: item.ref,
-          operation: item.write.name,
-          resource_type: item.write.resourceType,
-          resource_id: item.proposedId,
-          decision: item.decision,
-          resource: item.resource,
-        })),
-      },
+      ...whole,
+      resource: changesetResource(changesetId, input.mode, items),
       context: { interface: request.interface, operation: changesetOperation, item_count: items.length, mode: input.mode },
       reviewExpiresAt,
     });
@@ -156,18 +138,68 @@ export async function decideAndApplyChangeset(
   });
 }
 
+/** How a changeset's items are proposed again when a reviewer edits some (see ./edits.ts). */
+export interface ProposeOptions {
+  /** Items left out (rejected ones): nothing refers to them. */
+  skip?: ReadonlySet<number>;
+  /** What an item's policy context gets besides the changeset's (an edited item: its editor). */
+  contextOf?: (index: number) => Record<string, unknown>;
+}
+
+/**
+ * A changeset's decision from its items': the strictest, with the reasons and rules of the items that decided it,
+ * and the quorum of its most demanding held item (the changeset needs what that item would alone).
+ */
+export function decidedWhole(items: ProposedItem[]) {
+  const decision = items.reduce<ItemDecision>((worst, item) => (strictness[item.decision] > strictness[worst] ? item.decision : worst), 'allow');
+  const deciding = items.filter((item) => item.decision === decision);
+  return {
+    decision,
+    reason: deciding.map((item) => `item ${item.index} (${item.write.name}): ${item.reason}`).join('; '),
+    policyIds: [...new Set(deciding.flatMap((item) => item.policyIds))],
+    policyErrors: [...new Set(items.flatMap((item) => item.policyErrors))],
+    policyVersion: items[0]!.policyVersion,
+    approvalsRequired: Math.max(1, ...items.filter((item) => item.decision === 'review').map((item) => item.approvalsRequired)),
+  };
+}
+
+/** What the policy saw of a changeset as a whole: each item's record and decision. */
+export function changesetResource(changesetId: string, mode: string, items: ProposedItem[]): Record<string, unknown> {
+  return {
+    changeset_id: changesetId,
+    mode,
+    items: items.map((item) => ({
+      index: item.index,
+      ref: item.ref,
+      operation: item.write.name,
+      resource_type: item.write.resourceType,
+      resource_id: item.proposedId,
+      decision: item.decision,
+      resource: item.resource,
+    })),
+  };
+}
+
 /** Each item in order: its refs resolved, decided by the policy, then written (inside the caller's savepoint). */
-async function proposeItems(tx: Queryable, writeOf: WriteOf, request: GatedWriteRequest, changeset: ChangesetInput): Promise<ProposedItem[]> {
+export async function proposeItems(
+  tx: Queryable,
+  writeOf: WriteOf,
+  request: Pick<GatedWriteRequest, 'orgId' | 'interface' | 'apiKey'>,
+  changeset: ChangesetInput,
+  options: ProposeOptions = {},
+): Promise<ProposedItem[]> {
   const ids = new Map<string, string>();
   const proposed: ProposedItem[] = [];
   const by = { apiKeyId: request.apiKey.id, abilities: request.apiKey.abilities };
   for (const [index, item] of changeset.items.entries()) {
+    if (options.skip?.has(index)) continue;
     const write = writeOf(item.operation);
     if (!write) throw new AppError('validation_failed', `item ${index}: no gated write is named ${item.operation}`, { item: index });
     try {
       const input = write.input.parse(resolveRefs(item.input, ids));
       const { proposal, version, decided, context } = await askPolicy(tx, write, { ...request, operation: write.name }, input, {
         changeset: { item: index, items: changeset.items.length, mode: changeset.mode },
+        ...options.contextOf?.(index),
       });
       const before = proposal.before ? json(proposal.before) : null;
       const applied = await write.apply(tx, request.orgId, input, { before: before ?? undefined }, by);
@@ -336,9 +368,15 @@ export async function applyHeldChangeset(db: Database, writeOf: WriteOf, workflo
     if (!claim.rowCount) return (await tx.query('SELECT result FROM applied_writes WHERE workflow_id = $1', [workflowId])).rows[0].result;
 
     const changesetId: string = review.changeset_id;
+    // A reviewer's edit: each item as the version the review points at holds it (input, the record its decision saw,
+    // and that decision), else as the agent sent it.
     const { rows: items } = await tx.query(
-      `SELECT idx, ref, operation, input, before, verdict, decision FROM changeset_items WHERE changeset_id = $1 ORDER BY idx`,
-      [changesetId],
+      `SELECT i.idx, i.ref, i.operation, coalesce(v.input, i.input) AS input, CASE WHEN v.idx IS NULL THEN i.before ELSE v.before END AS before,
+              i.verdict, coalesce(v.decision, i.decision) AS decision
+       FROM changeset_items i JOIN reviews r ON r.changeset_id = i.changeset_id
+       LEFT JOIN changeset_item_edits v ON v.edit_id = r.edit_id AND v.idx = i.idx
+       WHERE i.changeset_id = $1 AND r.id = $2 ORDER BY i.idx`,
+      [changesetId, reviewId],
     );
     const ids = new Map<string, string>();
     const by = { apiKeyId: request.apiKey.id, abilities: request.apiKey.abilities };

@@ -21,6 +21,12 @@ export const itemVerdictsInput = z
       index: z.number().int().min(0).max(changesetLimit - 1).describe('The item, from 0'),
       verdict: z.enum(['approved', 'rejected']).describe('approved (the default for an item not listed) or rejected'),
       reason: text({ max: 2000 }).optional().describe('Why; required for a rejected item'),
+      edit: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .describe(
+          'Fields to change in this item (a create or update item, with verdict approved) over its input as the review holds it, e.g. {"title": "…"}; id and if_match cannot change; a "$ref:<name>" must name an earlier item kept. A problem names items.<k>.edit.<field> (422)',
+        ),
     }),
   )
   .max(changesetLimit);

@@ -3,11 +3,16 @@ import { recordAudit } from '../../audit/events';
 import { AppError, invalidFields, type FieldProblem } from '../../kit/errors';
 import { refNames, refPrefix } from './schema';
 
-/** A reviewer's verdict on one item of a divisible changeset, given with their approval of the whole. */
+/**
+ * A reviewer's verdict on one item of a held changeset, given with their approval of the whole: rejected (a
+ * divisible changeset only), or approved, perhaps with an edit (any changeset; see ./edits.ts).
+ */
 export interface ItemVerdict {
   index: number;
   verdict: 'approved' | 'rejected';
   reason?: string;
+  /** Fields to change over the item's input as it is approved (a create or update item only). */
+  edit?: Record<string, unknown>;
 }
 
 /** The held changeset of a review being decided (see recordVerdict). */
@@ -19,19 +24,48 @@ export interface HeldChangeset {
   mode: string | null;
 }
 
+/** A held changeset's item as a verdict checks it. */
+export interface HeldItem {
+  idx: number;
+  ref: string | null;
+  operation: string;
+  /** As the agent sent it ($ref:… kept). */
+  input: Record<string, unknown>;
+  verdict: 'approved' | 'rejected' | null;
+}
+
+/** The items a check of verdicts found, and the items left out once they are recorded (rejected before, or now). */
+export interface CheckedItemVerdicts {
+  items: HeldItem[];
+  rejected: ReadonlySet<number>;
+}
+
 /**
- * Records a reviewer's per-item verdicts on a divisible changeset, in the verdict's transaction: a rejected item
- * needs a reason, and stays rejected (another approver's "approved" does not bring it back); the items left must
- * not refer to a record a rejected item would make, and at least one must be left (else deny the whole).
+ * Checks a reviewer's per-item verdicts on a changeset, in the verdict's transaction, writing nothing: each names an
+ * item once; only a divisible changeset has items rejected, each with a reason, and a rejected item stays rejected
+ * (another approver's "approved" does not bring it back); the items left must not refer to a record a rejected item
+ * would make, and at least one must be left (else deny the whole).
  */
-export async function recordItemVerdicts(tx: Queryable, held: HeldChangeset, person: { userId: string }, verdicts: ItemVerdict[]): Promise<void> {
+export async function checkItemVerdicts(tx: Queryable, held: HeldChangeset, verdicts: ItemVerdict[]): Promise<CheckedItemVerdicts> {
   if (!held.changesetId) {
     throw invalidFields([{ field: 'items', message: `review ${held.reviewId} holds a single write, not a changeset: approve or deny it whole` }]);
   }
-  if (held.mode !== 'divisible') {
-    throw invalidFields([{ field: 'items', message: 'this changeset is all_or_nothing: approve or deny it whole (the agent marks a changeset divisible to let a reviewer decide its items)' }]);
+  if (held.mode !== 'divisible' && verdicts.some((given) => given.verdict === 'rejected')) {
+    throw invalidFields([
+      {
+        field: 'items',
+        message:
+          'this changeset is all_or_nothing: its items are not rejected one by one; approve it whole (editing items if need be) or deny it (the agent marks a changeset divisible to let a reviewer reject items)',
+      },
+    ]);
   }
-  const { rows } = await tx.query('SELECT idx, ref, operation, input, verdict FROM changeset_items WHERE changeset_id = $1 ORDER BY idx', [held.changesetId]);
+  // Each item as the review holds it now: a reviewer's edit may have changed what it refers to.
+  const { rows } = await tx.query<HeldItem>(
+    `SELECT i.idx, i.ref, i.operation, coalesce(v.input, i.input) AS input, i.verdict
+     FROM changeset_items i JOIN reviews r ON r.changeset_id = i.changeset_id LEFT JOIN changeset_item_edits v ON v.edit_id = r.edit_id AND v.idx = i.idx
+     WHERE i.changeset_id = $1 AND r.id = $2 ORDER BY i.idx`,
+    [held.changesetId, held.reviewId],
+  );
   const problems: FieldProblem[] = [];
   const seen = new Set<number>();
   verdicts.forEach((given, k) => {
@@ -39,6 +73,7 @@ export async function recordItemVerdicts(tx: Queryable, held: HeldChangeset, per
     else if (seen.has(given.index)) problems.push({ field: `items.${k}.index`, message: `item ${given.index} is given twice` });
     seen.add(given.index);
     if (given.verdict === 'rejected' && !given.reason?.trim()) problems.push({ field: `items.${k}.reason`, message: 'a rejected item needs a reason' });
+    if (given.verdict === 'rejected' && given.edit !== undefined) problems.push({ field: `items.${k}.edit`, message: 'an item is edited only as it is approved' });
   });
   if (problems.length) throw invalidFields(problems);
 
@@ -60,11 +95,21 @@ export async function recordItemVerdicts(tx: Queryable, held: HeldChangeset, per
       );
     }
   }
+  return { items: rows, rejected };
+}
+
+/**
+ * Records a reviewer's per-item verdicts on a changeset (checked first, see checkItemVerdicts), in the verdict's
+ * transaction, with an audit event for each rejected item.
+ */
+export async function recordItemVerdicts(tx: Queryable, held: HeldChangeset, person: { userId: string }, verdicts: ItemVerdict[]): Promise<void> {
+  const { items: rows } = await checkItemVerdicts(tx, held, verdicts);
+  const changesetId = held.changesetId!;
   for (const given of verdicts) {
     const row = rows[given.index]!;
     if (row.verdict === 'rejected') continue;
     await tx.query('UPDATE changeset_items SET verdict = $3, verdict_reason = $4, verdict_by = $5 WHERE changeset_id = $1 AND idx = $2', [
-      held.changesetId,
+      changesetId,
       given.index,
       given.verdict,
       given.reason?.trim() || null,
@@ -76,7 +121,7 @@ export async function recordItemVerdicts(tx: Queryable, held: HeldChangeset, per
         actor: { type: 'user', id: person.userId },
         workflowId: held.workflowId,
         reviewId: held.reviewId,
-        data: { changeset_id: held.changesetId, item: given.index, operation: row.operation, reason: given.reason!.trim() },
+        data: { changeset_id: changesetId, item: given.index, operation: row.operation, reason: given.reason!.trim() },
       });
     }
   }

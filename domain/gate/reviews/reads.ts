@@ -29,8 +29,14 @@ const selectReview = `
                    (SELECT json_agg(json_build_object('index', i.idx, 'ref', i.ref, 'operation', i.operation, 'input', i.input, 'decision', i.decision,
                              'reason', i.reason, 'policy_ids', i.policy_ids, 'approvals_required', i.approvals_required, 'resource_type', i.resource_type,
                              'resource_id', coalesce(i.applied_id, i.proposed_id), 'resource', i.resource, 'before', i.before, 'verdict', i.verdict,
-                             'verdict_reason', i.verdict_reason, 'result', i.result) ORDER BY i.idx)
-                    FROM changeset_items i WHERE i.changeset_id = c.id))
+                             'verdict_reason', i.verdict_reason, 'result', i.result,
+                             'edit', CASE WHEN v.idx IS NOT NULL THEN json_build_object('fields', v.fields, 'by', json_build_object('user_id', v.edited_by, 'email', vu.email),
+                                       'at', v.edited_at, 'input', v.input, 'resource', v.resource, 'decision', v.decision, 'reason', v.reason, 'policy_ids', v.policy_ids) END)
+                             ORDER BY i.idx)
+                    FROM changeset_items i
+                    LEFT JOIN changeset_item_edits v ON v.edit_id = r.edit_id AND v.idx = i.idx AND cardinality(v.fields) > 0
+                    LEFT JOIN users vu ON vu.id = v.edited_by
+                    WHERE i.changeset_id = c.id))
           FROM changesets c WHERE c.id = r.changeset_id) AS changeset
   FROM reviews r
   LEFT JOIN applied_writes aw ON aw.workflow_id = r.workflow_id AND aw.org_id = r.org_id
@@ -123,6 +129,7 @@ function changesetOf(stored: StoredChangeset): NonNullable<Review['changeset']> 
     ...stored,
     items: stored.items.map((item) => ({
       ...item,
+      ...(item.edit ? { edit: { ...item.edit, at: new Date(item.edit.at).toISOString() } } : {}),
       references: refsIn(item.input).flatMap(({ path, name }) => {
         const maker = makers.get(name);
         return maker ? [{ field: path.join('.'), ref: name, item: maker.index, resource_type: maker.resource_type }] : [];
@@ -142,9 +149,13 @@ export function asSeenByKey(review: Review, apiKeyId: string): Review {
     // A changeset with memories: those items are redacted, and the changeset's own copies of them with them.
     const redacted = { redacted: true };
     const items = review.changeset!.items.map((item) =>
-      item.operation.startsWith('memories.') ? { ...item, input: redacted, references: [], resource: redacted, before: item.before && redacted, result: null } : item,
+      item.operation.startsWith('memories.')
+        ? { ...item, input: redacted, references: [], resource: redacted, before: item.before && redacted, result: null, edit: item.edit && { ...item.edit, input: redacted, resource: redacted } }
+        : item,
     );
-    return { ...review, proposed: redacted, resource: redacted, result: null, changeset: { ...review.changeset!, items } };
+    // A reviewer's edit of the changeset holds every item's input too.
+    const edit = review.edit && { ...review.edit, input: redacted, resource: redacted };
+    return { ...review, proposed: redacted, resource: redacted, result: null, edit, changeset: { ...review.changeset!, items } };
   }
   if (!review.operation.startsWith('memories.')) return review;
   return {

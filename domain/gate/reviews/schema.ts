@@ -142,6 +142,21 @@ export const reviewSchema = z
               before: z.record(z.string(), z.unknown()).nullable().describe('For updates and deletes: the record before'),
               verdict: z.enum(['approved', 'rejected']).nullable().describe("A reviewer's verdict on this item (divisible changesets); null: follows the whole"),
               verdict_reason: z.string().nullable().describe('Why the item was rejected'),
+              edit: z
+                .object({
+                  fields: z.array(z.string()).describe("The fields whose values the reviewer changed from the agent's item"),
+                  by: z
+                    .object({ user_id: z.string().describe('The reviewer who edited (usr_…)'), email: z.string().describe("The reviewer's sign-in email") })
+                    .describe('The reviewer who changed them'),
+                  at: instantField('When they changed them'),
+                  input: z.record(z.string(), z.unknown()).describe("The item as edited: what is applied on approval (input keeps the agent's)"),
+                  resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the edited item'),
+                  decision: z.enum(['allow', 'review']).describe("The policy's decision on the edited item, as if alone"),
+                  reason: z.string().describe('Why'),
+                  policy_ids: z.array(z.string()).describe('The rules that decided'),
+                })
+                .nullable()
+                .describe("A reviewer's edit of this item, part of the changeset's edit (the review's edit, send its id as seen_edit); null when not edited"),
               result: z.unknown().describe('The record as written, once applied'),
             }),
           )

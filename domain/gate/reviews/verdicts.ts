@@ -2,7 +2,8 @@ import type { QueryResultRow } from 'pg';
 import type { Database, Queryable } from '../../../db/database';
 import { recordAudit, type VerdictProvenance } from '../../audit/events';
 import { AppError, invalidFields } from '../../kit/errors';
-import { recordItemVerdicts, type ItemVerdict } from '../changesets/verdicts';
+import { assertItemsEditable, editHeldChangeset, editsItems, type ItemEditDeniedError } from '../changesets/edits';
+import { checkItemVerdicts, recordItemVerdicts, type ItemVerdict } from '../changesets/verdicts';
 import type { GatedWrite } from '../writes';
 import { openTrustWindow, type TrustTerms } from '../trust-windows';
 import { assertEditable, editHeldWrite, type EditRefused, type HeldWrite } from './edits';
@@ -71,6 +72,11 @@ export interface PersonsVerdict {
   items?: ItemVerdict[];
 }
 
+/** An edit of a changeset's items the policy denied: recorded, and the person told once the transaction has committed. */
+interface ItemEditRefused {
+  refusal: ItemEditDeniedError;
+}
+
 /** What a verdict needs from outside the gate: the held writes by name, and the workflow that holds the write. */
 export interface VerdictPorts {
   /** The gated write an operation names (the resources' registry), for an edit to be parsed and decided as it. */
@@ -101,7 +107,7 @@ export interface VerdictPorts {
  * first to lock the review settles it and the others are told 409.
  */
 export async function recordVerdict(db: Database, given: PersonsVerdict, ports: VerdictPorts): Promise<Review> {
-  const { workflowId, ended, refused } = await db.transaction(async (tx): Promise<{ workflowId: string; ended: boolean; refused?: EditRefused }> => {
+  const { workflowId, ended, refused } = await db.transaction(async (tx): Promise<{ workflowId: string; ended: boolean; refused?: EditRefused | ItemEditRefused }> => {
     const review = await lockPendingReview(tx, given.orgId, given.reviewId);
     if (given.trust && given.verdict !== 'approved') throw new AppError('validation_failed', 'a trust window is opened only with an approval');
     const digest = payloadDigest(decidedPayload(review, termsOf(given)));
@@ -122,7 +128,10 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
       throw invalidFields([{ field: 'trust', message: 'a trust window is opened by approving a single held write, not a changeset' }]);
     }
     if (review.changesetId && given.edit !== undefined) {
-      throw invalidFields([{ field: 'edit', message: "a changeset's items cannot be edited yet: approve it, deny it, or (divisible) reject items" }]);
+      throw invalidFields([{ field: 'edit', message: "a changeset is edited item by item: send an item's changes as items[k].edit, with its index and verdict approved" }]);
+    }
+    if (review.changesetId && editsItems(given.items)) {
+      return { workflowId: review.workflowId, ...(await approveWithItemEdits(tx, review, given, ports, digest)) };
     }
     if (given.edit === undefined) {
       assertNotSelfApproval(review, given.person.userId);
@@ -141,6 +150,33 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
   if (refused) throw refused.refusal;
   if (ended) await ports.reviewEnded(workflowId, given.verdict);
   return getReview(db, given.orgId, given.reviewId);
+}
+
+/**
+ * An approval of a held changeset with edits to some of its items (items[k].edit): checked as a single write's
+ * edit-then-approve is (what cannot be edited first, then self-approval, then the version the person saw), the
+ * edited changeset decided by the policy again (../changesets/edits.ts), then the item verdicts and the approval
+ * recorded. A refused edit stays on the record, and nothing else of the approval does.
+ */
+async function approveWithItemEdits(
+  tx: Queryable,
+  review: LockedReview,
+  given: PersonsVerdict,
+  ports: VerdictPorts,
+  digest: string,
+): Promise<{ ended: boolean; refused?: ItemEditRefused }> {
+  const verdicts = given.items!;
+  const held = { reviewId: review.id, orgId: review.orgId, workflowId: review.workflowId, changesetId: review.changesetId, mode: review.changesetMode };
+  const checked = await checkItemVerdicts(tx, held, verdicts);
+  assertItemsEditable(checked, ports.writeOf, verdicts);
+  assertNotSelfApproval(review, given.person.userId);
+  // Items edited before stay edited in the new version: the person must have seen them.
+  assertSawCurrentVersion(review, given.seenEditId);
+  const edited = await editHeldChangeset(tx, { ...review, changesetId: review.changesetId! }, ports.writeOf, given.person, verdicts, checked);
+  if ('refusal' in edited) return { ended: false, refused: edited };
+  await recordItemVerdicts(tx, held, given.person, verdicts);
+  const payload = decidedPayload(review, termsOf(given));
+  return { ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, payload, digest, { edit_id: edited.editId }) };
 }
 
 /**

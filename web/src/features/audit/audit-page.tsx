@@ -18,6 +18,7 @@ const eventTypes = [
   'write.undone',
   'review.approval_added',
   'review.edited',
+  'changeset.item_edited',
   'review.approved',
   'review.denied',
   'review.expired',
@@ -90,6 +91,8 @@ function summary(event: AuditEvent): string {
   if (event.type === 'gate.decided') return String(data.reason ?? '');
   if (event.type === 'write.failed') return String(data.message ?? '');
   if (event.type === 'review.escalated') return `Told the ${String(data.tier)}`;
+  if (event.type === 'changeset.item_edited')
+    return `Item ${Number(data.item) + 1} (${String(data.operation)}): edited ${(data.fields as string[] | undefined)?.join(', ') ?? ''}: the policy said ${String(data.decision)}`;
   if (event.type === 'review.edited') return `Edited ${(data.fields as string[] | undefined)?.join(', ') ?? ''}: the policy said ${String(data.decision)}`;
   if (event.type === 'review.approval_added') return `Approval ${String(data.approvals)} of ${String(data.required)}`;
   if (event.type.startsWith('review.') && data.comment) return `“${String(data.comment)}”`;

@@ -63,6 +63,10 @@ async function approve(id: string, body: Body<'reviews_approve'>, signed: boolea
   }
 }
 
+/** A divisible changeset's items the reviewer rejects (by index), with their reasons, as an approval carries them. */
+const rejectedItems = (rejected: Record<number, string>) =>
+  Object.entries(rejected).map(([index, reason]) => ({ index: Number(index), verdict: 'rejected' as const, reason: reason.trim() }));
+
 export const reviewsApi = {
   list: (filters: ReviewFilters, background = false) => api.get<Data<'reviews_list'>>(`/v1/reviews?${queryString({ limit: 50, ...filters })}`, { background }),
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
@@ -78,9 +82,23 @@ export const reviewsApi = {
   ) => {
     const remark = comment.trim() ? { comment: comment.trim() } : {};
     if (verdict === 'deny') return api.post<Data<'reviews_deny'>>(`${reviewPath(review.id)}/deny`, remark satisfies Body<'reviews_deny'>);
-    const items = Object.entries(rejected).map(([index, reason]) => ({ index: Number(index), verdict: 'rejected' as const, reason: reason.trim() }));
+    const items = rejectedItems(rejected);
     return approve(review.id, { ...remark, ...(review.edit ? { seen_edit: review.edit.id } : {}), ...(trust ? { trust } : {}), ...(items.length ? { items } : {}) }, signed);
   },
+  /**
+   * Approves a held changeset with one item's fields changed over the agent's (`edit`), and the items rejected: the
+   * policy decides the changeset as edited again. The edited item goes first, so a problem is named `items.0.edit.…`.
+   */
+  approveWithItemEdit: (review: Review, { index, edit }: { index: number; edit: Record<string, unknown> }, comment: string, signed = false, rejected: Record<number, string> = {}) =>
+    approve(
+      review.id,
+      {
+        ...(comment.trim() ? { comment: comment.trim() } : {}),
+        ...(review.edit ? { seen_edit: review.edit.id } : {}),
+        items: [{ index, verdict: 'approved', edit }, ...rejectedItems(rejected)],
+      },
+      signed,
+    ),
   /** One verdict on several held writes; each is decided on its own, and the answer says which were refused and why. */
   decideBatch,
   /** Approves with the fields changed over the agent's input; the policy decides the edited write again. */

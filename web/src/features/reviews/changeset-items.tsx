@@ -1,8 +1,12 @@
 import { referencedFields } from '../../lib/changeset-references';
+import type { ReactNode } from 'react';
+import { when } from '../../lib/format';
+import { EditedFieldsTable } from '../../lib/record-diff';
+import { editable, type Review } from './api';
 import { RecordDiff } from './record-diff';
-import type { Review } from './api';
 
 type Changeset = NonNullable<Review['changeset']>;
+type Item = Changeset['items'][number];
 
 const decisionNames = { allow: 'Allowed', review: 'Held', deny: 'Denied' } as const;
 
@@ -14,22 +18,77 @@ export function heldItemsReason(changeset: Changeset): string {
     .join('; ');
 }
 
+/** A reviewer's edit of one item: who and when, each field the agent's way and the edited way, and the policy's word. */
+function ItemEditSummary({ item, edit }: { item: Item; edit: NonNullable<Item['edit']> }) {
+  return (
+    <div className="edit-summary">
+      <p>
+        <strong>Edited by {edit.by.email}</strong> {when(edit.at)} · the policy on the edited item: {decisionNames[edit.decision]} — {edit.reason}{' '}
+        <span className="hint">(rule {edit.policy_ids.join(', ') || '—'})</span>
+      </p>
+      <EditedFieldsTable fields={edit.fields.map((field) => ({ field, agent: item.input[field], edited: edit.input[field] }))} />
+    </div>
+  );
+}
+
+/** "Reject this item" on a divisible changeset's item, with the reason once it is ticked. */
+function RejectItem({ index, id, rejected, onRejected }: { index: number; id: string; rejected: Record<number, string>; onRejected: (rejected: Record<number, string>) => void }) {
+  return (
+    <div className="field inline">
+      <label>
+        <input
+          type="checkbox"
+          checked={index in rejected}
+          onChange={(event) => {
+            const next = { ...rejected };
+            if (event.target.checked) next[index] = '';
+            else delete next[index];
+            onRejected(next);
+          }}
+        />{' '}
+        Reject this item
+      </label>
+      {index in rejected && (
+        <>
+          <label htmlFor={`${id}-reason`} className="visually-hidden">
+            Why item {index + 1} is rejected
+          </label>
+          <input
+            id={`${id}-reason`}
+            type="text"
+            maxLength={2000}
+            placeholder="Why (required)"
+            value={rejected[index]}
+            onChange={(event) => onRejected({ ...rejected, [index]: event.target.value })}
+          />
+        </>
+      )}
+    </div>
+  );
+}
+
 /**
- * A held changeset's items, in order: each with its own decision, rule and diff. For a divisible changeset still
- * pending, a reviewer may reject items (with a reason each) as they approve the rest: `rejected` maps an item's
- * index to the reason typed so far.
+ * A held changeset's items, in order: each with its own decision, rule and diff, and a reviewer's edit if one was
+ * made. For a divisible changeset still pending, a reviewer may reject items (with a reason each) as they approve the
+ * rest: `rejected` maps an item's index to the reason typed so far. With `onEdit`, a create or update item can be
+ * edited as the changeset is approved: `editor` is the form, shown in the item it edits.
  */
 export function ChangesetItems({
   changeset,
   reviewId,
   rejected,
   onRejected,
+  onEdit,
+  editor,
 }: {
   changeset: Changeset;
   reviewId: string;
   /** Present when the reviewer may reject items now. */
   rejected?: Record<number, string>;
   onRejected?: (rejected: Record<number, string>) => void;
+  /** Present when the reviewer may edit items now: opens the form for one. */
+  onEdit?: (index: number) => void;
+  editor?: { index: number; form: ReactNode };
 }) {
   return (
     <div className="changeset">
@@ -48,6 +107,8 @@ export function ChangesetItems({
           const deleting = item.operation.endsWith('.delete') || item.operation.endsWith('.forget');
           const id = `changeset-${reviewId}-item-${item.index}`;
           const isRejected = item.verdict === 'rejected' || (rejected !== undefined && item.index in rejected);
+          const mayReject = item.verdict !== 'rejected' && rejected !== undefined && onRejected !== undefined;
+          const mayEdit = onEdit !== undefined && !isRejected && editable(item.operation);
           return (
             <li key={item.index} className={isRejected ? 'rejected' : undefined} data-item-index={item.index}>
               <p>
@@ -64,42 +125,22 @@ export function ChangesetItems({
                   </>
                 )}
               </p>
+              {item.edit && <ItemEditSummary item={item} edit={item.edit} />}
               <RecordDiff
                 before={item.before}
-                after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : item.resource}
+                after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : (item.edit?.resource ?? item.resource)}
                 deleting={deleting}
-                shownAs={referencedFields(item.input, item.references)}
+                shownAs={referencedFields(item.edit?.input ?? item.input, item.references)}
               />
-              {rejected !== undefined && onRejected && item.verdict !== 'rejected' && (
-                <div className="field inline">
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={item.index in rejected}
-                      onChange={(event) => {
-                        const next = { ...rejected };
-                        if (event.target.checked) next[item.index] = '';
-                        else delete next[item.index];
-                        onRejected(next);
-                      }}
-                    />{' '}
-                    Reject this item
-                  </label>
-                  {item.index in rejected && (
-                    <>
-                      <label htmlFor={`${id}-reason`} className="visually-hidden">
-                        Why item {item.index + 1} is rejected
-                      </label>
-                      <input
-                        id={`${id}-reason`}
-                        type="text"
-                        maxLength={2000}
-                        placeholder="Why (required)"
-                        value={rejected[item.index]}
-                        onChange={(event) => onRejected({ ...rejected, [item.index]: event.target.value })}
-                      />
-                    </>
+              {editor?.index === item.index && editor.form}
+              {editor?.index !== item.index && (mayEdit || mayReject) && (
+                <div className="item-actions">
+                  {mayEdit && (
+                    <button type="button" className="button secondary" onClick={() => onEdit?.(item.index)}>
+                      Edit item {item.index + 1}, then approve
+                    </button>
                   )}
+                  {mayReject && <RejectItem index={item.index} id={id} rejected={rejected!} onRejected={onRejected!} />}
                 </div>
               )}
             </li>

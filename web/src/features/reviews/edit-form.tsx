@@ -3,7 +3,6 @@ import { ApiError } from '../../lib/api';
 import { FieldProblem } from '../../lib/field-problem';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
-import { useSignedIn } from '../../lib/session';
 import { reviewsApi, type Review } from './api';
 
 /** Fields that name the record or guard the write: an edit never changes them. */
@@ -60,41 +59,94 @@ function parse(kind: Kind, draft: string | boolean): Parsed {
 const same = (a: unknown, b: unknown) => JSON.stringify(a) === JSON.stringify(b);
 const describedBy = (...ids: (string | false)[]) => ids.filter(Boolean).join(' ') || undefined;
 
-/** The API's problems with the edit (`edit.due_on`, `edit.tags.0`), by the field they name. */
-function problemsOf(error: unknown, fields: string[], added: string): Record<string, string> {
+/** The API's problems with the edit (`edit.due_on`, `items.0.edit.tags.0` under `at`), by the field they name. */
+function problemsOf(error: unknown, at: string, fields: string[], added: string): Record<string, string> {
   if (!(error instanceof ApiError)) return {};
   const problems: Record<string, string> = {};
   for (const [path, message] of Object.entries(error.fieldProblems())) {
-    const [head, field] = path.split('.');
+    const field = path.startsWith(`${at}.`) ? path.slice(at.length + 1).split('.')[0] : undefined;
     if (path === addedRow) problems[addedRow] ??= message;
-    else if (head === 'edit' && field !== undefined && fields.includes(field)) problems[field] ??= message;
-    else if (head === 'edit' && field !== undefined && field === added) problems[addedRow] ??= message;
+    else if (field !== undefined && fields.includes(field)) problems[field] ??= message;
+    else if (field !== undefined && field === added) problems[addedRow] ??= message;
   }
   return problems;
 }
 
 const fieldProblem = (field: string, message: string) => new ApiError(422, 'validation_failed', message, { fields: [{ field, message }] });
 
+/** What an edit-then-approve form edits: a held write, or one item of a held changeset. */
+export interface EditTarget {
+  /** Makes the form's element ids unique on the page. */
+  key: string;
+  heading: string;
+  /** The version the form starts from: a pending edit (waiting for another approval), or the agent's. */
+  start: Record<string, unknown>;
+  /** The agent's version: only the fields that differ from it are sent. */
+  agents: Record<string, unknown>;
+  /** Who made the pending edit the form starts from, if it starts from one. */
+  editedBy?: string;
+  approvalsGiven: number;
+  /** Where the API's answer names this edit's fields: `edit` for a write, `items.0.edit` for a changeset's item. */
+  problemsAt: string;
+  /** What the review still holds when the policy refuses the edit. */
+  holds: string;
+  /** Approves with the edit (the fields that differ from the agent's version). */
+  send(edit: Record<string, unknown>): Promise<Review>;
+}
+
+/** A held write's edit-then-approve: its fields over the agent's input, sent as `edit`. */
+export function writeEdit(review: Review, comment: string, signed: boolean): EditTarget {
+  return {
+    key: review.id,
+    heading: 'Edit, then approve',
+    start: review.edit?.input ?? review.proposed,
+    agents: review.proposed,
+    editedBy: review.edit?.by.email,
+    approvalsGiven: review.approvals.given.length,
+    problemsAt: 'edit',
+    holds: "the agent's version",
+    send: (edit) => reviewsApi.approveWithEdit(review.id, edit, comment, signed),
+  };
+}
+
+type ChangesetItem = NonNullable<Review['changeset']>['items'][number];
+
+/**
+ * One item of a held changeset's edit-then-approve: its fields over the agent's item, sent as that item's edit
+ * (the first of the approval's items, so the answer names its fields `items.0.edit.…`), with the items the reviewer
+ * rejects.
+ */
+export function itemEdit(review: Review, item: ChangesetItem, comment: string, signed: boolean, rejected: Record<number, string>): EditTarget {
+  return {
+    key: `${review.id}-item-${item.index}`,
+    heading: `Edit item ${item.index + 1}, then approve`,
+    start: item.edit?.input ?? item.input,
+    agents: item.input,
+    editedBy: item.edit?.by.email,
+    approvalsGiven: review.approvals.given.length,
+    problemsAt: 'items.0.edit',
+    holds: 'the changeset it held',
+    send: (edit) => reviewsApi.approveWithItemEdit(review, { index: item.index, edit }, comment, signed, rejected),
+  };
+}
+
 /**
  * "Edit, then approve": the proposed write's fields (or a pending edit's), each prefilled and labelled; the fields
  * changed from the agent's version are sent as the edit, which the policy decides again before the write runs.
  */
 export function EditForm({
-  review,
-  comment,
+  target,
   headingLevel,
   onApproved,
   onCancel,
 }: {
-  review: Review;
-  comment: string;
+  target: EditTarget;
   headingLevel: 3 | 4;
   onApproved: (review: Review) => void;
   onCancel: () => void;
 }) {
   // A pending edit (waiting for a second approval) is where the next one starts; the agent's version otherwise.
-  const { organization } = useSignedIn();
-  const [start] = useState(() => review.edit?.input ?? review.proposed);
+  const [start] = useState(() => target.start);
   const [fields] = useState<EditableField[]>(() =>
     Object.keys(start)
       .filter((name) => !fixedFields.includes(name))
@@ -107,10 +159,10 @@ export function EditForm({
   const [busy, setBusy] = useState(false);
   const form = useRef<HTMLFormElement>(null);
   const Heading = headingLevel === 3 ? 'h3' : 'h4';
-  const prefix = `edit-${review.id}`;
+  const prefix = `edit-${target.key}`;
   const inputId = (field: string) => `${prefix}-field-${field}`;
   const names = fields.map((field) => field.name);
-  const problems = problemsOf(error, names, added.name.trim());
+  const problems = problemsOf(error, target.problemsAt, names, added.name.trim());
   const placed = Object.keys(problems).length > 0;
   const denied = error instanceof ApiError && error.code === 'policy_denied' ? error : undefined;
 
@@ -119,7 +171,7 @@ export function EditForm({
     form.current?.querySelector<HTMLElement>('input, textarea')?.focus();
   }, []);
   useEffect(() => {
-    const first = Object.keys(problemsOf(error, names, added.name.trim()))[0];
+    const first = Object.keys(problemsOf(error, target.problemsAt, names, added.name.trim()))[0];
     if (first) document.getElementById(first === addedRow ? `${prefix}-added-value` : inputId(first))?.focus();
     // Only a new error moves the focus.
     // eslint-disable-next-line react-hooks/exhaustive-deps
@@ -131,9 +183,9 @@ export function EditForm({
     let touched = false;
     for (const field of fields) {
       const parsed = parse(field.kind, drafts[field.name]!);
-      if ('problem' in parsed) return fieldProblem(`edit.${field.name}`, parsed.problem);
+      if ('problem' in parsed) return fieldProblem(`${target.problemsAt}.${field.name}`, parsed.problem);
       if (!same(parsed.value, start[field.name])) touched = true;
-      if (!same(parsed.value, review.proposed[field.name])) edit[field.name] = parsed.value;
+      if (!same(parsed.value, target.agents[field.name])) edit[field.name] = parsed.value;
     }
     const name = added.name.trim();
     if (name) {
@@ -161,7 +213,7 @@ export function EditForm({
     setBusy(true);
     setError(undefined);
     try {
-      onApproved(await reviewsApi.approveWithEdit(review.id, found.edit, comment, organization.approvals_need_passkey));
+      onApproved(await target.send(found.edit));
     } catch (failure) {
       setError(failure);
     } finally {
@@ -229,11 +281,11 @@ export function EditForm({
   const addedProblem = problems[addedRow];
   return (
     <form ref={form} className="edit-form stack" aria-labelledby={`${prefix}-heading`} noValidate onSubmit={(event) => void submit(event)}>
-      <Heading id={`${prefix}-heading`}>Edit, then approve</Heading>
+      <Heading id={`${prefix}-heading`}>{target.heading}</Heading>
       <p className="hint">
-        {review.edit ? `Starts from ${review.edit.by.email}'s edit. ` : 'Starts from what the agent sent. '}
+        {target.editedBy ? `Starts from ${target.editedBy}'s edit. ` : 'Starts from what the agent sent. '}
         Only the fields that differ from the agent's version are sent. The policy decides the edited write again before it runs
-        {review.approvals.given.length > 0 ? '; the approvals given so far do not carry over to it' : ''}.
+        {target.approvalsGiven > 0 ? '; the approvals given so far do not carry over to it' : ''}.
       </p>
       <div className="edit-fields">{fields.map(field)}</div>
       <fieldset className="add-field">
@@ -284,7 +336,7 @@ export function EditForm({
               <span className="hint"> (rule {denied.details.policy_ids.join(', ')})</span>
             )}
           </p>
-          <p>Nothing was written, and the review still waits with the agent's version: change the edit, or approve or deny the write as it is.</p>
+          <p>Nothing was written, and the review still waits with {target.holds}: change the edit, or approve or deny it as it is.</p>
         </div>
       ) : (
         !placed && <FormError error={error} />

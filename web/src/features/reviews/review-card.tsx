@@ -7,7 +7,7 @@ import { passkeysPage } from '../../lib/passkeys';
 import { useSignedIn } from '../../lib/session';
 import { UndoButton } from '../../lib/undo-button';
 import { editable, reviewsApi, type Review } from './api';
-import { EditForm } from './edit-form';
+import { EditForm, itemEdit, writeEdit } from './edit-form';
 import { EditSummary } from './edit-summary';
 import { ChangesetItems, heldItemsReason } from './changeset-items';
 import { RecordDiff } from './record-diff';
@@ -34,6 +34,8 @@ export function ReviewCard({
   const [busy, setBusy] = useState<'approve' | 'deny'>();
   const [error, setError] = useState<unknown>();
   const [editing, setEditing] = useState(false);
+  /** For a changeset: the item whose edit-then-approve form is open. */
+  const [editingItem, setEditingItem] = useState<number>();
   const [trust, setTrust] = useState(noTrust);
   /** For a divisible changeset: the items the reviewer rejects as they approve, with their reasons. */
   const [rejected, setRejected] = useState<Record<number, string>>({});
@@ -42,7 +44,9 @@ export function ReviewCard({
   const deleting = review.operation.endsWith('.delete') || review.operation.endsWith('.forget');
   const { required, given } = review.approvals;
   const approvedAlready = given.some((approval) => approval.user_id === person.id);
-  const mayEdit = review.status === 'pending' && can('decideReviews') && editable(review.operation);
+  const mayDecide = review.status === 'pending' && can('decideReviews');
+  const mayEdit = mayDecide && editable(review.operation);
+  const itemEdited = review.changeset?.items.find((item) => item.index === editingItem);
   // Only the approval that ends the review opens a window (with a quorum, the last one).
   const endsReview = !approvedAlready && given.length + 1 >= required;
 
@@ -95,13 +99,30 @@ export function ReviewCard({
         <strong>Why it was held:</strong> {review.changeset ? heldItemsReason(review.changeset) : review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
       </p>
       {review.edit && <EditSummary review={review} edit={review.edit} />}
-      {review.edit && <p className="hint">The write as edited:</p>}
+      {review.edit && !review.changeset && <p className="hint">The write as edited:</p>}
       {review.changeset ? (
         <ChangesetItems
           changeset={review.changeset}
           reviewId={review.id}
-          rejected={review.status === 'pending' && can('decideReviews') && review.changeset.mode === 'divisible' ? rejected : undefined}
+          rejected={mayDecide && review.changeset.mode === 'divisible' ? rejected : undefined}
           onRejected={setRejected}
+          onEdit={mayDecide && busy === undefined ? setEditingItem : undefined}
+          editor={
+            itemEdited && {
+              index: itemEdited.index,
+              form: (
+                <EditForm
+                  target={itemEdit(review, itemEdited, comment, signed, rejected)}
+                  headingLevel={headingLevel === 2 ? 3 : 4}
+                  onApproved={(decided) => {
+                    setEditingItem(undefined);
+                    onDecided(decided);
+                  }}
+                  onCancel={() => setEditingItem(undefined)}
+                />
+              ),
+            }
+          }
         />
       ) : (
         <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
@@ -145,8 +166,7 @@ export function ReviewCard({
           </div>
           {editing && mayEdit ? (
             <EditForm
-              review={review}
-              comment={comment}
+              target={writeEdit(review, comment, signed)}
               headingLevel={headingLevel === 2 ? 3 : 4}
               onApproved={(decided) => {
                 setEditing(false);
