@@ -29,7 +29,8 @@
 // this payload digest and verdict, and the challenge is base64url(SHA-256("gatehouse batch approval v1\nverdict
 // <verdict>\nat <signed_at>" and a line "review <id> payload sha256:<digest>" per review)). Only chained events are checked; a key counts from its `person.passkey_added` until
 // its `person.passkey_removed`; and while the organization needed approvals signed (`organization.updated` with
-// `approvalsNeedPasskey`), an approval without a signature is named.
+// `approvalsNeedPasskey`), an approval without a signature is named. A person's undo (`write.undone` by a user)
+// is checked the same way, over base64url(SHA-256("gatehouse undo v1\nwrite <undoes>\nat <signed_at>")).
 import { createHash, createPublicKey, verify as verifySignature, constants } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 
@@ -101,6 +102,20 @@ for (const event of lines.slice(0, -1)) {
   if (event.type === 'person.passkey_added') passkeys.set(`${event.resource_id} ${event.data.credential_id}`, event.data);
   if (event.type === 'person.passkey_removed') passkeys.delete(`${event.resource_id} ${event.data.credential_id}`);
   if (event.type === 'organization.updated' && typeof event.data?.approvalsNeedPasskey === 'boolean') needPasskey = event.data.approvalsNeedPasskey;
+  if (event.type === 'write.undone' && event.actor.type === 'user') {
+    // A person's undo is signed as an approval is, while the organization needs approvals signed.
+    if (!event.data?.passkey) {
+      if (needPasskey) problems.push(`undo ${event.id} (of ${event.data?.undoes}, by ${event.actor.id}) was not signed, while the organization needed approvals signed with a passkey`);
+      continue;
+    }
+    signed += 1;
+    const key = passkeys.get(`${event.actor.id} ${event.data.passkey.credential_id}`);
+    const problem = key
+      ? signatureProblem(event.data.passkey, `gatehouse undo v1\nwrite ${event.data.undoes}\nat ${event.data.passkey.signed_at}`, 'this write and time', key)
+      : `no passkey ${event.data.passkey.credential_id} of this person was registered earlier in the ledger`;
+    if (problem) problems.push(`signed undo ${event.id} (of ${event.data.undoes}, by ${event.actor.id}): ${problem}`);
+    continue;
+  }
   if (!(event.type in verdicts)) continue;
   if (!event.data?.passkey) {
     if (needPasskey && verdicts[event.type] === 'approved' && event.data?.via) {
@@ -133,6 +148,12 @@ function signedVerdictProblem(event, verdict, key) {
   }
   const statement = event.data.batch_digest === undefined ? `gatehouse approval v1\nreview ${event.review_id}\npayload sha256:${payloadDigest}\nverdict ${verdict}\nat ${passkey.signed_at}` : batchStatement(event, verdict);
   if (statement === null) return 'the batch beside it is not the one it signed, or does not list this review, payload and verdict';
+  const what = event.data.batch_digest === undefined ? 'this review, payload, verdict and time' : "the batch's reviews, payloads, verdict and time";
+  return signatureProblem(passkey, statement, what, key);
+}
+
+/** Why a passkey's assertion is not `key`'s signature over `statement` (`what` it commits to, in words); null when it is. */
+function signatureProblem(passkey, statement, what, key) {
   const clientDataJson = fromBase64url(passkey.client_data_json);
   let clientData;
   try {
@@ -141,7 +162,7 @@ function signedVerdictProblem(event, verdict, key) {
     return 'its client data is not JSON';
   }
   if (clientData.type !== 'webauthn.get' || clientData.challenge !== sha256(statement).toString('base64url')) {
-    return event.data.batch_digest === undefined ? 'its challenge is not this review, payload, verdict and time' : "its challenge is not the batch's reviews, payloads, verdict and time";
+    return `its challenge is not ${what}`;
   }
   let host;
   try {

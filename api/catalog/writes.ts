@@ -4,6 +4,11 @@ import { appliedWriteAsSeenByKey, readAppliedWrite, undoWrites } from '../../dom
 import { undoneSchema, undoWriteInput } from '../../domain/gate/undo-write';
 import { findGatedWrite, undoWrite } from '../../domain/resources';
 import { reviewerRoles, rolesThat, type ApiKeyActor, type PersonActor } from '../../domain/identity/actors';
+import { passkeyAssertionInput } from '../../domain/gate/reviews/schema';
+import { undoChallenge } from '../../domain/gate/reviews/signing';
+import { signingCredentials, verifySignedAssertion } from '../../domain/identity/passkey-assertions';
+import { relyingPartyOf } from '../../domain/identity/passkeys';
+import { AppError } from '../../domain/kit/errors';
 import { gatedOperation } from './define';
 import { defineOperation } from './operation';
 
@@ -75,16 +80,65 @@ export const undoAppliedWriteOperation = defineOperation({
     "A person takes back an applied gated write at once (not decided by the agents' policy): a created record is removed, an updated one reverted, a deleted one restored with its id. Only while the record is as the write left it (409 conflict with what changed otherwise), within the organization's undo window, and once (409). A changeset's workflow_id undoes every item it applied, in reverse order, in one transaction: all or nothing (409 listing each item whose record changed since). For people with the reviewer role or above; recorded in the audit trail as write.undone with the person as actor (a changeset's items also as changeset.item_undone).",
   method: 'POST',
   path: '/writes/:write/undo',
-  input: undoWriteInput,
+  input: undoWriteInput.extend({
+    passkey: passkeyAssertionInput
+      .optional()
+      .describe(
+        'Your passkey\'s signature over this undo, where the organization needs approvals signed: the challenge from writes.undo_passkey_challenge, base64url(SHA-256("gatehouse undo v1\\nwrite <write>\\nat <signed_at>")). Without it such an organization refuses the undo (403 passkey_required); one that does not verify is refused with 403 passkey_failed',
+      ),
+  }),
   output: undoneSchema,
+  refusals: ['passkey_required', 'passkey_failed'],
   access: { person: { roles: reviewerRoles } },
-  handler: async (input, { db, caller }) => {
+  handler: async (input, { db, caller, publicUrl }) => {
     const person = caller.actor as PersonActor;
-    const [undone] = await db.transaction((tx) =>
-      undoWrites(tx, caller.organization.id, [input.write], { actor: { type: 'user', id: person.userId }, undoId: newId('undo') }, findGatedWrite),
-    );
+    const signer = { orgId: caller.organization.id, userId: person.userId };
+    if (!input.passkey && caller.organization.approvalsNeedPasskey) {
+      throw new AppError(
+        'passkey_required',
+        `this organization needs approvals, and a person's undo, signed with their passkey, which ${person.credential.type === 'session' ? 'an undo without one' : 'a personal access token'} cannot carry; undo it in the console`,
+      );
+    }
+    const [undone] = await db.transaction(async (tx) => {
+      if (input.passkey) await verifySignedAssertion(tx, signer, input.passkey, undoChallenge(input.write, input.passkey.signed_at), relyingPartyOf(publicUrl));
+      return undoWrites(tx, caller.organization.id, [input.write], { actor: { type: 'user', id: person.userId }, undoId: newId('undo'), passkey: input.passkey }, findGatedWrite);
+    });
     return undone;
   },
 });
 
-export const writeOperations = [getAppliedWriteOperation, undoWriteOperation, undoAppliedWriteOperation];
+export const undoPasskeyChallengeOperation = defineOperation({
+  kind: 'person_action',
+  name: 'writes.undo_passkey_challenge',
+  family: 'writes',
+  summary: "The challenge a person's passkey signs to undo an applied write",
+  description:
+    'For an organization that needs approvals signed: the WebAuthn challenge over undoing this applied write now, and your passkeys to sign it with. Changes nothing; the undo then carries the assertion as `passkey`.',
+  method: 'POST',
+  path: '/writes/:write/undo/passkey-challenge',
+  input: undoWriteInput,
+  output: z.object({
+    challenge: z.string().describe('The WebAuthn challenge (base64url): SHA-256 of "gatehouse undo v1\\nwrite <write>\\nat <signed_at>"'),
+    signed_at: z.string().describe('The time the challenge commits to: send it back as passkey.signed_at, within five minutes'),
+    rp_id: z.string().describe("The relying party's id: the console's host name"),
+    allow_credentials: z
+      .array(z.object({ id: z.string().describe('A credential id (base64url)'), transports: z.array(z.string()) }))
+      .describe("The person's passkeys; empty: they must register one first"),
+  }),
+  access: { person: { roles: reviewerRoles } },
+  interfaces: ['console'],
+  handler: async (input, { db, caller, publicUrl }) => {
+    const person = caller.actor as PersonActor;
+    // The write must be one of the organization's (404 otherwise), as the undo would find it.
+    await readAppliedWrite(db, caller.organization.id, input.write, {});
+    const signedAt = new Date().toISOString();
+    return {
+      challenge: undoChallenge(input.write, signedAt),
+      signed_at: signedAt,
+      rp_id: relyingPartyOf(publicUrl).id,
+      allow_credentials: await signingCredentials(db, { orgId: caller.organization.id, userId: person.userId }),
+    };
+  },
+});
+
+export const writeOperations = [getAppliedWriteOperation, undoWriteOperation, undoAppliedWriteOperation, undoPasskeyChallengeOperation];

@@ -52,7 +52,8 @@ export type AuditEvent =
       resourceType: string;
       resourceId: string;
       /** outcome `undone`: a changeset (resource Changeset), its items recorded as changeset.item_undone. */
-      data: { operation: string; undoes: string; outcome: 'removed' | 'reverted' | 'restored' | 'undone'; version: number | null };
+      /** `passkey`: a person's undo signed with their passkey (the statement: domain/gate/reviews/signing.ts undoStatement). */
+      data: { operation: string; undoes: string; outcome: 'removed' | 'reverted' | 'restored' | 'undone'; version: number | null; passkey?: NonNullable<VerdictProvenance['passkey']> };
     })
   /**
    * One item of a changeset (domain/gate/changesets): its own decision, and once applied its write. The changeset

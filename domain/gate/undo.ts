@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database';
+import type { PasskeyAssertion } from './reviews/verdicts';
 import { auditInsert, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { plainRecord } from '../kit/rows';
@@ -378,7 +379,7 @@ export async function undoWrites(
   tx: Queryable,
   orgId: string,
   writeIds: string[],
-  by: { actor: ActorRef; undoId: string },
+  by: { actor: ActorRef; undoId: string; passkey?: PasskeyAssertion },
   writeOf: (operation: string) => GatedWrite | undefined,
 ): Promise<Undone[]> {
   if (writeIds.length === 0) throw new AppError('validation_failed', 'name at least one applied write to undo');
@@ -418,7 +419,14 @@ export async function undoWrites(
         reviewId: plan.reviewId ?? undefined,
         resourceType: plan.resourceType,
         resourceId: plan.resourceId,
-        data: { operation: plan.operation, undoes: plan.write, outcome, version: (single?.record?.version as number | undefined) ?? null },
+        data: {
+          operation: plan.operation,
+          undoes: plan.write,
+          outcome,
+          version: (single?.record?.version as number | undefined) ?? null,
+          // A person's undo signed with their passkey (where the organization needs approvals signed).
+          ...(by.passkey ? { passkey: by.passkey } : {}),
+        },
       },
       { first: 4, after: 'marked' },
     );

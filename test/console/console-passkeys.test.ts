@@ -8,7 +8,7 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { sealAuditChain } from '../../domain/audit/ledger';
 import { passkeySignInLimits } from '../../api/console/session-routes';
-import { approvalChallenge, batchChallenge, batchDigest } from '../../domain/gate/reviews/signing';
+import { approvalChallenge, batchChallenge, batchDigest, undoChallenge } from '../../domain/gate/reviews/signing';
 import { issueDecisionLinks } from '../../domain/notify/decision-links';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { cleanEnv, runCli } from '../support/cli';
@@ -234,6 +234,25 @@ describe('passkeys', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it("undoes an approved write from its review's card with the passkey, which signs the write and the time", async () => {
+    const { rows } = await h.db.query("SELECT r.id, r.workflow_id FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.org_id = $1 AND d.input->>'title' = 'review batch by passkey one'", [
+      acme.organization.id,
+    ]);
+    const [{ id: reviewId, workflow_id: write }] = rows;
+    await page.goto(`${origin}/reviews/${reviewId}`);
+    await page.getByRole('button', { name: 'Undo tasks.create' }).click();
+    const sent = page.waitForRequest((request) => request.url().endsWith(`/console/api/v1/writes/${encodeURIComponent(write)}/undo`));
+    await page.getByRole('button', { name: 'Undo now: tasks.create' }).click();
+    const { passkey } = (await sent).postDataJSON() as { passkey: Record<string, string> };
+    expect(passkey.credential_id).toBe(passkeyCredentialId);
+    const clientData = JSON.parse(Buffer.from(passkey.client_data_json!, 'base64url').toString('utf8'));
+    expect(clientData).toMatchObject({ type: 'webauthn.get', origin, challenge: undoChallenge(write, passkey.signed_at!) });
+    await page.getByRole('status').getByText(/It was undone \(undo_/).waitFor({ timeout: 20_000 });
+    const { rows: undone } = await h.db.query("SELECT actor_id, data FROM audit_events WHERE org_id = $1 AND type = 'write.undone' AND data->>'undoes' = $2", [acme.organization.id, write]);
+    expect(undone).toEqual([{ actor_id: owner.user.id, data: expect.objectContaining({ undoes: write, outcome: 'removed', passkey }) }]);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('refuses an approval that cannot carry a passkey (a personal access token) with where to finish it', async () => {
     const reviewId = await holdTask('review the token approval');
     const refused = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: acme.reviewerToken, payload: {} });
@@ -406,7 +425,7 @@ describe('passkeys', () => {
         expect(json(unnamed).error.details.fields).toEqual([expect.objectContaining({ field: 'signed_reviews' })]);
         const stray = await decideBatch(ownerSession, { review_ids: [ids[0]], passkey: { ...software.assert(asked.challenge), signed_at: asked.signed_at }, signed_reviews: asked.reviews });
         expect(stray.statusCode).toBe(422);
-        expect(json(stray).error.details.fields).toEqual([{ field: 'signed_reviews.1', message: `review ${ids[1]} is not among review_ids` }]);
+        expect(json(stray).error.details.fields).toEqual([{ field: 'signed_reviews.1.review_id', message: `review ${ids[1]} is not among review_ids` }]);
         expect(await statuses(ids)).toEqual(['pending', 'pending']);
       });
 
@@ -451,6 +470,35 @@ describe('passkeys', () => {
         const { rows } = await h.db.query('SELECT payload FROM signed_payloads WHERE digest = $1', [asked.payload_digest]);
         expect(rows[0].payload.items).toEqual([{ index: 1, verdict: 'rejected', reason: 'not this one' }]);
       });
+    });
+
+    it("a person's undo needs their passkey's signature over that write: a token cannot carry one, another write's is refused", async () => {
+      const { rows } = await h.db.query("SELECT r.workflow_id FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.org_id = $1 AND d.input->>'title' = ANY($2::text[]) ORDER BY d.input->>'title'", [
+        acme.organization.id,
+        ['review batch signed one', 'review batch signed two'],
+      ]);
+      const [write, other] = rows.map((row) => row.workflow_id as string);
+      const undoWith = (payload: Record<string, unknown>) => ownerSession.request({ method: 'POST', url: `/console/api/v1/writes/${encodeURIComponent(write!)}/undo`, payload });
+      const stillThere = async () => (await h.db.query("SELECT 1 FROM tasks WHERE org_id = $1 AND title = 'review batch signed one'", [acme.organization.id])).rowCount;
+
+      const byToken = await h.request({ method: 'POST', url: `/api/v1/writes/${encodeURIComponent(write!)}/undo`, token: acme.reviewerToken, payload: {} });
+      expect(byToken.statusCode).toBe(403);
+      expect(json(byToken).error).toMatchObject({ code: 'passkey_required', message: expect.stringContaining('personal access token') });
+      expect(json(await undoWith({})).error.code).toBe('passkey_required');
+      const asked = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/writes/${encodeURIComponent(other!)}/undo/passkey-challenge` })).data;
+      expect(asked.challenge).toBe(undoChallenge(other!, asked.signed_at));
+      const refused = await undoWith({ passkey: { ...software.assert(asked.challenge), signed_at: asked.signed_at } });
+      expect(refused.statusCode).toBe(403);
+      expect(json(refused).error.code).toBe('passkey_failed');
+      expect(await stillThere()).toBe(1);
+      const unknown = await ownerSession.request({ method: 'POST', url: '/console/api/v1/writes/nothing-here/undo/passkey-challenge' });
+      expect(unknown.statusCode).toBe(404);
+
+      const signedAt = new Date().toISOString();
+      const undone = await undoWith({ passkey: { ...software.assert(undoChallenge(write!, signedAt)), signed_at: signedAt } });
+      expect(undone.statusCode, undone.body).toBe(200);
+      expect(json(undone).data.outcome).toBe('removed');
+      expect(await stillThere()).toBe(0);
     });
 
     it('a decision link asks the passkey of the person it was sent to, over the payload it was sent for', async () => {
@@ -619,7 +667,7 @@ describe('passkeys', () => {
     expect(checked.status, checked.stdout + checked.stderr).toBe(0);
     // The browser's approvals in the console and from the decision link (Ed25519, Chromium's virtual authenticator)
     // and the software one (ES256).
-    expect(Number(/(\d+) signed verdicts checked against their passkeys/.exec(checked.stdout)?.[1])).toBeGreaterThanOrEqual(3 + 3 + 3);
+    expect(Number(/(\d+) signed verdicts checked against their passkeys/.exec(checked.stdout)?.[1])).toBeGreaterThanOrEqual(3 + 3 + 3 + 2);
 
     // A batch's list that is not the one signed (a review taken out of it) is named.
     const lines = exported.stdout.split('\n').filter(Boolean).map((line) => JSON.parse(line));

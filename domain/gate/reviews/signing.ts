@@ -79,6 +79,16 @@ export function approvalChallenge(reviewId: string, digest: string, verdict: Ver
   return challengeOf(approvalStatement(reviewId, digest, verdict, signedAt));
 }
 
+/** The text a person's passkey signs to undo an applied write (a write or a changeset, by its workflow id) at once. */
+export function undoStatement(write: string, signedAt: string): string {
+  return `gatehouse undo v1\nwrite ${write}\nat ${signedAt}`;
+}
+
+/** The WebAuthn challenge for a person's undo. */
+export function undoChallenge(write: string, signedAt: string): string {
+  return challengeOf(undoStatement(write, signedAt));
+}
+
 /** A review of a batch and the digest of the payload it holds, as one passkey assertion commits to it. */
 export interface SignedReview {
   review_id: string;

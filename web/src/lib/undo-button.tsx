@@ -1,6 +1,9 @@
 import { useState } from 'react';
-import { api } from './api';
+import { api, ApiError } from './api';
+import type { Data } from './api-types';
 import { FormError } from './form-error';
+import { signVerdict } from './passkeys';
+import { useSignedIn } from './session';
 
 /** What an undo answers: the write taken back, and the undo's id. */
 export interface Undone {
@@ -12,6 +15,23 @@ export interface Undone {
 const outcomeNames = { removed: 'The created record was removed.', reverted: 'The record is back as it was.', restored: 'The deleted record is back.' } as const;
 
 /**
+ * A person's undo, signed first with their passkey where the organization needs approvals signed (`signed`); one
+ * sent unsigned that the service refuses with passkey_required (the setting changed since the page loaded) is
+ * signed and sent again.
+ */
+async function undoAt(write: string, signed: boolean): Promise<Undone> {
+  const path = `/v1/writes/${encodeURIComponent(write)}/undo`;
+  const sign = async () => ({ passkey: await signVerdict(await api.post<Data<'writes_undo_passkey_challenge'>>(`${path}/passkey-challenge`)) });
+  if (signed) return api.post<Undone>(path, await sign());
+  try {
+    return await api.post<Undone>(path);
+  } catch (failure) {
+    if (failure instanceof ApiError && failure.code === 'passkey_required') return api.post<Undone>(path, await sign());
+    throw failure;
+  }
+}
+
+/**
  * Undo of an applied write, for people who decide reviews: asks once more (what it does), then takes the write
  * back at once. A refusal (the record changed since, the window passed) is said beside it.
  */
@@ -20,12 +40,13 @@ export function UndoButton({ write, what, onUndone }: { write: string; what: str
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const [done, setDone] = useState<Undone>();
+  const { organization } = useSignedIn();
 
   async function undo() {
     setBusy(true);
     setError(undefined);
     try {
-      const undone = await api.post<Undone>(`/v1/writes/${encodeURIComponent(write)}/undo`);
+      const undone = await undoAt(write, organization.approvals_need_passkey);
       setDone(undone);
       setOpen(false);
       onUndone(undone);
