@@ -24,14 +24,32 @@ export function verifyApprovalPasskey(tx: Queryable, check: PasskeyCheck, public
   return verifySignedAssertion(tx, { orgId: check.orgId, userId: check.userId }, check.assertion, check.challenge, relyingPartyOf(publicUrl));
 }
 
+/** What every challenge a person's passkey signs comes with: its time, the relying party and the person's passkeys. */
+function signingFields() {
+  return {
+    signed_at: z.string().describe('The time the challenge commits to: send it back as passkey.signed_at, within five minutes'),
+    rp_id: z.string().describe("The relying party's id: the console's host name"),
+    allow_credentials: z
+      .array(z.object({ id: z.string().describe('A credential id (base64url)'), transports: z.array(z.string()) }))
+      .describe("The person's passkeys; empty: they must register one first"),
+  };
+}
+
+/** The output of a challenge operation: the challenge (`statement`: what it is the SHA-256 of) and the fields every one has. */
+export function signingChallengeSchema(statement: string) {
+  return z.object({ challenge: z.string().describe(`The WebAuthn challenge (base64url): SHA-256 of ${statement}`), ...signingFields() });
+}
+
+/** A challenge made now (`challengeAt`: the challenge for a time) for the signed-in person, naming their passkeys. */
+export async function signingChallengeFor(db: Queryable, signer: PasskeyOwner, publicUrl: string, challengeAt: (signedAt: string) => string) {
+  const signedAt = new Date().toISOString();
+  return { challenge: challengeAt(signedAt), signed_at: signedAt, rp_id: relyingPartyOf(publicUrl).id, allow_credentials: await signingCredentials(db, signer) };
+}
+
 const challengeSchema = z.object({
   challenge: z.string().describe("The WebAuthn challenge (base64url): SHA-256 of the approval statement, as the authenticator's client data carries it"),
-  signed_at: z.string().describe('The time the challenge commits to: send it back as passkey.signed_at, within five minutes'),
   payload_digest: z.string().describe('SHA-256 (hex) of the exact payload the verdict decides'),
-  rp_id: z.string().describe("The relying party's id: the console's host name"),
-  allow_credentials: z
-    .array(z.object({ id: z.string().describe('A credential id (base64url)'), transports: z.array(z.string()) }))
-    .describe("The person's passkeys; empty: they must register one first"),
+  ...signingFields(),
 });
 
 export type ApprovalChallenge = z.infer<typeof challengeSchema>;
@@ -100,16 +118,10 @@ export const batchPasskeyChallengeOperation = defineOperation({
     verdict: z.enum(['approved', 'denied']).describe('The verdict the passkey signs'),
     review_ids: z.array(text({ max: 100 })).min(1).max(batchLimit).describe('The reviews to decide (rev_…)'),
   }),
-  output: z.object({
-    challenge: z.string().describe(
-      'The WebAuthn challenge (base64url): SHA-256 of "gatehouse batch approval v1\\nverdict <verdict>\\nat <signed_at>" followed by a line "review <id> payload sha256:<digest>" per review, ordered by id',
-    ),
-    signed_at: z.string().describe('The time the challenge commits to: send it back as passkey.signed_at, within five minutes'),
+  output: signingChallengeSchema(
+    '"gatehouse batch approval v1\\nverdict <verdict>\\nat <signed_at>" followed by a line "review <id> payload sha256:<digest>" per review, ordered by id',
+  ).extend({
     reviews: z.array(signedReviewSchema).describe('The pending reviews the challenge covers, with their payload digests: send them back as signed_reviews'),
-    rp_id: z.string().describe("The relying party's id: the console's host name"),
-    allow_credentials: z
-      .array(z.object({ id: z.string().describe('A credential id (base64url)'), transports: z.array(z.string()) }))
-      .describe("The person's passkeys; empty: they must register one first"),
   }),
   access: { person: { roles: reviewerRoles } },
   interfaces: ['console'],
@@ -117,13 +129,7 @@ export const batchPasskeyChallengeOperation = defineOperation({
     const person = caller.actor as PersonActor;
     await assertReviewsOfOrganization(db, caller.organization.id, input.review_ids);
     const reviews = await pendingPayloadDigests(db, caller.organization.id, [...new Set(input.review_ids)]);
-    const signedAt = new Date().toISOString();
-    return {
-      challenge: batchChallenge(reviews, input.verdict, signedAt),
-      signed_at: signedAt,
-      reviews,
-      rp_id: relyingPartyOf(publicUrl).id,
-      allow_credentials: await signingCredentials(db, { orgId: caller.organization.id, userId: person.userId }),
-    };
+    const signer = { orgId: caller.organization.id, userId: person.userId };
+    return { ...(await signingChallengeFor(db, signer, publicUrl, (signedAt) => batchChallenge(reviews, input.verdict, signedAt))), reviews };
   },
 });

@@ -6,10 +6,11 @@ import { findGatedWrite, undoWrite } from '../../domain/resources';
 import { reviewerRoles, rolesThat, type ApiKeyActor, type PersonActor } from '../../domain/identity/actors';
 import { passkeyAssertionInput } from '../../domain/gate/reviews/schema';
 import { undoChallenge } from '../../domain/gate/reviews/signing';
-import { signingCredentials, verifySignedAssertion } from '../../domain/identity/passkey-assertions';
+import { verifySignedAssertion } from '../../domain/identity/passkey-assertions';
 import { relyingPartyOf } from '../../domain/identity/passkeys';
 import { AppError } from '../../domain/kit/errors';
 import { gatedOperation } from './define';
+import { signingChallengeFor, signingChallengeSchema } from './review-passkeys';
 import { defineOperation } from './operation';
 
 // Applied gated writes: read one (was it undone?), and undo one, as an agent (a gated write of its own) or as a person.
@@ -117,27 +118,15 @@ export const undoPasskeyChallengeOperation = defineOperation({
   method: 'POST',
   path: '/writes/:write/undo/passkey-challenge',
   input: undoWriteInput,
-  output: z.object({
-    challenge: z.string().describe('The WebAuthn challenge (base64url): SHA-256 of "gatehouse undo v1\\nwrite <write>\\nat <signed_at>"'),
-    signed_at: z.string().describe('The time the challenge commits to: send it back as passkey.signed_at, within five minutes'),
-    rp_id: z.string().describe("The relying party's id: the console's host name"),
-    allow_credentials: z
-      .array(z.object({ id: z.string().describe('A credential id (base64url)'), transports: z.array(z.string()) }))
-      .describe("The person's passkeys; empty: they must register one first"),
-  }),
+  output: signingChallengeSchema('"gatehouse undo v1\\nwrite <write>\\nat <signed_at>"'),
   access: { person: { roles: reviewerRoles } },
   interfaces: ['console'],
   handler: async (input, { db, caller, publicUrl }) => {
     const person = caller.actor as PersonActor;
     // The write must be one of the organization's (404 otherwise), as the undo would find it.
     await readAppliedWrite(db, caller.organization.id, input.write, {});
-    const signedAt = new Date().toISOString();
-    return {
-      challenge: undoChallenge(input.write, signedAt),
-      signed_at: signedAt,
-      rp_id: relyingPartyOf(publicUrl).id,
-      allow_credentials: await signingCredentials(db, { orgId: caller.organization.id, userId: person.userId }),
-    };
+    const signer = { orgId: caller.organization.id, userId: person.userId };
+    return signingChallengeFor(db, signer, publicUrl, (signedAt) => undoChallenge(input.write, signedAt));
   },
 });
 
