@@ -249,6 +249,9 @@ export async function planUndo(
       const kind = record.kind!;
       const after = kind === 'delete' ? null : (record.result as Record<string, unknown>);
       if (lastOnRecord.get(`${record.table}:${record.resourceId}`) === record) {
+        // The family's own lock (customers serialize their changes) before the record's row, in the order its
+        // writes take them: a change of the record waiting on that lock would otherwise deadlock with this undo.
+        if (lock) await write.lock?.(tx, orgId);
         const { rows: current } = await tx.query(`SELECT * FROM ${quoted(record.table!)} WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
           orgId,
           record.resourceId,
