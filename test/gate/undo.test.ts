@@ -119,6 +119,29 @@ describe('an agent undoes its writes over REST, decided by the policy', () => {
     expect(json(refused).error.code).toBe('insufficient_ability');
   });
 
+  it("tells a key that may not read another key's write only that its record changed, not which fields", async () => {
+    const task = (await write('POST', '/tasks', { title: 'Plan the offsite' })).body.data;
+    const renamed = await write('PATCH', `/tasks/${task.id}`, { title: 'Plan the offsite in May' });
+    await write('PATCH', `/tasks/${task.id}`, { status: 'in_progress', description: 'Venue shortlist attached' });
+
+    // Without reviews.read a key reads only its own writes (writes.get says not found) ...
+    const narrow = await acme.keyWith(['tasks.read', 'tasks.write']);
+    expect((await h.request({ method: 'GET', url: `/api/v1/writes/${renamed.write}`, token: narrow })).statusCode).toBe(404);
+    const refused = await agentUndo(renamed.write, narrow);
+    expect(refused.statusCode).toBe(409);
+    const error = json(refused).error;
+    expect(error.details).toEqual({ write: renamed.write, reason: 'changed_since' });
+    expect(error.message).toBe(`tasks.update ${renamed.write} cannot be undone: its record changed since the write; nothing was undone`);
+    for (const hidden of ['status', 'description', 'version']) expect(error.message).not.toContain(hidden);
+
+    // ... and with it, it reads them all, and is told what changed.
+    const reader = await acme.keyWith(['tasks.read', 'tasks.write', 'reviews.read']);
+    const told = await agentUndo(renamed.write, reader);
+    expect(told.statusCode).toBe(409);
+    expect(json(told).error.details).toMatchObject({ reason: 'changed_since', changed_fields: ['description', 'status'], current_version: 3 });
+    expect(json(await readTask(task.id)).data).toMatchObject({ title: 'Plan the offsite in May', status: 'in_progress' });
+  });
+
   it("refuses an undo past the organization's window, which owners set", async () => {
     const created = await write('POST', '/tasks', { title: 'Old news' });
     await h.db.query(`UPDATE applied_writes SET applied_at = now() - interval '8 days' WHERE workflow_id = $1`, [created.write]);
