@@ -5,11 +5,17 @@ import { FormError } from './form-error';
 /** What an undo answers: the write taken back, and the undo's id. */
 export interface Undone {
   write: string;
-  outcome: 'removed' | 'reverted' | 'restored';
+  /** removed, reverted, restored; undone for a changeset (every item it applied). */
+  outcome: 'removed' | 'reverted' | 'restored' | 'undone';
   undone_by: string;
 }
 
-const outcomeNames = { removed: 'The created record was removed.', reverted: 'The record is back as it was.', restored: 'The deleted record is back.' } as const;
+const outcomeNames = {
+  removed: 'The created record was removed.',
+  reverted: 'The record is back as it was.',
+  restored: 'The deleted record is back.',
+  undone: 'Every record the changeset wrote is back as it was.',
+} as const;
 
 /**
  * Undo of an applied write, for people who decide reviews: asks once more (what it does), then takes the write
