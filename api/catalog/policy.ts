@@ -34,7 +34,10 @@ const changedDecisionSchema = z.object({
   operation: z.string().describe('The write, e.g. tasks.update'),
   api_key_id: z.string().describe('The key that sent it (key_…)'),
   api_key_label: z.string().describe("The key's label"),
-  was: z.enum(['allow', 'review', 'deny']).describe('What the live policy decided'),
+  was: z
+    .enum(['allow', 'review', 'deny'])
+    .describe('What the live policy decided (review for a write it held that a trust window let through, and for one refused by a full review queue)'),
+  trust_window_id: z.string().nullable().describe('The trust window that let the write through although the live policy held it (trw_…), or null'),
   would_be: z.enum(['allow', 'review', 'deny']).describe('What the draft decides'),
   reason: z.string().describe("The draft's reason"),
   policy_ids: z.array(z.string()).describe("The draft's rules that decided"),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { newId } from '../../domain/kit/ids';
-import { appliedWriteAsSeenByKey, readAppliedWrite, undoWrites } from '../../domain/gate/undo';
+import { appliedWriteAsSeenByKey, readAppliedWrite, readsEveryWrite, undoWrites } from '../../domain/gate/undo';
 import { undoneSchema, undoWriteInput } from '../../domain/gate/undo-write';
 import { findGatedWrite, undoWrite } from '../../domain/resources';
 import { reviewerRoles, rolesThat, type ApiKeyActor, type PersonActor } from '../../domain/identity/actors';
@@ -51,8 +51,7 @@ export const getAppliedWriteOperation = defineOperation({
   access: { apiKey: { ability: null }, person: { roles: rolesThat.readAudit } },
   handler: async (input, { db, caller }) => {
     const key = caller.actor.kind === 'api_key' ? (caller.actor as ApiKeyActor) : undefined;
-    // A key that reads the review queue (reviews.read) reads any write of the organization; another, its own.
-    const view = await readAppliedWrite(db, caller.organization.id, input.write, key && !key.abilities.includes('reviews.read') ? { apiKeyId: key.keyId } : {});
+    const view = await readAppliedWrite(db, caller.organization.id, input.write, key && !readsEveryWrite(key.abilities) ? { apiKeyId: key.keyId } : {});
     return key ? appliedWriteAsSeenByKey(view, key.keyId) : view;
   },
 });
@@ -62,7 +61,7 @@ const undoGated = gatedOperation({
   tool: 'undo_write',
   summary: 'Undo an applied write',
   description:
-    "Takes back an applied gated write, named by its workflow_id: a created record is removed, an updated one reverted to its fields before, a deleted one restored with its id. Only while the record is as the write left it (else 409 conflict with the changed fields and the current version), within the organization's undo window (7 days by default), and once. The key needs the write ability of the record's family. The policy decides it as Action::\"writes.undo\", the resource being the record as the undo would leave it and context.undoes the write undone; the default policy holds undos for review. A changeset's workflow_id undoes every item it applied, in reverse order, in one transaction: all or nothing (409 listing each item whose record changed since, in details.items); the key needs the write ability of every item's family; the policy sees resource type Changeset (resource.items: each item's operation, kind, resource_type, resource_id and restored, the record as the undo leaves it) and context.undoes with kind \"changeset\" and items; the answer's outcome is undone, with items.",
+    "Takes back an applied gated write, named by its workflow_id: a created record is removed, an updated one reverted to its fields before, a deleted one restored with its id. Only while the record is as the write left it (else 409 conflict with the changed fields and the current version; a key undoing another key's write without reviews.read, which cannot read that write, is told only that its record changed), within the organization's undo window (7 days by default), and once. The key needs the write ability of the record's family. The policy decides it as Action::\"writes.undo\", the resource being the record as the undo would leave it and context.undoes the write undone; the default policy holds undos for review. A changeset's workflow_id undoes every item it applied, in reverse order, in one transaction: all or nothing (409 listing each item whose record changed since, in details.items); the key needs the write ability of every item's family; the policy sees resource type Changeset (resource.items: each item's operation, kind, resource_type, resource_id and restored, the record as the undo leaves it) and context.undoes with kind \"changeset\" and items; the answer's outcome is undone, with items.",
   method: 'POST',
   path: '/undo',
   output: undoneSchema,

@@ -116,13 +116,17 @@ export type AuditEvent =
       resourceId: string;
       data: { api_key_id: string; operation: string; match: Record<string, unknown>; max_uses: number; minutes: number; expires_at: string };
     })
-  | {
+  /**
+   * A trust window closed: by a person (`reason: closed`, the person as actor), or by the write that took its last use
+   * (`used_up`: that write's key as actor, its workflow id). An expiry is no event: `expires_at` says when.
+   */
+  | (Partial<GateEvent> & {
       type: 'trust_window.closed';
       actor: ActorRef;
       resourceType: 'trust_window';
       resourceId: string;
-      data: { api_key_id: string; operation: string; uses: number };
-    }
+      data: { api_key_id: string; operation: string; uses: number; max_uses: number; reason: 'closed' | 'used_up' };
+    })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
   | (GateEvent & { type: 'review.escalated'; actor: ActorRef; data: { tier: string; notified: string[] } })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number; comment?: string } }

@@ -32,9 +32,17 @@ export interface JustDecided {
   before?: Record<string, unknown>;
 }
 
+/** The trust window that let a write through in place of the policy's Review, and the decision's reason. */
+export interface TrustedInstead {
+  id: string;
+  reason: string;
+}
+
 /**
  * decideGatedWrite inside a transaction of the caller's, so that a write can be decided and applied in one.
- * `justDecided` is there when this call recorded the decision (not when an earlier run of the workflow had).
+ * `justDecided` is there when this call recorded the decision (not when an earlier run of the workflow had);
+ * `trusted`, when a trust window let it through. `spentNothing`: the window an earlier attempt found, for a write
+ * the data refused, recorded as letting it through without a use (a use counts only writes that applied).
  */
 export async function decideIn(
   tx: Queryable,
@@ -42,10 +50,12 @@ export async function decideIn(
   workflowId: string,
   request: GatedWriteRequest,
   reviewExpiresAt: Date,
-): Promise<{ recorded: RecordedDecision; justDecided?: JustDecided }> {
+  { spentNothing }: { spentNothing?: TrustedInstead } = {},
+): Promise<{ recorded: RecordedDecision; justDecided?: JustDecided; trusted?: TrustedInstead }> {
   const input = write.input.parse(request.input);
   const { proposal, version, decided, context, shadow } = await askPolicy(tx, write, request, input);
-  const trusted = decided.decision === 'review' ? await trustedInstead(tx, workflowId, request, proposal.resource, decided) : undefined;
+  const trusted =
+    decided.decision !== 'review' ? undefined : (spentNothing ?? (await trustedInstead(tx, workflowId, request, proposal.resource, decided)));
   const { recorded, inserted } = await recordDecisionIn(tx, {
     shadow,
     workflowId,
@@ -62,7 +72,8 @@ export async function decideIn(
     reviewExpiresAt,
   });
   // The record before as the decision stores it (JSON), exactly what a later apply would read back.
-  return inserted ? { recorded, justDecided: { input, before: proposal.before && JSON.parse(JSON.stringify(proposal.before)) } } : { recorded };
+  if (!inserted) return { recorded };
+  return { recorded, justDecided: { input, before: proposal.before && JSON.parse(JSON.stringify(proposal.before)) }, ...(trusted ? { trusted } : {}) };
 }
 
 /**
@@ -77,12 +88,13 @@ async function trustedInstead(
   request: GatedWriteRequest,
   resource: Record<string, unknown>,
   decided: PolicyDecision,
-): Promise<{ id: string; reason: string } | undefined> {
+): Promise<TrustedInstead | undefined> {
   if ((await tx.query('SELECT 1 FROM gate_decisions WHERE workflow_id = $1', [workflowId])).rowCount) return undefined;
   // A rule that could not be evaluated may have been one that would deny: no window waves such a write through.
   if (decided.errors.length > 0) return undefined;
   const window = await useTrustWindow(tx, {
     orgId: request.orgId,
+    workflowId,
     apiKeyId: request.apiKey.id,
     operation: request.operation,
     resource,

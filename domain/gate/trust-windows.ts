@@ -124,11 +124,13 @@ export interface UsedTrustWindow {
  * Takes one use of an open window matching the write (same organization, key and operation; every matched
  * attribute equal in the proposed record), in the decision's transaction: the guarded UPDATE takes it only while
  * uses < max_uses and the window has not expired, so writes racing for its last use cannot both get it. Null: no
- * window lets it through. Called only for a write the policy would hold.
+ * window lets it through. Called only for a write the policy would hold, in the transaction that applies it: a
+ * write the data refuses rolls its use back with it. The last use closes the window, recorded as
+ * trust_window.closed (`used_up`) by the write's key.
  */
 export async function useTrustWindow(
   tx: Queryable,
-  write: { orgId: string; apiKeyId: string; operation: string; resource: Record<string, unknown>; policyIds: string[]; approvals: number },
+  write: { orgId: string; workflowId: string; apiKeyId: string; operation: string; resource: Record<string, unknown>; policyIds: string[]; approvals: number },
 ): Promise<UsedTrustWindow | null> {
   const { rows } = await tx.query(
     `UPDATE trust_windows w SET uses = uses + 1
@@ -139,16 +141,32 @@ export async function useTrustWindow(
          AND uses < max_uses AND expires_at > now() AND match <@ $4::jsonb AND policy_ids @> $5::text[] AND approvals >= $6
        ORDER BY expires_at, id LIMIT 1 FOR UPDATE SKIP LOCKED)
        AND w.uses < w.max_uses AND w.expires_at > now() AND u.id = w.opened_by
-     RETURNING w.id, u.email`,
+     RETURNING w.id, u.email, w.uses, w.max_uses`,
     [write.orgId, write.apiKeyId, write.operation, JSON.stringify(write.resource), write.policyIds, write.approvals],
   );
-  return rows[0] ? { id: rows[0].id, openedBy: rows[0].email } : null;
+  const used = rows[0];
+  if (!used) return null;
+  if (used.uses === used.max_uses) {
+    await recordAudit(tx, write.orgId, {
+      type: 'trust_window.closed',
+      actor: { type: 'api_key', id: write.apiKeyId },
+      workflowId: write.workflowId,
+      resourceType: 'trust_window',
+      resourceId: used.id,
+      data: { api_key_id: write.apiKeyId, operation: write.operation, uses: used.uses, max_uses: used.max_uses, reason: 'used_up' },
+    });
+  }
+  return { id: used.id, openedBy: used.email };
 }
+
+/** SQL for a window's state (a row of trust_windows named `w`): open, expired, used_up or closed. */
+export const trustWindowStateSql = (w: string) =>
+  `CASE WHEN ${w}.closed_at IS NOT NULL THEN 'closed' WHEN ${w}.uses >= ${w}.max_uses THEN 'used_up' WHEN ${w}.expires_at <= now() THEN 'expired' ELSE 'open' END`;
 
 const windowColumns = `
   w.id, w.operation, w.match, w.uses, w.max_uses, w.expires_at, w.review_id, w.created_at, w.closed_at,
   w.api_key_id, k.label AS api_key_label, w.opened_by, o.email AS opened_by_email, w.closed_by, c.email AS closed_by_email,
-  CASE WHEN w.closed_at IS NOT NULL THEN 'closed' WHEN w.uses >= w.max_uses THEN 'used_up' WHEN w.expires_at <= now() THEN 'expired' ELSE 'open' END AS state
+  ${trustWindowStateSql('w')} AS state
   FROM trust_windows w JOIN api_keys k ON k.id = w.api_key_id JOIN users o ON o.id = w.opened_by LEFT JOIN users c ON c.id = w.closed_by`;
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- a row as pg answers it, read field by field below
@@ -183,7 +201,10 @@ export async function listTrustWindows(db: Queryable, orgId: string, which: 'ope
  */
 export async function closeTrustWindow(db: Database, orgId: string, windowId: string, person: { userId: string; role: string }): Promise<TrustWindow> {
   return db.transaction(async (tx) => {
-    const { rows } = await tx.query('SELECT opened_by, closed_at, api_key_id, operation, uses FROM trust_windows WHERE org_id = $1 AND id = $2 FOR UPDATE', [orgId, windowId]);
+    const { rows } = await tx.query('SELECT opened_by, closed_at, api_key_id, operation, uses, max_uses FROM trust_windows WHERE org_id = $1 AND id = $2 FOR UPDATE', [
+      orgId,
+      windowId,
+    ]);
     const window = rows[0];
     if (!window) throw new AppError('not_found', `trust window ${windowId} was not found`);
     if (person.role !== 'owner' && person.role !== 'admin' && window.opened_by !== person.userId) {
@@ -197,7 +218,7 @@ export async function closeTrustWindow(db: Database, orgId: string, windowId: st
       actor,
       resourceType: 'trust_window',
       resourceId: windowId,
-      data: { api_key_id: window.api_key_id, operation: window.operation, uses: window.uses },
+      data: { api_key_id: window.api_key_id, operation: window.operation, uses: window.uses, max_uses: window.max_uses, reason: 'closed' },
     });
     return wireOf((await tx.query(`SELECT ${windowColumns} WHERE w.org_id = $1 AND w.id = $2`, [orgId, windowId])).rows[0]);
   });

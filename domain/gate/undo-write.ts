@@ -73,7 +73,7 @@ export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undef
     input: undoWriteInput,
     async propose(db, orgId, input, by) {
       // The write is a reference in the body: one the organization never applied is the input's fault, like any reference.
-      const [plan] = await planUndo(db, orgId, [input.write], writeOf).catch((error: unknown) => {
+      const [plan] = await planUndo(db, orgId, [input.write], writeOf, { seenBy: by }).catch((error: unknown) => {
         if (error instanceof AppError && error.code === 'not_found') throw invalidFields([{ field: 'write', message: 'no applied write of this organization has this id (not found)' }]);
         throw error;
       });
@@ -109,8 +109,8 @@ export function makeUndoWrite(writeOf: (operation: string) => GatedWrite | undef
     },
     async apply(tx, orgId, input, decided, by) {
       if (!decided.workflowId) throw new Error('an undo is applied by its workflow');
-      for (const operation of families((await planUndo(tx, orgId, [input.write], writeOf))[0]!)) await assertMayWriteFamily(tx, orgId, by, operation);
-      const [undone] = await undoWrites(tx, orgId, [input.write], { actor: { type: 'api_key', id: by.apiKeyId }, undoId: decided.workflowId }, writeOf);
+      for (const operation of families((await planUndo(tx, orgId, [input.write], writeOf, { seenBy: by }))[0]!)) await assertMayWriteFamily(tx, orgId, by, operation);
+      const [undone] = await undoWrites(tx, orgId, [input.write], { actor: { type: 'api_key', id: by.apiKeyId }, undoId: decided.workflowId }, writeOf, { seenBy: by });
       return { resourceId: undone!.resource_id, resourceType: undone!.resource_type, result: undone as Undone };
     },
   };

@@ -163,19 +163,34 @@ async function changesetRecords(tx: Queryable, orgId: string, changesetId: strin
   });
 }
 
+/** An API key asking for an undo, with what its request may do: a refusal tells it only what it may read. */
+export interface UndoReader {
+  apiKeyId: string;
+  abilities?: readonly string[];
+}
+
+/** A key that reads the review queue (reviews.read) reads every applied write of its organization; another, its own. */
+export const readsEveryWrite = (abilities?: readonly string[]) => abilities?.includes('reviews.read') ?? false;
+
+/** Whether a key reads an applied write (as writes.get shows it). `writer`: the key that made the write. */
+export function keyReadsWrite(reader: UndoReader, writer: string | null): boolean {
+  return reader.apiKeyId === writer || readsEveryWrite(reader.abilities);
+}
+
 /**
  * Checks that every write named can be undone, and plans each undo. `lock`: the writes' rows and records are
  * locked (FOR UPDATE), for the transaction that will undo them. Refuses with every problem found: a write of
  * another organization or none (not_found), one that cannot be undone, is already undone, is past the window, or
  * whose record changed since (conflict, with the fields that changed and the current version). A changeset's
- * write id names all its applied items: refused with every item whose record changed since (`items`).
+ * write id names all its applied items: refused with every item whose record changed since (`items`). `seenBy`: the
+ * key that asks, told what changed only about a write it may read (keyReadsWrite).
  */
 export async function planUndo(
   tx: Queryable,
   orgId: string,
   writeIds: string[],
   writeOf: (operation: string) => GatedWrite | undefined,
-  { lock = false }: { lock?: boolean } = {},
+  { lock = false, seenBy }: { lock?: boolean; seenBy?: UndoReader } = {},
 ): Promise<UndoPlan[]> {
   const ids = [...new Set(writeIds)];
   const { rows } = await tx.query(
@@ -250,6 +265,9 @@ export async function planUndo(
       const kind = record.kind!;
       const after = kind === 'delete' ? null : (record.result as Record<string, unknown>);
       if (lastOnRecord.get(`${record.table}:${record.resourceId}`) === record) {
+        // The family's own lock (customers serialize their changes) before the record's row, in the order its
+        // writes take them: a change of the record waiting on that lock would otherwise deadlock with this undo.
+        if (lock) await write.lock?.(tx, orgId);
         const { rows: current } = await tx.query(`SELECT * FROM ${quoted(record.table!)} WHERE org_id = $1 AND id = $2${lock ? ' FOR UPDATE' : ''}`, [
           orgId,
           record.resourceId,
@@ -270,6 +288,17 @@ export async function planUndo(
         restored: kind === 'create' ? null : record.before,
         lock: write.lock,
       });
+    }
+    if (changes.length && seenBy && !keyReadsWrite(seenBy, row.api_key_id ?? null)) {
+      // The key may undo the write (the policy said so) but not read it, as writes.get would not show it: the
+      // refusal says that its records changed, not which fields nor at which versions.
+      problems.push({
+        write: id,
+        code: 'conflict',
+        message: `${changesetId ? `changeset ${changesetId}` : row.operation} ${id} cannot be undone: ${changesetId ? 'records it wrote' : 'its record'} changed since the write; nothing was undone`,
+        details: { reason: 'changed_since' },
+      });
+      continue;
     }
     if (changes.length && !changesetId) {
       problems.push({ write: id, code: 'conflict', message: changes[0]!.message, details: { reason: 'changed_since', ...changes[0]!.details } });
@@ -381,9 +410,10 @@ export async function undoWrites(
   writeIds: string[],
   by: { actor: ActorRef; undoId: string; passkey?: PasskeyAssertion },
   writeOf: (operation: string) => GatedWrite | undefined,
+  { seenBy }: { seenBy?: UndoReader } = {},
 ): Promise<Undone[]> {
   if (writeIds.length === 0) throw new AppError('validation_failed', 'name at least one applied write to undo');
-  const plans = await planUndo(tx, orgId, writeIds, writeOf, { lock: true });
+  const plans = await planUndo(tx, orgId, writeIds, writeOf, { lock: true, seenBy });
   const undone: Undone[] = [];
   for (const plan of [...plans].reverse()) {
     const versions = new Map<string, number>();

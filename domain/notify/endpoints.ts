@@ -14,6 +14,10 @@ export const webhookEventTypes = {
   'write.denied': 'A policy denied a write',
   'write.failed': 'A write could not be applied (refused, or an approved write that no longer fits the data)',
   'write.undone': 'An applied write was undone (by an agent or a person); `undoes` names it',
+  'trust_window.opened':
+    'A person approving a held write opened a trust window: the key (`api_key_id`) may make the same `operation` with the `match` values without review, `max_uses` times until `expires_at`',
+  'trust_window.closed':
+    'A trust window closed: `reason` is closed (a person closed it, the actor) or used_up (the write in `workflow_id` took its last use); one that expires sends nothing',
   'key.created': 'An API key was created',
   'key.revoked': 'An API key was revoked',
   'policy.changed': "The organization's policy set was replaced",

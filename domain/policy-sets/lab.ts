@@ -18,8 +18,13 @@ export interface ChangedDecision {
   operation: string;
   api_key_id: string;
   api_key_label: string;
-  /** What the live policy decided (a Review refused because the queue was full reads as review). */
+  /**
+   * What the live policy decided: a Review refused because the queue was full, and a Review a trust window let
+   * through (recorded as allowed), read as review.
+   */
   was: GateDecisionKind;
+  /** The trust window that let the write through although the live policy held it, or null. */
+  trust_window_id: string | null;
   would_be: GateDecisionKind;
   reason: string;
   policy_ids: string[];
@@ -61,6 +66,12 @@ export function compileDraft(source: string, field = 'source'): CompiledPolicySe
 }
 
 /**
+ * What the live policy said of a recorded decision (`d`, a row of gate_decisions), as a draft is compared with it:
+ * a Review refused by a full queue, and a Review a trust window let through (recorded as an allow), were Reviews.
+ */
+const policySaid = `CASE WHEN d.decision = 'refused' OR d.trust_window_id IS NOT NULL THEN 'review' ELSE d.decision END`;
+
+/**
  * Replays the decisions recorded since `since` under a draft: each with the record and context the policy saw
  * then, the key as it is now (its label, access and abilities) as the principal. Lists every decision that
  * would change.
@@ -72,7 +83,7 @@ export async function simulatePolicy(
   options: { since: Date; limit: number; resourceTypeOf: ResourceTypeOf },
 ): Promise<SimulationResult> {
   const { rows } = await db.query(
-    `SELECT d.id, d.created_at, d.operation, d.decision, d.resource, d.context, d.api_key_id, k.label, k.access, k.abilities
+    `SELECT d.id, d.created_at, d.operation, ${policySaid} AS was, d.trust_window_id, d.resource, d.context, d.api_key_id, k.label, k.access, k.abilities
      FROM gate_decisions d JOIN api_keys k ON k.id = d.api_key_id
      WHERE d.org_id = $1 AND d.created_at >= $2
      ORDER BY d.id DESC LIMIT $3`,
@@ -84,7 +95,7 @@ export async function simulatePolicy(
   for (const [index, row] of rows.slice(0, simulationCap).entries()) {
     // Cedar evaluates synchronously: let the api's other requests through every few hundred decisions.
     if (index % 200 === 199) await new Promise((resolve) => setImmediate(resolve));
-    const was: GateDecisionKind = row.decision === 'refused' ? 'review' : row.decision;
+    const was = row.was as GateDecisionKind;
     const decided = evaluatePolicy(draft, {
       principal: { type: 'ApiKey', id: row.api_key_id, attrs: { label: row.label, access: row.access, abilities: row.abilities } },
       action: row.operation,
@@ -102,6 +113,7 @@ export async function simulatePolicy(
         api_key_id: row.api_key_id,
         api_key_label: row.label,
         was,
+        trust_window_id: row.trust_window_id,
         would_be: decided.decision,
         reason: decided.reason,
         policy_ids: decided.policyIds,
@@ -152,14 +164,14 @@ export async function shadowReport(db: Queryable, orgId: string, limit: number):
   if (!shadow) return null;
   const startedAt = (shadow.started_at as Date).toISOString();
   // Counted in SQL; only the newest `limit` disagreements are read.
-  const was = `CASE d.decision WHEN 'refused' THEN 'review' ELSE d.decision END`;
+  const was = policySaid;
   const scoped = `FROM gate_decisions d WHERE d.org_id = $1 AND d.shadow->>'started_at' = $2`;
   const { rows: counts } = await db.query(
     `SELECT ${was} || '→' || (d.shadow->>'decision') AS change, ${was} = d.shadow->>'decision' AS agreed, count(*)::int AS n ${scoped} GROUP BY 1, 2`,
     [orgId, startedAt],
   );
   const { rows } = await db.query(
-    `SELECT d.id, d.created_at, d.operation, d.api_key_id, k.label, ${was} AS was, d.shadow
+    `SELECT d.id, d.created_at, d.operation, d.api_key_id, k.label, ${was} AS was, d.trust_window_id, d.shadow
      FROM gate_decisions d JOIN api_keys k ON k.id = d.api_key_id
      WHERE d.org_id = $1 AND d.shadow->>'started_at' = $2 AND ${was} <> d.shadow->>'decision'
      ORDER BY d.id DESC LIMIT $3`,
@@ -173,6 +185,7 @@ export async function shadowReport(db: Queryable, orgId: string, limit: number):
     api_key_id: row.api_key_id,
     api_key_label: row.label,
     was: row.was,
+    trust_window_id: row.trust_window_id,
     would_be: row.shadow.decision,
     reason: row.shadow.reason,
     policy_ids: row.shadow.policy_ids,

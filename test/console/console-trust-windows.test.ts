@@ -64,6 +64,18 @@ describe('a trust window in the console', () => {
     const elsewhere = await agentWrite('/api/v1/tasks', { title: 'review something unrelated' });
     expect(elsewhere.status).toBe(202);
 
+    // The approved review's card names the window it opened, with its uses and its expiry.
+    const windowId = (await h.db.query('SELECT id FROM trust_windows WHERE org_id = $1', [acme.organization.id])).rows[0].id as string;
+    await page.goto(`${origin}/reviews/${(await held.body).review.id}`);
+    const opened = page.locator(`[data-trust-window="${windowId}"]`);
+    await opened.waitFor({ timeout: 10_000 });
+    const openedText = await opened.innerText();
+    expect(openedText).toContain(`Trust window ${windowId} (open)`);
+    expect(openedText).toContain(`project_id = "${project}"`);
+    expect(openedText).toContain('1 of 3 used');
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'trust-window-review-card');
+
     await page.goto(`${origin}/policy`);
     const section = page.getByRole('region', { name: 'Trust windows' });
     const row = section.locator('tr', { hasText: 'tasks.create' });

@@ -119,6 +119,29 @@ describe('an agent undoes its writes over REST, decided by the policy', () => {
     expect(json(refused).error.code).toBe('insufficient_ability');
   });
 
+  it("tells a key that may not read another key's write only that its record changed, not which fields", async () => {
+    const task = (await write('POST', '/tasks', { title: 'Plan the offsite' })).body.data;
+    const renamed = await write('PATCH', `/tasks/${task.id}`, { title: 'Plan the offsite in May' });
+    await write('PATCH', `/tasks/${task.id}`, { status: 'in_progress', description: 'Venue shortlist attached' });
+
+    // Without reviews.read a key reads only its own writes (writes.get says not found) ...
+    const narrow = await acme.keyWith(['tasks.read', 'tasks.write']);
+    expect((await h.request({ method: 'GET', url: `/api/v1/writes/${renamed.write}`, token: narrow })).statusCode).toBe(404);
+    const refused = await agentUndo(renamed.write, narrow);
+    expect(refused.statusCode).toBe(409);
+    const error = json(refused).error;
+    expect(error.details).toEqual({ write: renamed.write, reason: 'changed_since' });
+    expect(error.message).toBe(`tasks.update ${renamed.write} cannot be undone: its record changed since the write; nothing was undone`);
+    for (const hidden of ['status', 'description', 'version']) expect(error.message).not.toContain(hidden);
+
+    // ... and with it, it reads them all, and is told what changed.
+    const reader = await acme.keyWith(['tasks.read', 'tasks.write', 'reviews.read']);
+    const told = await agentUndo(renamed.write, reader);
+    expect(told.statusCode).toBe(409);
+    expect(json(told).error.details).toMatchObject({ reason: 'changed_since', changed_fields: ['description', 'status'], current_version: 3 });
+    expect(json(await readTask(task.id)).data).toMatchObject({ title: 'Plan the offsite in May', status: 'in_progress' });
+  });
+
   it("refuses an undo past the organization's window, which owners set", async () => {
     const created = await write('POST', '/tasks', { title: 'Old news' });
     await h.db.query(`UPDATE applied_writes SET applied_at = now() - interval '8 days' WHERE workflow_id = $1`, [created.write]);
@@ -208,5 +231,61 @@ describe('tenancy', () => {
       expect(json(response).error.code).toBe('not_found');
     }
     expect((await readTask(created.body.data.id)).statusCode).toBe(200);
+  });
+});
+
+describe('an undo racing a change of the same record', () => {
+  /** Sessions waiting for an advisory lock (the customers' sync lock), across the database. */
+  const advisoryWaiters = async () =>
+    Number((await h.db.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted")).rows[0].n);
+  async function until(check: () => Promise<boolean>) {
+    for (let tries = 0; tries < 200 && !(await check()); tries++) await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+
+  it('answers 409 when a customers.update takes the customers lock first, never a deadlock (500)', async () => {
+    for (let round = 0; round < 3; round++) {
+      const created = await write('POST', '/customers', { name: `Queued ${round}` });
+      const customerId = created.body.data.id as string;
+      const updated = await write('PATCH', `/customers/${customerId}`, { notes: 'to be undone' });
+      expect(updated.status).toBe(200);
+      // Another customer write of the organization holds the customers' lock (as an import would): the update
+      // queues on it first, then the undo; once it is released the two meet on the same record.
+      let release!: () => void;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      const holder = h.db.transaction(async (tx) => {
+        await tx.query(`SELECT pg_advisory_xact_lock(hashtext('gatehouse.customers:' || $1))`, [acme.organization.id]);
+        await released;
+      });
+      await until(async () => (await h.db.query(`SELECT count(*) AS n FROM pg_locks WHERE locktype = 'advisory' AND granted`)).rows[0].n > 0);
+      const waitingBefore = await advisoryWaiters();
+      const change = write('PATCH', `/customers/${customerId}`, { notes: `changed while the undo waits ${round}` });
+      await until(async () => (await advisoryWaiters()) > waitingBefore);
+      const undo = personUndo(updated.write);
+      await until(async () => (await advisoryWaiters()) > waitingBefore + 1);
+      release();
+      await holder;
+      const [changed, undone] = await Promise.all([change, undo]);
+      expect(changed.status, JSON.stringify(changed.body)).toBe(200);
+      expect(undone.statusCode, undone.body).toBe(409);
+      expect(json(undone).error.details).toMatchObject({ reason: 'changed_since', changed_fields: ['notes'] });
+      const customer = json(await h.request({ method: 'GET', url: `/api/v1/customers/${customerId}`, token: acme.readWriteToken })).data;
+      expect(customer.notes).toBe(`changed while the undo waits ${round}`);
+    }
+  });
+
+  it('answers 200 or 409, never a 500: a customer undone while customers.update runs on it, round after round', async () => {
+    for (let round = 0; round < 12; round++) {
+      const created = await write('POST', '/customers', { name: `Racer ${round}` });
+      expect(created.status).toBe(201);
+      const updated = await write('PATCH', `/customers/${created.body.data.id}`, { notes: 'first change' });
+      expect(updated.status).toBe(200);
+      const [undo, ...changes] = await Promise.all([
+        personUndo(updated.write),
+        write('PATCH', `/customers/${created.body.data.id}`, { notes: `racing change ${round}` }),
+        write('PATCH', `/customers/${created.body.data.id}`, { tags: [`race-${round}`] }),
+      ]);
+      expect([200, 409], undo.body).toContain(undo.statusCode);
+      for (const change of changes) expect([200, 409], JSON.stringify(change.body)).toContain(change.status);
+    }
   });
 });

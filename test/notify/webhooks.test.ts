@@ -184,6 +184,62 @@ describe('what people and the CLI change emits too', () => {
   });
 });
 
+describe('trust windows', () => {
+  it('trust_window.opened as an approval opens one; trust_window.closed when its last use is taken, and when a person closes one', async () => {
+    const receiver = await startReceiver();
+    try {
+      const { secret, endpoint } = await register(receiver, ['trust_window.opened', 'trust_window.closed']);
+      const openOne = async (title: string, maxUses: number) => {
+        const held = await write(title);
+        expect(held.statusCode).toBe(202);
+        const approved = await h.request({
+          method: 'POST',
+          url: `/api/v1/reviews/${json(held).review.id}/approve`,
+          token: acme.reviewerToken,
+          payload: { trust: { minutes: 30, max_uses: maxUses, match: [] } },
+        });
+        expect(approved.statusCode, approved.body).toBe(200);
+        return json(approved).data as { id: string; workflow_id: string; trust_window: { id: string; expires_at: string } };
+      };
+      // One window used up by the write that takes its only use, another closed by its opener.
+      const usedUp = await openOne('review with a window of one', 1);
+      const through = await write('review let through');
+      expect(through.statusCode).toBe(201);
+      const closedByHand = await openOne('review with a window closed by hand', 5);
+      expect((await h.request({ method: 'POST', url: `/api/v1/trust-windows/${closedByHand.trust_window.id}/close`, token: acme.reviewerToken, payload: {} })).statusCode).toBe(200);
+
+      const events = (await receiver.waitFor(4)).map((request) => verified(request, secret));
+      const of = (windowId: string) => events.filter((event) => event.data.resource_id === windowId).sort((a, b) => a.timestamp.localeCompare(b.timestamp));
+      const [opened, closed] = of(usedUp.trust_window.id);
+      expect(opened).toMatchObject({
+        type: 'trust_window.opened',
+        data: {
+          actor: { type: 'user' },
+          review_id: usedUp.id,
+          workflow_id: usedUp.workflow_id,
+          resource_type: 'trust_window',
+          operation: 'tasks.create',
+          match: {},
+          max_uses: 1,
+          minutes: 30,
+          expires_at: usedUp.trust_window.expires_at,
+        },
+      });
+      expect(closed).toMatchObject({
+        type: 'trust_window.closed',
+        data: { actor: { type: 'api_key' }, workflow_id: through.headers['x-gatehouse-workflow-id'], reason: 'used_up', uses: 1, max_uses: 1 },
+      });
+      expect(of(closedByHand.trust_window.id).map((event) => [event.type, event.data.reason ?? null, event.data.actor.type])).toEqual([
+        ['trust_window.opened', null, 'user'],
+        ['trust_window.closed', 'closed', 'user'],
+      ]);
+      await h.request({ method: 'DELETE', url: `/api/v1/webhook-endpoints/${endpoint.id}`, token: ownerToken });
+    } finally {
+      await receiver.close();
+    }
+  });
+});
+
 describe('retries, the delivery log and redelivery', () => {
   it('a delivery refused twice arrives at the third attempt with the same id; a redelivery sends it again', async () => {
     const receiver = await startReceiver();

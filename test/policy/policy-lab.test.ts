@@ -166,6 +166,42 @@ describe('shadow: a draft beside the live policy', { timeout: 180_000 }, () => {
     expect(stops[0].n).toBe(1);
   });
 
+  it('counts a write a trust window let through as the Review the live policy said, in shadow and in simulation', async () => {
+    const org = await h.createOrganization();
+    const owner = await ownerOf(org);
+    // The live policy itself in shadow: it must agree with every decision, those a window let through included.
+    expect((await owner.request({ method: 'POST', url: '/console/api/v1/policy/shadow', payload: { source: testPolicy } })).statusCode).toBe(200);
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'review the first' } });
+    expect(held.statusCode).toBe(202);
+    const approved = await h.request({
+      method: 'POST',
+      url: `/api/v1/reviews/${json(held).review.id}/approve`,
+      token: org.reviewerToken,
+      payload: { trust: { minutes: 30, max_uses: 2, match: [] } },
+    });
+    const windowId = json(approved).data.trust_window.id as string;
+    for (const title of ['review the second', 'review the third']) {
+      expect((await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title } })).statusCode).toBe(201);
+    }
+    const { rows } = await h.db.query('SELECT decision, trust_window_id FROM gate_decisions WHERE org_id = $1 ORDER BY id', [org.organization.id]);
+    expect(rows).toEqual([
+      { decision: 'review', trust_window_id: null },
+      { decision: 'allow', trust_window_id: windowId },
+      { decision: 'allow', trust_window_id: windowId },
+    ]);
+
+    const report = json(await owner.request({ method: 'GET', url: '/console/api/v1/policy/shadow' })).data.shadow;
+    expect(report).toMatchObject({ decided: 3, disagreed: {}, disagreements: [] });
+    const same = json(await owner.request({ method: 'POST', url: '/console/api/v1/policy/simulate', payload: { source: testPolicy, since: '1h' } })).data;
+    expect(same).toMatchObject({ evaluated: 3, changed: {}, changes: [] });
+
+    // A draft that allows them: every one was a Review, the window's named where it let the write through.
+    const swapped = json(await owner.request({ method: 'POST', url: '/console/api/v1/policy/simulate', payload: { source: draft, since: '1h' } })).data;
+    expect(swapped.changed).toEqual({ 'review→allow': 3 });
+    expect(swapped.changes.map((change: { trust_window_id: string | null }) => change.trust_window_id)).toEqual([windowId, windowId, null]);
+    await owner.request({ method: 'DELETE', url: '/console/api/v1/policy/shadow' });
+  });
+
   it('refuses a shadow draft that does not parse', async () => {
     const org = await h.createOrganization();
     const owner = await ownerOf(org);

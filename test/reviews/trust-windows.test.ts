@@ -69,7 +69,17 @@ async function openWindow(payload: Record<string, unknown>, trust: Record<string
   const approved = await approve(reviewId, { trust });
   expect(approved.statusCode, approved.body).toBe(200);
   expect(json(approved).data.status).toBe('approved');
-  return windowOf(reviewId);
+  const window = await windowOf(reviewId);
+  // The approval's answer names the window it opened, as the review reads from then on.
+  expect(json(approved).data.trust_window).toEqual({
+    id: window.id,
+    state: 'open',
+    match: window.match,
+    uses: 0,
+    max_uses: trust.max_uses,
+    expires_at: window.expires_at,
+  });
+  return window;
 }
 
 describe('a trust window', () => {
@@ -103,6 +113,57 @@ describe('a trust window', () => {
 
     expect(await windowOf(window.review_id)).toMatchObject({ state: 'used_up', uses: 2 });
     await hold({ title: 'fourth launch task', project_id: projectA });
+
+    // Its last use closed it, recorded (and told to webhooks) with the write that took it; the review says so too.
+    const closed = (await h.db.query("SELECT actor_type, workflow_id, data FROM audit_events WHERE type = 'trust_window.closed' AND resource_id = $1", [window.id])).rows;
+    expect(closed).toEqual([
+      { actor_type: 'api_key', workflow_id: decisions[1].workflow_id, data: { api_key_id: expect.any(String), operation: 'tasks.create', uses: 2, max_uses: 2, reason: 'used_up' } },
+    ]);
+    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${window.review_id}`, token: org.reviewerToken })).data;
+    expect(review.trust_window).toMatchObject({ id: window.id, state: 'used_up', uses: 2, max_uses: 2 });
+    // Agents never see windows, not even on their own write's review.
+    const asAgent = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${window.review_id}`, token: await org.keyWith(['reviews.read']) })).data;
+    expect(asAgent.trust_window).toBeNull();
+  });
+
+  it('keeps its use when the data refuses the write it let through: with one use, the next good write still passes', async () => {
+    const created = async (title: string) => {
+      const reviewId = await hold({ title, project_id: projectB });
+      return json(await approve(reviewId, {})).data.result as { id: string };
+    };
+    const [first, second] = [await created('refusal test one'), await created('refusal test two')];
+    const updateOf = (id: string, payload: Record<string, unknown>) => h.request({ method: 'PATCH', url: `/api/v1/tasks/${id}`, token: org.readWriteToken, payload });
+    const held = await updateOf(first.id, { status: 'in_progress' });
+    expect(held.statusCode).toBe(202);
+    const opened = await approve(json(held).review.id, { trust: { minutes: 60, max_uses: 1, match: ['project_id'] } });
+    const window = json(opened).data.trust_window as { id: string };
+    expect(window.id).toMatch(/^trw_/);
+
+    // Someone changes the second task while the agent's update of it is between its decision and its write (the
+    // test holds the row until the update waits on it): the window lets it through, the data refuses it (409).
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const someoneElse = h.db.transaction(async (tx) => {
+      await tx.query(`UPDATE tasks SET description = 'changed by someone else', version = version + 1 WHERE id = $1`, [second.id]);
+      await released;
+    });
+    const waiters = async () => Number((await h.db.query("SELECT count(*) AS n FROM pg_locks WHERE locktype = 'transactionid' AND NOT granted")).rows[0].n);
+    const refused = updateOf(second.id, { status: 'done' });
+    for (let tries = 0; tries < 200 && (await waiters()) === 0; tries++) await new Promise((resolve) => setTimeout(resolve, 25));
+    release();
+    await someoneElse;
+    const answer = await refused;
+    expect(answer.statusCode, answer.body).toBe(409);
+    expect(json(answer).error.code).toBe('conflict');
+    const decided = (await h.db.query("SELECT decision, trust_window_id FROM gate_decisions WHERE workflow_id = $1", [answer.headers['x-gatehouse-workflow-id']])).rows;
+    expect(decided).toEqual([{ decision: 'allow', trust_window_id: window.id }]);
+    expect(await windowOf(json(held).review.id)).toMatchObject({ state: 'open', uses: 0 });
+
+    // The use was not spent: the next good update passes through the window, and takes its last use.
+    const good = await updateOf(second.id, { status: 'done' });
+    expect(good.statusCode, good.body).toBe(200);
+    expect(await windowOf(json(held).review.id)).toMatchObject({ state: 'used_up', uses: 1 });
+    expect((await updateOf(second.id, { priority: 'high' })).statusCode).toBe(202);
   });
 
   it('holds what it does not match: another attribute value, another key, another operation', async () => {
@@ -225,7 +286,7 @@ describe('closing a trust window', () => {
     const again = await openerSession.request({ method: 'POST', url: `/console/api/v1/trust-windows/${window.id}/close`, payload: {} });
     expect(again.statusCode).toBe(409);
     const audit = (await h.db.query("SELECT actor_id, data FROM audit_events WHERE type = 'trust_window.closed' AND resource_id = $1", [window.id])).rows;
-    expect(audit).toEqual([{ actor_id: opener.user.id, data: { api_key_id: expect.any(String), operation: 'tasks.create', uses: 1 } }]);
+    expect(audit).toEqual([{ actor_id: opener.user.id, data: { api_key_id: expect.any(String), operation: 'tasks.create', uses: 1, max_uses: 20, reason: 'closed' } }]);
   });
 
   it('is refused across organizations, and agents cannot list or close', async () => {

@@ -7,6 +7,7 @@ import type { listReviewsInput, Review, reviewProgressSchema } from './schema';
 import { reviewStatusSql } from './state';
 import { undoableUntilSql } from '../undo';
 import { refsIn } from '../changesets/schema';
+import { trustWindowStateSql } from '../trust-windows';
 
 // Reading reviews: the queue, one review, the agent's follow view, and the gauge. One query reads a review whole.
 
@@ -37,7 +38,10 @@ const selectReview = `
                     LEFT JOIN changeset_item_edits v ON v.edit_id = r.edit_id AND v.idx = i.idx AND cardinality(v.fields) > 0
                     LEFT JOIN users vu ON vu.id = v.edited_by
                     WHERE i.changeset_id = c.id))
-          FROM changesets c WHERE c.id = r.changeset_id) AS changeset
+          FROM changesets c WHERE c.id = r.changeset_id) AS changeset,
+         (SELECT json_build_object('id', w.id, 'state', ${trustWindowStateSql('w')}, 'match', w.match, 'uses', w.uses, 'max_uses', w.max_uses,
+                   'expires_at', w.expires_at)
+          FROM trust_windows w WHERE w.review_id = r.id AND w.org_id = r.org_id) AS trust_window
   FROM reviews r
   LEFT JOIN applied_writes aw ON aw.workflow_id = r.workflow_id AND aw.org_id = r.org_id
   LEFT JOIN review_edits e ON e.id = r.edit_id
@@ -117,6 +121,7 @@ function reviewFromRow(row: QueryResultRow): Review {
     undone_at: iso(row.undone_at),
     undoable_until: iso(row.undoable_until),
     changeset: row.changeset ? changesetOf(row.changeset) : null,
+    trust_window: row.trust_window ? { ...row.trust_window, expires_at: new Date(row.trust_window.expires_at).toISOString() } : null,
   };
 }
 
@@ -142,7 +147,9 @@ function changesetOf(stored: StoredChangeset): NonNullable<Review['changeset']> 
  * Memories belong to the key that wrote them: another key reading the queue learns that one is held, not
  * what it says. People who review see everything.
  */
-export function asSeenByKey(review: Review, apiKeyId: string): Review {
+export function asSeenByKey(seen: Review, apiKeyId: string): Review {
+  // Trust windows are for people: agents neither see nor change them.
+  const review = { ...seen, trust_window: null };
   if (review.submitted_by.api_key_id === apiKeyId) return review;
   const holdsMemories = review.changeset?.items.some((item) => item.operation.startsWith('memories.'));
   if (holdsMemories) {

@@ -164,6 +164,17 @@ export const reviewSchema = z
       })
       .nullable()
       .describe('When the review holds a changeset (operation changesets.submit): its every item with its own decision; null for a single write'),
+    trust_window: z
+      .object({
+        id: z.string().describe('The window (trw_…); close it with POST /v1/trust-windows/{id}/close'),
+        state: z.enum(['open', 'expired', 'used_up', 'closed']).describe('open, expired, used_up or closed'),
+        match: z.record(z.string(), z.unknown()).describe('The attribute values a write must have to be let through'),
+        uses: z.number().int().describe('Writes it has let through'),
+        max_uses: z.number().int().describe('Writes it lets through at most'),
+        expires_at: instantField('When it closes by itself'),
+      })
+      .nullable()
+      .describe("The trust window the approval that ended this review opened for the key that made the write (same operation and match values, without review); null when none, and always to API keys"),
   })
   .describe('A gated write held for a person to approve or deny');
 

@@ -10,3 +10,9 @@ export function day(iso: string | null | undefined, otherwise = '—'): string {
 }
 
 export const roleNames = { owner: 'Owner', admin: 'Admin', reviewer: 'Reviewer', member: 'Member' } as const;
+
+/** What a trust window matches, as people read it: `project_id = "prj_…", status = "todo"`. */
+export function trustMatchText(match: Record<string, unknown>): string {
+  const terms = Object.entries(match).map(([name, value]) => `${name} = ${JSON.stringify(value)}`);
+  return terms.length ? terms.join(', ') : 'any record';
+}

@@ -8,11 +8,17 @@ import { useSignedIn } from './session';
 /** What an undo answers: the write taken back, and the undo's id. */
 export interface Undone {
   write: string;
-  outcome: 'removed' | 'reverted' | 'restored';
+  /** removed, reverted, restored; undone for a changeset (every item it applied). */
+  outcome: 'removed' | 'reverted' | 'restored' | 'undone';
   undone_by: string;
 }
 
-const outcomeNames = { removed: 'The created record was removed.', reverted: 'The record is back as it was.', restored: 'The deleted record is back.' } as const;
+const outcomeNames = {
+  removed: 'The created record was removed.',
+  reverted: 'The record is back as it was.',
+  restored: 'The deleted record is back.',
+  undone: 'Every record the changeset wrote is back as it was.',
+} as const;
 
 /**
  * A person's undo, signed first with their passkey where the organization needs approvals signed (`signed`); one

@@ -16,6 +16,8 @@ const eventTypes = [
   'write.applied',
   'write.failed',
   'write.undone',
+  'trust_window.opened',
+  'trust_window.closed',
   'review.approval_added',
   'review.edited',
   'changeset.item_edited',
@@ -100,6 +102,11 @@ function summary(event: AuditEvent): string {
   if (event.type === 'policy.updated') return `Version ${String(data.version)}`;
   if (event.type === 'write.applied') return `${event.resource_type ?? 'Record'} ${event.resource_id ?? ''}`;
   if (event.type === 'write.undone') return `${event.resource_type ?? 'Record'} ${event.resource_id ?? ''} ${String(event.data.outcome ?? 'undone')}, undoing ${String(event.data.undoes ?? '')}`;
+  if (event.type === 'trust_window.opened') return `Trust window ${event.resource_id ?? ''}: ${String(data.operation)}, at most ${String(data.max_uses)} writes in ${String(data.minutes)} minutes`;
+  if (event.type === 'trust_window.closed') {
+    const uses = data.max_uses === undefined ? `${String(data.uses)} used` : `${String(data.uses)} of ${String(data.max_uses)} used`;
+    return `Trust window ${event.resource_id ?? ''} ${data.reason === 'used_up' ? 'used up' : 'closed'} (${uses})`;
+  }
   if (event.type.startsWith('person.') && typeof data.email === 'string') return data.email;
   return '';
 }

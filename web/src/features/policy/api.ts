@@ -35,7 +35,7 @@ export const policyApi = {
   trustWindows: (background = false) => api.get<Data<'trust_windows_list'>>('/v1/trust-windows', { background }).then((answer) => answer.windows),
   /** Ends a trust window at once: the key's next such write is held for review again. */
   closeTrustWindow: (id: string) => api.post<Data<'trust_windows_close'>>(`/v1/trust-windows/${encodeURIComponent(id)}/close`, {}),
-  updateOrganization: (change: Partial<OrganizationSettings>) => api.patch<Data<'organization_update'>>('/v1/organization', change satisfies Body<'organization_update'>),
+  updateOrganization: (change: Partial<OrganizationSettings & Pick<Data<'organization_get'>, 'undo_window_days'>>) => api.patch<Data<'organization_update'>>('/v1/organization', change satisfies Body<'organization_update'>),
 };
 
 /** A rule's @id, when its text names one. */

@@ -47,6 +47,7 @@ export function ChangedDecisionsTable({ changes, label }: { changes: ChangedDeci
           </td>
           <td className="when">
             <DecisionBadge decision={change.was} /> → <DecisionBadge decision={change.would_be} />
+            {change.trust_window_id && <span className="hint block">Held, let through by trust window {change.trust_window_id}</span>}
           </td>
           <td>
             {change.policy_ids.length ? change.policy_ids.map((id) => <code key={id} className="rule-id">{id}</code>) : '—'}

@@ -10,6 +10,7 @@ import { PolicyVersions } from './policy-versions';
 import { ShadowReport } from './shadow-report';
 import { SuggestedRules } from './suggested-rules';
 import { TrustWindows } from './trust-windows';
+import { UndoWindowSetting } from './undo-window-setting';
 import './policy.css';
 
 /** Something loaded once for the page, and what went wrong loading it. */
@@ -129,6 +130,7 @@ export function PolicyPage() {
       />
 
       {can('manageKeys') && <OrganizationSwitches />}
+      {can('manageKeys') && <UndoWindowSetting />}
     </>
   );
 }

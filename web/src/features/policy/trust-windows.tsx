@@ -1,13 +1,7 @@
 import { useEffect, useState } from 'react';
 import { FormError } from '../../lib/form-error';
-import { when } from '../../lib/format';
+import { trustMatchText, when } from '../../lib/format';
 import { policyApi, type TrustWindow } from './api';
-
-/** What a window matches, as people read it: `project_id = prj_…, status = "todo"`. */
-function matchText(match: TrustWindow['match']): string {
-  const terms = Object.entries(match).map(([name, value]) => `${name} = ${JSON.stringify(value)}`);
-  return terms.length ? terms.join(', ') : 'any record';
-}
 
 /**
  * The open trust windows: which key may make which writes without review, matching what, how many uses are left
@@ -75,7 +69,7 @@ export function TrustWindows({ personId, canCloseAny }: { personId: string; canC
                   <code>{window.operation}</code>
                 </td>
                 <td>
-                  <code>{matchText(window.match)}</code>
+                  <code>{trustMatchText(window.match)}</code>
                 </td>
                 <td>
                   {window.uses} of {window.max_uses}

@@ -2,7 +2,7 @@ import { useRef, useState } from 'react';
 import { Link } from 'react-router';
 import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
-import { when } from '../../lib/format';
+import { trustMatchText, when } from '../../lib/format';
 import { passkeysPage } from '../../lib/passkeys';
 import { useSignedIn } from '../../lib/session';
 import { UndoButton } from '../../lib/undo-button';
@@ -155,6 +155,7 @@ export function ReviewCard({
           {review.undone_by ? ` It was undone (${review.undone_by}).` : ''}
         </p>
       )}
+      {review.trust_window && <OpenedWindow review={review} window={review.trust_window} />}
       {review.status === 'approved' && review.undoable_until && !review.undone_by && can('decideReviews') && (
         <UndoButton write={review.workflow_id} what={review.operation} onUndone={(undone) => onDecided({ ...review, undone_by: undone.undone_by, undoable_until: null })} />
       )}
@@ -223,5 +224,18 @@ export function ReviewCard({
       )}
       {review.status === 'pending' && !can('decideReviews') && <p className="hint">Reviewers, admins and owners decide held writes.</p>}
     </article>
+  );
+}
+
+const windowStates = { open: 'open', expired: 'expired', used_up: 'used up', closed: 'closed' } as const;
+
+/** The trust window the approval opened: its id, what it lets through, its uses and expiry, and where to close it. */
+function OpenedWindow({ review, window }: { review: Review; window: NonNullable<Review['trust_window']> }) {
+  return (
+    <p className="trust-opened" data-trust-window={window.id}>
+      <strong>Trust window {window.id}</strong> ({windowStates[window.state]}): “{review.submitted_by.api_key_label}” may make {review.operation} writes matching{' '}
+      <code>{trustMatchText(window.match)}</code> without review, {window.uses} of {window.max_uses} used, until {when(window.expires_at)}.{' '}
+      <Link to="/policy">Trust windows on the Policy page</Link>
+    </p>
   );
 }
