@@ -1,5 +1,5 @@
 import type { Queryable } from '../../db/database';
-import type { PasskeyAssertion } from './reviews/verdicts';
+import type { VerdictProvenance } from '../audit/events';
 import { auditInsert, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { plainRecord } from '../kit/rows';
@@ -408,7 +408,7 @@ export async function undoWrites(
   tx: Queryable,
   orgId: string,
   writeIds: string[],
-  by: { actor: ActorRef; undoId: string; passkey?: PasskeyAssertion },
+  by: { actor: ActorRef; undoId: string; passkey?: NonNullable<VerdictProvenance['passkey']> },
   writeOf: (operation: string) => GatedWrite | undefined,
   { seenBy }: { seenBy?: UndoReader } = {},
 ): Promise<Undone[]> {
