@@ -1,8 +1,8 @@
 import type { Queryable } from '../../../db/database';
 import { recordAudit } from '../../audit/events';
 import { AppError, asRefusal, invalidFields, type FieldProblem } from '../../kit/errors';
-import { newId } from '../../kit/ids';
 import type { GatedWriteRequest } from '../contract';
+import { recordReviewEdit } from '../reviews/edits';
 import { changesetResource, decidedWhole, proposeItems, type ProposedItem, type WriteOf } from './decide';
 import { changesetOperation, changesetShape, refPrefix, refsIn, type ChangesetInput } from './schema';
 import type { CheckedItemVerdicts, ItemVerdict } from './verdicts';
@@ -207,26 +207,14 @@ export async function editHeldChangeset(
     fieldsChanged(item.write.input.parse(agents.items[item.index]!.input) as Record<string, unknown>, item.write.input.parse(changeset.items[item.index]!.input) as Record<string, unknown>);
   const itemFields = new Map(proposed.map((item) => [item.index, fieldsOf(item)]));
 
-  const editId = newId('edt');
   const fields = proposed.flatMap((item) => itemFields.get(item.index)!.map((field) => `items.${item.index}.${field}`));
-  await tx.query(
-    `INSERT INTO review_edits (id, review_id, org_id, edited_by, fields, input, resource, context, decision, reason, policy_ids, policy_version)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    [
-      editId,
-      held.id,
-      held.orgId,
-      editor.userId,
-      fields,
-      JSON.stringify(changeset),
-      JSON.stringify(changesetResource(held.changesetId, changeset.mode, proposed)),
-      JSON.stringify({ interface: held.interface, operation: changesetOperation, item_count: changeset.items.length, mode: changeset.mode, editor: { id: editor.userId, role: editor.role } }),
-      whole.decision,
-      whole.reason,
-      whole.policyIds,
-      whole.policyVersion,
-    ],
-  );
+  const editId = await recordReviewEdit(tx, held, editor, {
+    fields,
+    input: changeset,
+    resource: changesetResource(held.changesetId, changeset.mode, proposed),
+    context: { interface: held.interface, operation: changesetOperation, item_count: changeset.items.length, mode: changeset.mode, editor: { id: editor.userId, role: editor.role } },
+    decided: whole,
+  });
   for (const item of proposed) {
     const changed = itemFields.get(item.index)!;
     const by = editedNow.has(item.index) ? { edited_by: editor.userId, edited_at: null } : changed.length ? earlier.get(item.index) : undefined;
@@ -253,13 +241,6 @@ export async function editHeldChangeset(
     );
   }
   const actor = { type: 'user' as const, id: editor.userId };
-  await recordAudit(tx, held.orgId, {
-    type: 'review.edited',
-    actor,
-    workflowId: held.workflowId,
-    reviewId: held.id,
-    data: { edit_id: editId, fields, decision: whole.decision, reason: whole.reason, policyIds: whole.policyIds },
-  });
   for (const item of proposed.filter((proposal) => editedNow.has(proposal.index))) {
     await recordAudit(tx, held.orgId, {
       type: 'changeset.item_edited',

@@ -103,7 +103,39 @@ export async function editHeldWrite(
     parsed.data,
     { editor: { id: editor.userId, role: editor.role } },
   );
+  const editId = await recordReviewEdit(tx, held, editor, {
+    fields,
+    input: parsed.data,
+    resource: proposal.resource,
+    context,
+    decided: { ...decided, policyVersion: version },
+  });
+  if (decided.decision === 'deny') return { refusal: new EditDeniedError(editId, decided.reason, decided.policyIds) };
+
+  const approvalsRequired = decided.decision === 'review' ? (decided.approvals ?? 1) : 1;
+  await tx.query('DELETE FROM review_approvals WHERE review_id = $1', [held.id]);
+  await tx.query('UPDATE reviews SET edit_id = $2, approvals_required = $3 WHERE id = $1', [held.id, editId, approvalsRequired]);
+  return { editId, approvalsRequired };
+}
+
+/**
+ * Records a reviewer's edit of a held write (a single write's, or a changeset's as a whole): the version it makes,
+ * the policy's decision on it, and its `review.edited` audit event. Answers the edit's id (edt_…).
+ */
+export async function recordReviewEdit(
+  tx: Queryable,
+  held: { id: string; orgId: string; workflowId: string },
+  editor: { userId: string },
+  edit: {
+    fields: string[];
+    input: unknown;
+    resource: unknown;
+    context: unknown;
+    decided: { decision: string; reason: string; policyIds: string[]; policyVersion: unknown };
+  },
+): Promise<string> {
   const editId = newId('edt');
+  const { decided } = edit;
   await tx.query(
     `INSERT INTO review_edits (id, review_id, org_id, edited_by, fields, input, resource, context, decision, reason, policy_ids, policy_version)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
@@ -112,14 +144,14 @@ export async function editHeldWrite(
       held.id,
       held.orgId,
       editor.userId,
-      fields,
-      JSON.stringify(parsed.data),
-      JSON.stringify(proposal.resource),
-      JSON.stringify(context),
+      edit.fields,
+      JSON.stringify(edit.input),
+      JSON.stringify(edit.resource),
+      JSON.stringify(edit.context),
       decided.decision,
       decided.reason,
       decided.policyIds,
-      version,
+      decided.policyVersion,
     ],
   );
   await recordAudit(tx, held.orgId, {
@@ -127,12 +159,7 @@ export async function editHeldWrite(
     actor: { type: 'user', id: editor.userId },
     workflowId: held.workflowId,
     reviewId: held.id,
-    data: { edit_id: editId, fields, decision: decided.decision, reason: decided.reason, policyIds: decided.policyIds },
+    data: { edit_id: editId, fields: edit.fields, decision: decided.decision, reason: decided.reason, policyIds: decided.policyIds },
   });
-  if (decided.decision === 'deny') return { refusal: new EditDeniedError(editId, decided.reason, decided.policyIds) };
-
-  const approvalsRequired = decided.decision === 'review' ? (decided.approvals ?? 1) : 1;
-  await tx.query('DELETE FROM review_approvals WHERE review_id = $1', [held.id]);
-  await tx.query('UPDATE reviews SET edit_id = $2, approvals_required = $3 WHERE id = $1', [held.id, editId, approvalsRequired]);
-  return { editId, approvalsRequired };
+  return editId;
 }
