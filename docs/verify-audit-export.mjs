@@ -96,7 +96,7 @@ let needPasskey = false;
 let outside = 0;
 for (const event of lines.slice(0, -1)) {
   if (event.seq === null || event.seq > head.seq) {
-    if (event.type in verdicts && event.data?.passkey) outside += 1;
+    if ((event.type in verdicts || event.type === 'write.undone') && event.data?.passkey) outside += 1;
     continue;
   }
   if (event.type === 'person.passkey_added') passkeys.set(`${event.resource_id} ${event.data.credential_id}`, event.data);
@@ -133,6 +133,7 @@ function batchStatement(event, verdict) {
   const batch = event.signed_batch;
   if (!batch || !Array.isArray(batch.reviews) || batch.verdict !== verdict) return null;
   if (sha256(canonicalJson(batch)).toString('hex') !== event.data.batch_digest) return null;
+  if (!batch.reviews.every((review) => /^[0-9a-f]{64}$/.test(review.payload_digest) && !/\s/.test(review.review_id))) return null;
   if (!batch.reviews.some((review) => review.review_id === event.review_id && review.payload_digest === event.data.payload_digest)) return null;
   const lines = batch.reviews.map((review) => `review ${review.review_id} payload sha256:${review.payload_digest}`);
   return ['gatehouse batch approval v1', `verdict ${verdict}`, `at ${event.data.passkey.signed_at}`, ...lines].join('\n');

@@ -3,7 +3,7 @@ import type { Queryable } from '../../db/database';
 import { assertReviewsOfOrganization, batchLimit } from '../../domain/gate/reviews/batch';
 import { approvalChallenge, batchChallenge, type Verdict } from '../../domain/gate/reviews/signing';
 import { trustTermsInput } from '../../domain/gate/trust-windows';
-import { itemVerdictsInput } from '../../domain/gate/changesets/schema';
+import { editFieldsInput, itemVerdictsInput } from '../../domain/gate/changesets/schema';
 import { pendingPayloadDigests, pendingVerdictPayload, type PasskeyCheck } from '../../domain/gate/reviews/verdicts';
 import { reviewerRoles, type PersonActor } from '../../domain/identity/actors';
 import { signingCredentials, verifySignedAssertion } from '../../domain/identity/passkey-assertions';
@@ -85,7 +85,7 @@ export const reviewPasskeyChallengeOperation = defineOperation({
   input: z.strictObject({
     id: text({ max: 100 }).describe('The review id'),
     verdict: z.enum(['approved', 'denied']).describe('The verdict the passkey signs'),
-    edit: z.record(z.string(), z.unknown()).optional().describe('The fields you change as you approve (edit, then approve): part of what is signed'),
+    edit: editFieldsInput().optional().describe('The fields you change as you approve (edit, then approve): part of what is signed'),
     trust: trustTermsInput.optional().describe('The trust window you open as you approve: its terms are part of what is signed'),
     items: itemVerdictsInput.optional().describe("A divisible changeset's items you decide as you approve (rejected, with their reasons): part of what is signed"),
   }),
@@ -102,8 +102,11 @@ export const reviewPasskeyChallengeOperation = defineOperation({
 
 /** A review a batch's passkey assertion covers, with the digest of the payload it held. */
 export const signedReviewSchema = z.object({
-  review_id: z.string().describe('The review (rev_…)'),
-  payload_digest: z.string().describe('SHA-256 (hex) of the payload it holds, which the signature commits to'),
+  review_id: text({ max: 100 }).describe('The review (rev_…)'),
+  payload_digest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/, 'must be a SHA-256 digest in lowercase hex')
+    .describe('SHA-256 (hex) of the payload it holds, which the signature commits to'),
 });
 
 export const batchPasskeyChallengeOperation = defineOperation({

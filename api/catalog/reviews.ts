@@ -13,7 +13,7 @@ import {
   type Review,
 } from '../../domain/gate/reviews/schema';
 import { reviewWebUrl } from '../../domain/gate/links';
-import { itemVerdictsInput } from '../../domain/gate/changesets/schema';
+import { editFieldsInput, itemVerdictsInput } from '../../domain/gate/changesets/schema';
 import { text } from '../../domain/kit/fields';
 import { trustTermsInput } from '../../domain/gate/trust-windows';
 import { findGatedWrite } from '../../domain/resources';
@@ -93,8 +93,7 @@ const approveWithEditInput = approveReviewInput.extend({
     .describe(
       "For a review holding a changeset: verdicts on some of its items as you approve it. Edit an item (any changeset) with verdict approved and its edit: the changeset as edited is decided by the policy again, each item as if alone as at submission (a Deny refuses the approval, 403 policy_denied naming the item, and the review keeps waiting; a Review asks for its approvals, yours the first); once approved, the edited items are what is applied. Reject an item (a divisible changeset only) with a reason; an item left must not refer to a rejected item's record (422 naming it); rejecting every item is refused (deny instead). The approved items are applied together once the review is approved",
     ),
-  edit: z
-    .record(z.string(), z.unknown())
+  edit: editFieldsInput()
     .optional()
     .describe(
       "Fields to change in a held create or update before approving it (e.g. {\"due_on\": \"2026-12-01\"}), over the agent's input (a changeset's items are edited with items[k].edit instead); id and if_match cannot change. The edited write is decided by the policy again (the agent's key as principal, you in context.editor): a Deny refuses the edit (403 policy_denied, the review still waits), an Allow applies it with your approval, a Review counts your approval as the first",

@@ -278,6 +278,46 @@ describe('edit, then approve a held changeset', () => {
     expect(await tasksTitled(org.organization.id, 'Divisible extra')).toEqual([]);
   });
 
+  it('an edit nested past 32 levels, or holding text the database cannot keep, is a 422 naming the field, never a 500; nothing changes', async () => {
+    const reviewId = await hold({ items: [{ operation: 'tasks.create', input: { title: 'review a nested edit' } }, { operation: 'projects.create', input: { name: 'Nested' } }] });
+    // Sent as text: 100,000 levels would overflow any recursive walk (the JSON parser takes it).
+    const deep = '['.repeat(100_000) + ']'.repeat(100_000);
+    const attempts = [
+      { payload: `{"items":[{"index":0,"verdict":"approved","edit":{"description":${deep}}}]}`, field: 'items.0.edit.description' },
+      { payload: JSON.stringify({ items: [{ index: 0, verdict: 'approved', edit: { title: 'nul \u0000 inside' } }] }), field: 'items.0.edit.title' },
+      { payload: `{"edit":{"description":${deep}}}`, field: 'edit.description' },
+    ];
+    for (const { payload, field } of attempts) {
+      const refused = await h.request({
+        method: 'POST',
+        url: `/api/v1/reviews/${reviewId}/approve`,
+        token: org.reviewerToken,
+        headers: { 'content-type': 'application/json' },
+        payload,
+      });
+      expect(refused.statusCode, refused.body.slice(0, 300)).toBe(422);
+      expect(json(refused).error.details.fields).toEqual([expect.objectContaining({ field })]);
+    }
+    expect(await readReview(reviewId)).toMatchObject({ status: 'pending', edit: null, approvals: { given: [] } });
+  });
+
+  it('divisible, two approvals: an item the first approver rejected is not approved by the second (409); approving without it applies the rest', async () => {
+    const second = await person(org, 'admin', 'second-look');
+    const reviewId = await hold({
+      mode: 'divisible',
+      items: [{ operation: 'tasks.create', input: { title: 'big launch plan' } }, { operation: 'tasks.create', input: { title: 'Book the launch venue' } }],
+    });
+    const first = await approve(reviewId, { items: [{ index: 1, verdict: 'rejected', reason: 'We have a venue' }] });
+    expect(json(first).data).toMatchObject({ status: 'pending' });
+    const overruling = await approve(reviewId, { items: [{ index: 1, verdict: 'approved' }] }, second.token);
+    expect(overruling.statusCode).toBe(409);
+    expect(json(overruling).error).toMatchObject({ code: 'conflict', details: { item: 1 } });
+    const done = await approve(reviewId, {}, second.token);
+    expect(json(done).data).toMatchObject({ status: 'approved' });
+    await expect.poll(async () => (await tasksTitled(org.organization.id, 'big launch plan')).length, { timeout: 15_000 }).toBe(1);
+    expect(await tasksTitled(org.organization.id, 'Book the launch venue')).toEqual([]);
+  });
+
   it("the agent's MCP task of a held changeset completes with the edited item (reviews are decided by people over REST and the console, not over MCP)", async () => {
     const mcp = await h.mcp(org.readWriteToken);
     const created = await mcp.request(

@@ -21,8 +21,7 @@ export const itemVerdictsInput = z
       index: z.number().int().min(0).max(changesetLimit - 1).describe('The item, from 0'),
       verdict: z.enum(['approved', 'rejected']).describe('approved (the default for an item not listed) or rejected'),
       reason: text({ max: 2000 }).optional().describe('Why; required for a rejected item'),
-      edit: z
-        .record(z.string(), z.unknown())
+      edit: editFieldsInput()
         .optional()
         .describe(
           'Fields to change in this item (a create or update item, with verdict approved) over its input as the review holds it, e.g. {"title": "…"}; id and if_match cannot change; a "$ref:<name>" must name an earlier item kept. A problem names items.<k>.edit.<field> (422)',
@@ -140,6 +139,40 @@ export function pathBeyondDepth(value: unknown, max: number): (string | number)[
     for (const [key, entry] of entries) pending.push({ value: entry, path: [...path, key] });
   }
   return undefined;
+}
+
+/** Where a string (a value or a key) holds what PostgreSQL's jsonb cannot store (NUL, a lone surrogate), or undefined. */
+function pathOfUnstorableText(value: unknown): (string | number)[] | undefined {
+  const unstorable = (text: string) => text.includes('\u0000') || !text.isWellFormed();
+  const pending: { value: unknown; path: (string | number)[] }[] = [{ value, path: [] }];
+  while (pending.length) {
+    const { value: next, path } = pending.pop()!;
+    if (typeof next === 'string' && unstorable(next)) return path;
+    if (!next || typeof next !== 'object') continue;
+    const entries: [string | number, unknown][] = Array.isArray(next) ? next.map((entry, index) => [index, entry]) : Object.entries(next);
+    for (const [key, entry] of entries) {
+      if (typeof key === 'string' && unstorable(key)) return [...path, key];
+      pending.push({ value: entry, path: [...path, key] });
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Fields a person changes as they approve (a held write's `edit`, a changeset item's): any JSON object that nests at
+ * most maxInputDepth levels and holds no text the database cannot keep; what the fields may be is the write's own
+ * schema's to say, once the edit is applied over its input.
+ */
+export function editFieldsInput() {
+  return z.record(z.string(), z.unknown()).superRefine((fields, ctx) => {
+    const tooDeep = pathBeyondDepth(fields, maxInputDepth);
+    if (tooDeep) {
+      ctx.addIssue({ code: 'custom', message: `nests more than ${maxInputDepth} levels deep (objects and lists inside each other)`, path: tooDeep.slice(0, 1) });
+      return;
+    }
+    const unstorable = pathOfUnstorableText(fields);
+    if (unstorable) ctx.addIssue({ code: 'custom', message: 'must not contain NUL characters or lone surrogates', path: unstorable });
+  });
 }
 
 /**

@@ -43,7 +43,7 @@ export interface CheckedItemVerdicts {
 /**
  * Checks a reviewer's per-item verdicts on a changeset, in the verdict's transaction, writing nothing: each names an
  * item once; only a divisible changeset has items rejected, each with a reason, and a rejected item stays rejected
- * (another approver's "approved" does not bring it back); the items left must not refer to a record a rejected item
+ * (another approver's "approved" of it is refused with 409); the items left must not refer to a record a rejected item
  * would make, and at least one must be left (else deny the whole).
  */
 export async function checkItemVerdicts(tx: Queryable, held: HeldChangeset, verdicts: ItemVerdict[]): Promise<CheckedItemVerdicts> {
@@ -76,6 +76,14 @@ export async function checkItemVerdicts(tx: Queryable, held: HeldChangeset, verd
     if (given.verdict === 'rejected' && given.edit !== undefined) problems.push({ field: `items.${k}.edit`, message: 'an item is edited only as it is approved' });
   });
   if (problems.length) throw invalidFields(problems);
+  // What a person approves (and may sign) is what happens: an item another reviewer rejected is not approved again.
+  const overruled = verdicts.find((given) => given.verdict === 'approved' && rows[given.index]!.verdict === 'rejected');
+  if (overruled) {
+    throw new AppError('conflict', `item ${overruled.index} was rejected by another reviewer and stays rejected; read the review again and approve without it`, {
+      status: 'pending',
+      item: overruled.index,
+    });
+  }
 
   const rejected = new Set<number>(rows.filter((row) => row.verdict === 'rejected').map((row) => row.idx));
   for (const given of verdicts) if (given.verdict === 'rejected') rejected.add(given.index);

@@ -15,6 +15,7 @@ export function BatchBar({
   selected,
   shown,
   onSelectAll,
+  onSent,
   onDecided,
   describe,
 }: {
@@ -23,6 +24,8 @@ export function BatchBar({
   /** How a review is named to the person (its operation and agent), while the page knows it. */
   describe: (id: string) => string | undefined;
   onSelectAll: (all: boolean) => void;
+  /** Told as the verdict is sent: the page keeps the bar while its verdicts empty the queue. */
+  onSent: () => void;
   onDecided: () => void;
 }) {
   const { organization } = useSignedIn();
@@ -35,6 +38,7 @@ export function BatchBar({
 
   async function decide(verdict: 'approved' | 'denied') {
     setBusy(verdict);
+    onSent();
     setError(undefined);
     setOutcome(undefined);
     try {

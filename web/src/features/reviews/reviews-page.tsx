@@ -16,8 +16,8 @@ export function ReviewsPage() {
   const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
   const [error, setError] = useState<unknown>();
   const { can } = useSignedIn();
-  // A batch's outcome stays in view even when it emptied the queue.
-  const [batchDecided, setBatchDecided] = useState(false);
+  // Once a batch is sent, the bar stays (with its outcome) even when the queue empties, live, as its verdicts commit.
+  const [batchSent, setBatchSent] = useState(false);
   // The pending writes the person selected for one verdict; what leaves the list (decided elsewhere, filtered
   // away) leaves the selection.
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
@@ -98,7 +98,7 @@ export function ReviewsPage() {
         </div>
       </form>
       <FormError error={error} />
-      {can('decideReviews') && (pending.length > 0 || batchDecided) && (
+      {can('decideReviews') && (pending.length > 0 || batchSent) && (
         <BatchBar
           selected={selectedShown}
           shown={pending.length}
@@ -107,8 +107,8 @@ export function ReviewsPage() {
             return review && `${review.operation} by “${review.submitted_by.api_key_label}” (held ${when(review.created_at)})`;
           }}
           onSelectAll={(all) => setSelected(new Set(all ? pending.map((review) => review.id) : []))}
+          onSent={() => setBatchSent(true)}
           onDecided={() => {
-            setBatchDecided(true);
             setSelected(new Set());
             load();
           }}
