@@ -1,11 +1,10 @@
 import { Link } from 'react-router';
 import { referencedFields } from '../../lib/changeset-references';
+import { ItemHeading } from '../../lib/changeset-item-heading';
 import { RecordDiff } from '../../lib/record-diff';
 import type { DecisionLink } from './api';
 
 type Changeset = NonNullable<DecisionLink['review']['changeset']>;
-
-const decisionNames = { allow: 'Allowed', review: 'Held', deny: 'Denied' } as const;
 
 /**
  * A held changeset on a decision link's page: what the link decides (all of it), and every item with its decision
@@ -28,13 +27,7 @@ export function ChangesetList({ changeset, reviewId }: { changeset: Changeset; r
       <ol className="changeset-items">
         {changeset.items.map((item) => (
           <li key={item.index} data-item-index={item.index}>
-            <p>
-              <strong>
-                {item.index + 1}. {item.operation}
-              </strong>
-              {item.ref && <span className="hint"> (ref “{item.ref}”)</span>} · {decisionNames[item.decision]}: {item.reason}{' '}
-              <span className="hint">(rule {item.policy_ids.join(', ') || '—'})</span>
-            </p>
+            <ItemHeading item={item} />
             <RecordDiff before={item.before} after={item.after} deleting={item.deleting} changedFirst shownAs={referencedFields(item.input, item.references)} />
           </li>
         ))}

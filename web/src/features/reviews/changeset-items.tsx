@@ -3,12 +3,12 @@ import type { ReactNode } from 'react';
 import { when } from '../../lib/format';
 import { EditedFieldsTable } from '../../lib/record-diff';
 import { editable, type Review } from './api';
+import { decisionNames, ItemHeading } from '../../lib/changeset-item-heading';
 import { RecordDiff } from './record-diff';
 
 type Changeset = NonNullable<Review['changeset']>;
 type Item = Changeset['items'][number];
 
-const decisionNames = { allow: 'Allowed', review: 'Held', deny: 'Denied' } as const;
 
 /** Why a changeset was held: each held item and its reason, numbered from 1 as the list below numbers them. */
 export function heldItemsReason(changeset: Changeset): string {
@@ -111,12 +111,7 @@ export function ChangesetItems({
           const mayEdit = onEdit !== undefined && !isRejected && editable(item.operation);
           return (
             <li key={item.index} className={isRejected ? 'rejected' : undefined} data-item-index={item.index}>
-              <p>
-                <strong>
-                  {item.index + 1}. {item.operation}
-                </strong>
-                {item.ref && <span className="hint"> (ref “{item.ref}”)</span>} · {decisionNames[item.decision]}: {item.reason}{' '}
-                <span className="hint">(rule {item.policy_ids.join(', ') || '—'})</span>
+              <ItemHeading item={item}>
                 {item.verdict === 'rejected' && (
                   <>
                     {' '}
@@ -124,7 +119,7 @@ export function ChangesetItems({
                     {item.verdict_reason ? `: “${item.verdict_reason}”` : ''}
                   </>
                 )}
-              </p>
+              </ItemHeading>
               {item.edit && <ItemEditSummary item={item} edit={item.edit} />}
               <RecordDiff
                 before={item.before}
