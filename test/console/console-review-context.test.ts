@@ -85,8 +85,8 @@ describe('a review card in the browser', () => {
     const shown = card(page, 'review the rent: pay it today');
     await shown.waitFor({ timeout: 10_000 });
     const changed = await shown.locator('tr[data-changed="true"] th').allInnerTexts();
-    expect(changed.map((field) => field.replace('(changed)', '').trim())).toEqual(['title', 'priority', 'due_on']);
-    expect(await shown.innerText()).toContain('Changes 3 fields: title, priority, due_on.');
+    expect(changed.map((field) => field.replace('(changed)', '').trim())).toEqual(['title', 'due_on', 'priority']);
+    expect(await shown.innerText()).toContain('Changes 3 fields: title, due_on, priority.');
     // The rest is folded: named and counted, not shown until asked for.
     const folded = shown.locator('details.folded-fields');
     await expect.poll(() => folded.locator('summary').innerText()).toMatch(/^\d+ unchanged fields$/);

@@ -68,7 +68,8 @@ export type StaleCheck = z.infer<typeof staleCheckSchema>;
 
 /** Each field whose value differs between the record as held and the record now, bookkeeping left out. */
 export function changesSince(held: Record<string, unknown>, now: Record<string, unknown>): StaleCheck['changes'] {
-  const fields = [...new Set([...Object.keys(held), ...Object.keys(now)])].filter((field) => !bookkeeping.has(field));
+  // In the record's own order (its table's columns): the record as held was kept as JSON, whose keys have none.
+  const fields = [...new Set([...Object.keys(now), ...Object.keys(held)])].filter((field) => !bookkeeping.has(field));
   return fields.filter((field) => JSON.stringify(held[field] ?? null) !== JSON.stringify(now[field] ?? null)).map((field) => ({ field, held: held[field] ?? null, now: now[field] ?? null }));
 }
 

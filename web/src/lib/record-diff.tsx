@@ -31,6 +31,13 @@ function Folded({ summary, caption, fields, value }: { summary: string; caption:
   );
 }
 
+/**
+ * Where a field stands in a table: the record's id and its title or name first, the bookkeeping last, the others as
+ * the record has them (a record kept as JSON has its keys in no order a person would choose).
+ */
+const rank = (field: string) => (field === 'id' ? 0 : field === 'title' || field === 'name' ? 1 : ['version', 'created_at', 'updated_at'].includes(field) ? 3 : 2);
+const inReadingOrder = (fields: string[]) => fields.map((field, at) => ({ field, at })).sort((a, b) => rank(a.field) - rank(b.field) || a.at - b.at).map(({ field }) => field);
+
 const plural = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
 /**
@@ -56,7 +63,7 @@ export function RecordDiff({
   const changed = (field: string) => before !== null && !deleting && JSON.stringify(before[field]) !== JSON.stringify(after[field]);
   const afterCell = (field: string) => shownAs[field] ?? shown(after[field]);
   const beforeCell = (field: string): string => (field in shownAs && JSON.stringify(before?.[field]) === JSON.stringify(after[field]) ? shownAs[field]! : shown(before?.[field]));
-  const all = [...new Set([...Object.keys(before ?? {}), ...Object.keys(after)])].filter((field) => !noise.has(field));
+  const all = inReadingOrder([...new Set([...Object.keys(before ?? {}), ...Object.keys(after)])].filter((field) => !noise.has(field)));
   if (!before) {
     const givenFields = given ? all.filter((field) => given.includes(field)) : all;
     const rest = given ? all.filter((field) => !given.includes(field)) : [];
