@@ -11,7 +11,7 @@ import { reviewsApi, type Review, type ReviewContext } from './api';
 const askAgainAfterMs = 2000;
 
 /**
- * The review's context, read when the card shows it and whenever the review changes (the queue's live reload), and
+ * The review's context, read when the card shows it and whenever the review changes (decided, edited), and
  * again when the person turns to the card (`onAttention`): a record changed since the hold is told before they
  * decide. Decided reviews are read once.
  */
@@ -27,7 +27,10 @@ export function useReviewContext(review: Review): { context: ReviewContext | und
     },
     [latest, review.id],
   );
-  useEffect(() => ask(true), [ask, review]);
+  // The queue's live reload hands every card a new review object: only a change of the review itself (decided, edited)
+  // reads the context again, so fifty cards do not ask fifty times on every event.
+  const version = `${review.status}:${review.edit?.id ?? ''}:${review.approvals.given.length}`;
+  useEffect(() => ask(true), [ask, version]);
   const pending = review.status === 'pending';
   const onAttention = useCallback(() => {
     if (pending && Date.now() - asked.current > askAgainAfterMs) ask(true);
