@@ -17,6 +17,7 @@ import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
 import { approveReviewOperation, decideBatchOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
+import { reviewContextOperation } from './review-context';
 import { batchPasskeyChallengeOperation, reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
 import { trustWindowOperations } from './trust-windows';
@@ -48,6 +49,7 @@ export const catalog: readonly Operation[] = [
   ...changesetOperations,
   listReviewsOperation,
   getReviewOperation,
+  reviewContextOperation,
   ...auditOperations,
   reviewStatusOperation,
   approveReviewOperation,

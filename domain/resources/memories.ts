@@ -136,3 +136,40 @@ async function lockMemory(tx: Queryable, orgId: string, id: string): Promise<Mem
   if (!rows[0]) throw new AppError('not_found', `The organization has no memory ${id}`);
   return plainRecord(rows[0]) as Memory;
 }
+
+/**
+ * A key's notes that concern a record, as they stood by `heldAt` (what the agent knew when it wrote): those that
+ * share a tag with it, or name its id, title or name in their content (case-insensitive). Newest first, at most
+ * `limit`; only that key's notes, of that organization.
+ */
+export async function memoriesConcerning(
+  db: Queryable,
+  orgId: string,
+  apiKeyId: string,
+  about: { ids: string[]; names: string[]; tags: string[] },
+  heldAt: string,
+  limit = 20,
+): Promise<(Memory & { matched: string[] })[]> {
+  const patterns = [...about.ids, ...about.names].map((term) => containsPattern(term)!);
+  const tags = about.tags.map((tag) => tag.toLowerCase());
+  if (patterns.length === 0 && tags.length === 0) return [];
+  const { rows } = await db.query(
+    `SELECT m.*,
+            array(SELECT t FROM unnest(m.tags) t WHERE lower(t) = ANY($4::text[])) AS shared_tags,
+            array(SELECT p FROM unnest($5::text[]) p WHERE m.content ILIKE p) AS named
+     FROM agent_memories m
+     WHERE m.org_id = $1 AND m.api_key_id = $2 AND m.created_at <= $3
+       AND (EXISTS (SELECT 1 FROM unnest(m.tags) t WHERE lower(t) = ANY($4::text[])) OR m.content ILIKE ANY($5::text[]))
+     ORDER BY m.id DESC
+     LIMIT $6`,
+    [orgId, apiKeyId, heldAt, tags, patterns, limit],
+  );
+  const termOf = new Map(patterns.map((pattern, at) => [pattern, [...about.ids, ...about.names][at]!]));
+  return rows.map((row) => {
+    const { shared_tags: sharedTags, named, ...memory } = row;
+    return {
+      ...(plainRecord(memory) as Memory),
+      matched: [...(sharedTags as string[]).map((tag) => `tag ${tag}`), ...(named as string[]).map((pattern) => `names “${termOf.get(pattern)}”`)],
+    };
+  });
+}

@@ -537,6 +537,7 @@ describe('every operation the console offers', () => {
   const samples: Record<string, () => Promise<{ params?: Record<string, string>; input?: Record<string, unknown> }>> = {
     'reviews.list': async () => ({ input: { status: 'pending' } }),
     'reviews.get': async () => ({ params: { id: await heldReview() } }),
+    'reviews.context': async () => ({ params: { id: await heldReview() } }),
     'reviews.approve': async () => ({ params: { id: await heldReview() }, input: { comment: 'fine' } }),
     'reviews.deny': async () => ({ params: { id: await heldReview() } }),
     'reviews.decide_batch': async () => ({ input: { review_ids: [await heldReview()], verdict: 'denied' } }),

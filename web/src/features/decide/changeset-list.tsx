@@ -28,7 +28,7 @@ export function ChangesetList({ changeset, reviewId }: { changeset: Changeset; r
         {changeset.items.map((item) => (
           <li key={item.index} data-item-index={item.index}>
             <ItemHeading item={item} />
-            <RecordDiff before={item.before} after={item.after} deleting={item.deleting} changedFirst shownAs={referencedFields(item.input, item.references)} />
+            <RecordDiff before={item.before} after={item.after} deleting={item.deleting} shownAs={referencedFields(item.input, item.references)} />
           </li>
         ))}
       </ol>

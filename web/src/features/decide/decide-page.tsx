@@ -175,7 +175,7 @@ export function DecidePage() {
       {review.after && (
         <section aria-labelledby="decide-write">
           <h2 id="decide-write">{review.edit ? 'The write as edited' : 'The write'}</h2>
-          <RecordDiff before={review.before} after={review.after} deleting={review.deleting} changedFirst />
+          <RecordDiff before={review.before} after={review.after} deleting={review.deleting} />
         </section>
       )}
       {done ? (

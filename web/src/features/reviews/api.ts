@@ -6,6 +6,8 @@ export type Review = Item<'reviews_list'>;
 export type ReviewStatus = Review['status'];
 /** A reviewer's edit of the held write, which is what runs once approved (proposed keeps the agent's version). */
 export type ReviewEdit = NonNullable<Review['edit']>;
+/** What surrounds a held write: its record's changes since the hold, the agent's notes about it, where it came from. */
+export type ReviewContext = Data<'reviews_context'>;
 export type ReviewFilters = Omit<Query<'reviews_list'>, 'limit' | 'cursor'>;
 
 /** Only a held create or update can be edited before it is approved. */
@@ -70,6 +72,7 @@ const rejectedItems = (rejected: Record<number, string>) =>
 export const reviewsApi = {
   list: (filters: ReviewFilters, background = false) => api.get<Data<'reviews_list'>>(`/v1/reviews?${queryString({ limit: 50, ...filters })}`, { background }),
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
+  context: (id: string, background = false) => api.get<ReviewContext>(`${reviewPath(id)}/context`, { background }),
   /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */
   /** `signed`: the organization needs approvals signed with the person's passkey. */
   /** `trust`: a trust window the approval also opens. `rejected`: for a divisible changeset, the items rejected (by index) with their reasons. */

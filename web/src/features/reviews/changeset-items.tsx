@@ -80,9 +80,12 @@ export function ChangesetItems({
   onRejected,
   onEdit,
   editor,
+  givenOf,
 }: {
   changeset: Changeset;
   reviewId: string;
+  /** For a create item: the fields it was given (the others are folded); undefined while not known. */
+  givenOf?: (index: number) => readonly string[] | undefined;
   /** Present when the reviewer may reject items now. */
   rejected?: Record<number, string>;
   onRejected?: (rejected: Record<number, string>) => void;
@@ -125,6 +128,7 @@ export function ChangesetItems({
                 before={item.before}
                 after={item.result && typeof item.result === 'object' ? (item.result as Record<string, unknown>) : (item.edit?.resource ?? item.resource)}
                 deleting={deleting}
+                given={item.result ? undefined : givenOf?.(item.index)}
                 shownAs={referencedFields(item.edit?.input ?? item.input, item.references)}
               />
               {editor?.index === item.index && editor.form}

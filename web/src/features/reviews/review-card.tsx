@@ -11,6 +11,7 @@ import { EditForm, itemEdit, writeEdit } from './edit-form';
 import { EditSummary } from './edit-summary';
 import { ChangesetItems, heldItemsReason } from './changeset-items';
 import { RecordDiff } from './record-diff';
+import { AgentNotes, Provenance, StaleWarning, useReviewContext } from './review-context';
 import { noTrust, TrustOption, trustTerms } from './trust-option';
 
 const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
@@ -49,6 +50,8 @@ export function ReviewCard({
   const itemEdited = review.changeset?.items.find((item) => item.index === editingItem);
   // Only the approval that ends the review opens a window (with a quorum, the last one).
   const endsReview = !approvedAlready && given.length + 1 >= required;
+  const { context, onAttention } = useReviewContext(review);
+  const givenOf = (index: number | null) => context?.given.find((fields) => fields.index === index)?.fields;
 
   async function decide(verdict: 'approve' | 'deny') {
     setBusy(verdict);
@@ -63,7 +66,7 @@ export function ReviewCard({
   }
 
   return (
-    <article className="card review" aria-labelledby={`review-${review.id}`} data-review-id={review.id}>
+    <article className="card review" aria-labelledby={`review-${review.id}`} data-review-id={review.id} onPointerEnter={onAttention} onFocus={onAttention}>
       <header className="review-head">
         {selection && review.status === 'pending' && can('decideReviews') && (
           <input
@@ -98,12 +101,14 @@ export function ReviewCard({
       <p>
         <strong>Why it was held:</strong> {review.changeset ? heldItemsReason(review.changeset) : review.policy.reason} <span className="hint">(rule {review.policy.policy_ids.join(', ') || '—'})</span>
       </p>
+      {context && <StaleWarning context={context} />}
       {review.edit && <EditSummary review={review} edit={review.edit} />}
       {review.edit && !review.changeset && <p className="hint">The write as edited:</p>}
       {review.changeset ? (
         <ChangesetItems
           changeset={review.changeset}
           reviewId={review.id}
+          givenOf={givenOf}
           rejected={mayDecide && review.changeset.mode === 'divisible' ? rejected : undefined}
           onRejected={setRejected}
           onEdit={mayDecide && busy === undefined ? setEditingItem : undefined}
@@ -125,8 +130,10 @@ export function ReviewCard({
           }
         />
       ) : (
-        <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} />
+        <RecordDiff before={review.before} after={review.edit?.resource ?? review.resource} deleting={deleting} given={givenOf(null)} />
       )}
+      {context && <AgentNotes context={context} agent={review.submitted_by.api_key_label} />}
+      {context && <Provenance context={context} />}
       {required > 1 && (
         <div className="approvals">
           <p>
