@@ -8,6 +8,7 @@ import { findGatedWrite } from '../../domain/resources';
 import { memoriesConcerning, memorySchema } from '../../domain/resources/memories';
 import { callOutcomes } from '../../domain/usage/call-log';
 import { callsBefore } from '../../domain/usage/calls-before';
+import { mcpClientBefore } from '../../domain/usage/mcp-clients';
 import { defineOperation } from './operation';
 
 // Around a held write, for the person deciding it: whether its record changed since it was held, what the agent
@@ -48,6 +49,15 @@ const contextSchema = z.object({
           .nullable()
           .describe('Set when the key is an MCP or REST client a person connected over OAuth; null for a key made as a key'),
       }),
+      mcp_client: z
+        .object({
+          name: z.string().describe('The name the client gave in its initialize (clientInfo.name)'),
+          version: z.string().describe('The version it gave (clientInfo.version)'),
+          first_seen_at: instantField('When the key first initialized with this client'),
+          last_seen_at: instantField('When it last did'),
+        })
+        .nullable()
+        .describe('For a write over MCP: the client the key initialized with last before the hold, as the client named itself; null over REST, or when none is known'),
       calls_before: z
         .array(
           z.object({
@@ -84,11 +94,12 @@ export const reviewContextOperation = defineOperation({
     const keyId = review.submitted_by.api_key_id;
     const records = heldRecords(review);
     const seesNotes = seeAgentNotes.includes((caller.actor as PersonActor).role);
-    const [stale, memories, key, calls] = await Promise.all([
+    const [stale, memories, key, calls, mcpClient] = await Promise.all([
       staleRecords(db, orgId, review, (operation) => findGatedWrite(operation)?.record),
       seesNotes ? memoriesConcerning(db, orgId, keyId, mentionsOf(records), review.created_at) : null,
       findApiKey(db, orgId, keyId),
       callsBefore(db, orgId, keyId, review.created_at, callsShown),
+      review.submitted_by.interface === 'mcp' ? mcpClientBefore(db, orgId, keyId, review.created_at) : null,
     ]);
     return {
       review_id: review.id,
@@ -102,6 +113,7 @@ export const reviewContextOperation = defineOperation({
           label: key.label,
           connected_client: key.connection && { client_id: key.connection.clientId, client_uri: key.connection.clientUri },
         },
+        mcp_client: mcpClient,
         calls_before: calls,
       },
     };

@@ -17,6 +17,7 @@ import { allAbilities } from '../../domain/identity/abilities';
 import { scopesToAskFor, scopeShortfall } from '../catalog/access';
 import { bearerChallenge, httpError, keepReadingTheBody, rateLimitHeaders } from '../rest/http';
 import { operationOfTool } from '../catalog/index';
+import { noteMcpClient } from '../../domain/usage/mcp-clients';
 import { buildMcpServer } from './server';
 import { ExchangeTransport } from './transport';
 
@@ -139,6 +140,12 @@ export async function mcpRoute(app: FastifyInstance, options: McpOptions): Promi
     if (malformed) return reply.status(200).send({ jsonrpc: '2.0', error: { code: ErrorCode.InvalidParams, message: malformed.message }, id: malformed.id });
     const unfit = unfitHeaders(request.headers, isInitializeRequest(message));
     if (unfit) return reply.status(unfit.status).send({ jsonrpc: '2.0', error: { code: -32000, message: unfit.message }, id: null });
+    // Stateless: a tool call does not say which client sends it, so the client each key initializes with is noted.
+    const { actor } = admission.caller;
+    if (isInitializeRequest(message) && actor.kind === 'api_key') {
+      const { name, version } = message.params.clientInfo;
+      await noteMcpClient(options.db, admission.caller.organization.id, actor.keyId, { name, version });
+    }
 
     const server = buildMcpServer({
       method: (message as { method?: string }).method,

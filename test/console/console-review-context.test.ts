@@ -225,6 +225,16 @@ describe('the context through the console’s API', () => {
     }
   });
 
+  it('names the MCP client a write held over MCP came from, as its initialize named itself', async () => {
+    const mcp = await h.mcp(acme.readWriteToken);
+    const held = await mcp.callTool({ name: 'create_task', arguments: { title: 'review the plants: water them' } });
+    const reviewId = (held.structuredContent as { review: { id: string } }).review.id;
+    const data = json(await context(reviewerSession, reviewId)).data;
+    expect(data.provenance).toMatchObject({ interface: 'mcp', mcp_client: { name: 'gatehouse-test', version: '1.0.0' } });
+    // Over REST there is no MCP client to name.
+    expect(json(await context(reviewerSession, rent.reviewId)).data.provenance.mcp_client).toBeNull();
+  });
+
   it('leaves the agent’s notes out for a member, who does not decide', async () => {
     const member = await signIn(h.app, acme.organization, await addPerson(h.db, acme.organization, 'member'));
     const answer = await context(member, rent.reviewId);

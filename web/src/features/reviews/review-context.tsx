@@ -120,11 +120,13 @@ const outcomeNames = { ok: 'ok', applied: 'applied', held: 'held', denied: 'deni
 export function Provenance({ context }: { context: ReviewContext }) {
   const { provenance } = context;
   const client = provenance.api_key.connected_client;
+  const mcpClient = provenance.mcp_client;
   const calls = provenance.calls_before;
   return (
     <details className="provenance">
       <summary>
-        Where it came from: {provenance.interface.toUpperCase()} · {client ? `connected app “${provenance.api_key.label}”` : `key “${provenance.api_key.label}”`} ·{' '}
+        Where it came from: {provenance.interface.toUpperCase()}
+        {mcpClient ? ` from ${mcpClient.name} ${mcpClient.version}` : ''} · {client ? `connected app “${provenance.api_key.label}”` : `key “${provenance.api_key.label}”`} ·{' '}
         {calls.length === 0 ? 'no calls just before' : calls.length === 1 ? 'one call just before' : `${calls.length} calls just before`}
       </summary>
       {client && (
