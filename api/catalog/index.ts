@@ -16,7 +16,16 @@ import { organizationOperations } from './organization';
 import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
-import { approveReviewOperation, decideBatchOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
+import {
+  approveReviewOperation,
+  countReviewsOperation,
+  decideBatchOperation,
+  denyReviewOperation,
+  getReviewOperation,
+  listReviewsOperation,
+  reviewFilterChoicesOperation,
+  reviewStatusOperation,
+} from './reviews';
 import { batchPasskeyChallengeOperation, reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
 import { trustWindowOperations } from './trust-windows';
@@ -47,6 +56,8 @@ export const catalog: readonly Operation[] = [
   ...memoryOperations,
   ...changesetOperations,
   listReviewsOperation,
+  countReviewsOperation,
+  reviewFilterChoicesOperation,
   getReviewOperation,
   ...auditOperations,
   reviewStatusOperation,
