@@ -64,12 +64,12 @@ export function countedWord(filters: QueueFilters, count: number): string {
 const waiting = (pending: number) => (pending > 0 ? ` (${pending.toLocaleString('en')} pending)` : '');
 
 /** Status, key, operation, age and deadline: every key and operation with a review is offered, not only those shown. */
-export function QueueFilterForm({ filters, choices, onChange }: { filters: QueueFilters; choices: Choices | undefined; onChange: (filters: QueueFilters) => void }) {
-  const set = (change: Partial<QueueFilters>) => onChange({ ...filters, ...change });
+export function QueueFilterForm({ filters, choices, onChange }: { filters: QueueFilters; choices: Choices | undefined; onChange: (change: Partial<QueueFilters>) => void }) {
+  const set = onChange;
   const keys = choices?.keys ?? [];
   const operations = choices?.operations ?? [];
   return (
-    <form className="row filters" aria-label="Filter reviews" onSubmit={(event) => event.preventDefault()}>
+    <form className="row filters queue-filters" aria-label="Filter reviews" onSubmit={(event) => event.preventDefault()}>
       <div className="field">
         <label htmlFor="filter-status">Status</label>
         <select id="filter-status" value={filters.status} onChange={(event) => set({ status: event.target.value as QueueFilters['status'] })}>

@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { useLatest, useLive } from '../../lib/use-live';
@@ -23,8 +23,15 @@ export function ReviewsPage() {
   useDocumentTitle('Review queue');
   const navigate = useNavigate();
   const [search, setSearch] = useSearchParams();
-  const filtersKey = search.toString();
-  const filters = useMemo(() => filtersFromAddress(new URLSearchParams(filtersKey)), [filtersKey]);
+  // The filters start from the page's address, and the address follows them (replaced, not pushed): a reload, a
+  // bookmark or Back from a review shows the same queue.
+  const [filters, setFilters] = useState(() => filtersFromAddress(search));
+  const filtersKey = new URLSearchParams(addressOf(filters)).toString();
+  useEffect(() => {
+    if (filtersKey !== search.toString()) setSearch(filtersKey, { replace: true });
+    // Only the filters move the address; the address read at the start is the filters' first value.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [filtersKey]);
   // The cursors of the pages walked through (the first page has none); a change of filters starts again.
   const [paging, setPaging] = useState<{ key: string; cursors: (string | undefined)[] }>({ key: filtersKey, cursors: [undefined] });
   const cursors = paging.key === filtersKey ? paging.cursors : [undefined];
@@ -92,7 +99,8 @@ export function ReviewsPage() {
     },
   });
 
-  const setFilters = (next: QueueFilters) => setSearch(addressOf(next), { replace: true });
+  // Each change applies to the filters as they are then: two changes in a row both hold.
+  const changeFilters = (change: Partial<QueueFilters>) => setFilters((current) => ({ ...current, ...change }));
   const turnPage = (to: (string | undefined)[]) => {
     setPaging({ key: filtersKey, cursors: to });
     focus.pageTurned();
@@ -106,7 +114,7 @@ export function ReviewsPage() {
         Writes the policy held for a person's decision. The list follows new writes and others' decisions as they happen. Work it from the keyboard: <kbd>j</kbd> and{' '}
         <kbd>k</kbd> move between reviews, <kbd>?</kbd> lists every key.
       </p>
-      <QueueFilterForm filters={filters} choices={choices} onChange={setFilters} />
+      <QueueFilterForm filters={filters} choices={choices} onChange={changeFilters} />
       <FormError error={error} />
       {can('decideReviews') && (pending.length > 0 || batchSent) && (
         <BatchBar
