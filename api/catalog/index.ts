@@ -16,7 +16,16 @@ import { organizationOperations } from './organization';
 import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
-import { approveReviewOperation, decideBatchOperation, denyReviewOperation, getReviewOperation, listReviewsOperation, reviewStatusOperation } from './reviews';
+import {
+  approveReviewOperation,
+  countReviewsOperation,
+  decideBatchOperation,
+  denyReviewOperation,
+  getReviewOperation,
+  listReviewsOperation,
+  reviewFilterChoicesOperation,
+  reviewStatusOperation,
+} from './reviews';
 import { reviewContextOperation } from './review-context';
 import { batchPasskeyChallengeOperation, reviewPasskeyChallengeOperation } from './review-passkeys';
 import { taskOperations } from './tasks';
@@ -48,6 +57,8 @@ export const catalog: readonly Operation[] = [
   ...memoryOperations,
   ...changesetOperations,
   listReviewsOperation,
+  countReviewsOperation,
+  reviewFilterChoicesOperation,
   getReviewOperation,
   reviewContextOperation,
   ...auditOperations,

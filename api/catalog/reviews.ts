@@ -2,8 +2,10 @@ import { z } from 'zod';
 import { recordVerdict } from '../../domain/gate/reviews/verdicts';
 import { assertSignedAmongNamed, batchLimit, recordBatchVerdict } from '../../domain/gate/reviews/batch';
 import { asSeenByKey, followReview, getReview, listReviews } from '../../domain/gate/reviews/reads';
+import { countReviews, reviewFilterChoices } from '../../domain/gate/reviews/filters';
 import {
   approveReviewInput,
+  countReviewsInput,
   decideReviewInput,
   followReviewInput,
   listReviewsInput,
@@ -36,7 +38,8 @@ export const listReviewsOperation = defineOperation({
   tool: 'list_reviews',
   family: 'reviews',
   summary: 'List the review queue',
-  description: 'Lists gated writes held for review, newest first; filter by status (pending to see the queue). Paginated.',
+  description:
+    'Lists gated writes held for review, newest first; filter by status (pending to see the queue), key, operation, how long ago they were held (held_before) and when they expire (expires_before). Paginated.',
   method: 'GET',
   path: '/reviews',
   list: true,
@@ -47,6 +50,51 @@ export const listReviewsOperation = defineOperation({
     const page = await listReviews(db, caller.organization.id, input);
     return { ...page, items: page.items.map((review) => seenBy(review, caller)) };
   },
+});
+
+export const countReviewsOperation = defineOperation({
+  kind: 'read',
+  name: 'reviews.count',
+  family: 'reviews',
+  summary: 'Count the review queue',
+  description: 'The exact number of reviews that pass the filters reviews.list takes (without its paging): the queue\'s "1,000 pending".',
+  method: 'GET',
+  path: '/reviews/count',
+  list: false,
+  input: countReviewsInput,
+  output: z.object({ count: z.number().int().describe('How many reviews pass the filters') }),
+  access: { person: { roles } },
+  interfaces: ['console'],
+  handler: async (input, { db, caller }) => ({ count: await countReviews(db, caller.organization.id, input) }),
+});
+
+export const reviewFilterChoicesOperation = defineOperation({
+  kind: 'read',
+  name: 'reviews.filter_choices',
+  family: 'reviews',
+  summary: 'What the review queue can be filtered by',
+  description: 'Every API key and operation with a review in the organization, whatever its status, each with how many of its reviews wait now.',
+  method: 'GET',
+  path: '/reviews/filter-choices',
+  list: false,
+  input: z.strictObject({}),
+  output: z.object({
+    keys: z
+      .array(
+        z.object({
+          api_key_id: z.string().describe('The key (key_…)'),
+          label: z.string().describe("The key's label"),
+          pending: z.number().int().describe('Its writes waiting now'),
+        }),
+      )
+      .describe('The keys that submitted a held write, by label'),
+    operations: z
+      .array(z.object({ operation: z.string().describe('e.g. tasks.update'), pending: z.number().int().describe('Its writes waiting now') }))
+      .describe('The operations held for review, by name'),
+  }),
+  access: { person: { roles } },
+  interfaces: ['console'],
+  handler: (_input, { db, caller }) => reviewFilterChoices(db, caller.organization.id),
 });
 
 export const getReviewOperation = defineOperation({

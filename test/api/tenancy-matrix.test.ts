@@ -180,8 +180,8 @@ function expectationOf(shape: Shape, probe: Probe): Expectation {
       const field = fieldOf(probe.foreign[0]!);
       if (probe.operation.kind === 'read') {
         return {
-          what: 'an empty page, or 404/422',
-          met: (answer) => (answer.ok ? answer.items?.length === 0 : refusedWith('not_found', 404)(answer) || refusedWith('validation_failed', 422)(answer)),
+          what: 'an empty page or a count of none, or 404/422',
+          met: (answer) => (answer.ok ? answer.items?.length === 0 || answer.count === 0 : refusedWith('not_found', 404)(answer) || refusedWith('validation_failed', 422)(answer)),
         };
       }
       return { what: `422 validation_failed naming ${field} alone`, met: (answer) => refusedWith('validation_failed', 422)(answer) && answer.fields.join() === field };

@@ -536,6 +536,8 @@ describe('every operation the console offers', () => {
   let slackUsers = 100;
   const samples: Record<string, () => Promise<{ params?: Record<string, string>; input?: Record<string, unknown> }>> = {
     'reviews.list': async () => ({ input: { status: 'pending' } }),
+    'reviews.count': async () => ({ input: { status: 'pending', held_before: new Date().toISOString() } }),
+    'reviews.filter_choices': async () => ({}),
     'reviews.get': async () => ({ params: { id: await heldReview() } }),
     'reviews.context': async () => ({ params: { id: await heldReview() } }),
     'reviews.approve': async () => ({ params: { id: await heldReview() }, input: { comment: 'fine' } }),

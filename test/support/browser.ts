@@ -36,12 +36,15 @@ export async function accessibilityViolations(page: Page): Promise<string[]> {
     .map((violation) => `${violation.id} (${violation.impact}): ${violation.help} at ${violation.nodes.map((node) => node.target.join(' ')).join(', ')}`);
 }
 
-/** Saves a screenshot for the README when SCREENSHOTS names a folder (SCREENSHOTS=docs/screenshots). */
-export async function screenshot(page: Page, name: string): Promise<void> {
+/**
+ * Saves a screenshot for the README when SCREENSHOTS names a folder (SCREENSHOTS=docs/screenshots): the whole page,
+ * or what the window shows (`fullPage: false`, for a long page whose point is what is in view).
+ */
+export async function screenshot(page: Page, name: string, { fullPage = true }: { fullPage?: boolean } = {}): Promise<void> {
   const folder = process.env.SCREENSHOTS;
   if (!folder) return;
   mkdirSync(folder, { recursive: true });
-  await page.screenshot({ path: join(folder, `${name}.png`), fullPage: true });
+  await page.screenshot({ path: join(folder, `${name}.png`), fullPage });
 }
 
 /**

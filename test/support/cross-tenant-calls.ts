@@ -30,6 +30,8 @@ export interface Answer {
   fields: string[];
   /** A list's items, when the answer is a page. */
   items: unknown[] | undefined;
+  /** A count's number, when the answer is one (`{"count": n}`, the console's reviews.count). */
+  count?: number;
   /** Everything the caller reads: the body, or the tool result's text and structured content. */
   text: string;
   /** Whether the answer has the interface's error shape: `{success, error: {code, message}}`, `Error <code>: …`. */
@@ -71,6 +73,7 @@ export function restAnswer(response: LightMyRequestResponse): Answer {
     message: ok ? '' : String(error?.message ?? ''),
     fields: ((error?.details?.fields as { field: string }[] | undefined) ?? []).map((problem) => problem.field),
     items: ok && Array.isArray(body?.data) ? body.data : undefined,
+    count: ok && typeof body?.data?.count === 'number' ? body.data.count : undefined,
     text: response.body,
     envelope,
   };

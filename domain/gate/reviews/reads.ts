@@ -5,6 +5,7 @@ import { AppError } from '../../kit/errors';
 import { decodeCursor, toPage, type Page } from '../../kit/pagination';
 import type { listReviewsInput, Review, reviewProgressSchema } from './schema';
 import { reviewStatusSql } from './state';
+import { reviewFiltersSql } from './filters';
 import { undoableUntilSql } from '../undo';
 import { refsIn } from '../changesets/schema';
 import { trustWindowStateSql } from '../trust-windows';
@@ -52,12 +53,12 @@ const selectReview = `
 
 export async function listReviews(db: Queryable, orgId: string, input: z.infer<typeof listReviewsInput>): Promise<Page<Review>> {
   const after = decodeCursor(input.cursor);
+  const { where, params } = reviewFiltersSql(orgId, input, 3);
   const { rows } = await db.query(
     `${selectReview}
-     WHERE r.org_id = $1 AND ($2::text IS NULL OR ${reviewStatusSql('r')} = $2) AND ($3::text IS NULL OR r.id < $3)
-       AND ($5::text IS NULL OR d.api_key_id = $5) AND ($6::text IS NULL OR d.operation = $6)
-     ORDER BY r.id DESC LIMIT $4`,
-    [orgId, input.status ?? null, after ?? null, input.limit + 1, input.api_key_id ?? null, input.operation ?? null],
+     WHERE ${where} AND ($1::text IS NULL OR r.id < $1)
+     ORDER BY r.id DESC LIMIT $2`,
+    [after ?? null, input.limit + 1, ...params],
   );
   return toPage(rows.map(reviewFromRow), input.limit);
 }

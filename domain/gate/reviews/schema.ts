@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { instantField, recordId, text } from '../../kit/fields';
+import { instantField, recordId, text, utcInstant } from '../../kit/fields';
 import { pageInput } from '../../kit/pagination';
 import { reviewStatuses } from './state';
 
@@ -180,12 +180,24 @@ export const reviewSchema = z
 
 export type Review = z.infer<typeof reviewSchema>;
 
-export const listReviewsInput = z.strictObject({
+/** The queue's filters, shared by its list and its count: a review matches when it passes every one given. */
+export const reviewFilters = {
   status: z.enum(reviewStatuses).optional().describe('Only reviews with this status'),
   api_key_id: text({ max: 100 }).optional().describe('Only writes submitted by this API key (key_…)'),
   operation: text({ max: 100 }).optional().describe('Only this operation, e.g. tasks.update'),
-  ...pageInput,
-});
+  held_before: utcInstant
+    .optional()
+    .describe('Only writes held before this instant (RFC 3339, e.g. 2026-03-02T09:30:00Z): send the time an hour ago for those waiting longer than an hour'),
+  expires_before: utcInstant
+    .optional()
+    .describe('Only reviews whose deadline falls before this instant (RFC 3339): with status pending and the time an hour from now, those that expire within the hour'),
+};
+
+export const listReviewsInput = z.strictObject({ ...reviewFilters, ...pageInput });
+
+export const countReviewsInput = z.strictObject(reviewFilters);
+
+export type ReviewFilters = z.infer<typeof countReviewsInput>;
 
 export const decideReviewInput = z.strictObject({
   id: text({ max: 100 }).describe('The review id'),

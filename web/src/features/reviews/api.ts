@@ -10,6 +10,9 @@ export type ReviewEdit = NonNullable<Review['edit']>;
 export type ReviewContext = Data<'reviews_context'>;
 export type ReviewFilters = Omit<Query<'reviews_list'>, 'limit' | 'cursor'>;
 
+/** How many reviews one page of the queue shows. */
+export const queuePageSize = 50;
+
 /** Only a held create or update can be edited before it is approved. */
 export const editable = (operation: string) => /\.(create|update)$/.test(operation);
 
@@ -71,6 +74,14 @@ const rejectedItems = (rejected: Record<number, string>) =>
 
 export const reviewsApi = {
   list: (filters: ReviewFilters, background = false) => api.get<Data<'reviews_list'>>(`/v1/reviews?${queryString({ limit: 50, ...filters })}`, { background }),
+  /** One page of the queue (`cursor`: where the one before ended) with the cursor of the next. */
+  page: (filters: ReviewFilters, cursor: string | undefined, background = false) =>
+    api.page<Review>(`/v1/reviews?${queryString({ limit: queuePageSize, ...filters, cursor })}`, { background }),
+  /** The exact number of reviews that pass the filters. */
+  count: async (filters: ReviewFilters, background = false) =>
+    (await api.get<Data<'reviews_count'>>(`/v1/reviews/count?${queryString({ ...filters })}`, { background })).count,
+  /** Every key and operation with a review, to filter by. */
+  filterChoices: (background = false) => api.get<Data<'reviews_filter_choices'>>('/v1/reviews/filter-choices', { background }),
   get: (id: string, background = false) => api.get<Data<'reviews_get'>>(reviewPath(id), { background }),
   context: (id: string, background = false) => api.get<ReviewContext>(`${reviewPath(id)}/context`, { background }),
   /** An approval names the edit the person saw, if the review holds one: it counts for that version only. */

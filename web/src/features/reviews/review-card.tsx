@@ -66,7 +66,14 @@ export function ReviewCard({
   }
 
   return (
-    <article className="card review" aria-labelledby={`review-${review.id}`} data-review-id={review.id} onPointerEnter={onAttention} onFocus={onAttention}>
+    <article
+      className="card review"
+      aria-labelledby={`review-${review.id}`}
+      data-review-id={review.id}
+      tabIndex={-1}
+      onPointerEnter={onAttention}
+      onFocus={onAttention}
+    >
       <header className="review-head">
         {selection && review.status === 'pending' && can('decideReviews') && (
           <input
@@ -170,7 +177,7 @@ export function ReviewCard({
         <div className="stack decide">
           <div className="field">
             <label htmlFor={`comment-${review.id}`}>Comment (optional)</label>
-            <textarea id={`comment-${review.id}`} rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
+            <textarea id={`comment-${review.id}`} data-queue-action="comment" rows={2} maxLength={2000} value={comment} onChange={(event) => setComment(event.target.value)} />
           </div>
           {editing && mayEdit ? (
             <EditForm
@@ -200,7 +207,7 @@ export function ReviewCard({
               {approvedAlready && <p className="hint">You have approved; it waits for {required - given.length} more.</p>}
               {endsReview && !review.changeset && <TrustOption review={review} choice={trust} onChange={setTrust} />}
               <div className="action-buttons">
-                <button type="button" className="button" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
+                <button type="button" className="button" data-queue-action="approve" disabled={busy !== undefined || approvedAlready} onClick={() => void decide('approve')}>
                   {busy === 'approve'
                     ? signed
                       ? 'Waiting for your passkey…'
@@ -211,6 +218,7 @@ export function ReviewCard({
                   <button
                     type="button"
                     ref={editButton}
+                    data-queue-action="edit"
                     className="button secondary"
                     disabled={busy !== undefined}
                     onClick={() => {
@@ -221,7 +229,7 @@ export function ReviewCard({
                     Edit, then approve
                   </button>
                 )}
-                <button type="button" className="button danger" disabled={busy !== undefined} onClick={() => void decide('deny')}>
+                <button type="button" className="button danger" data-queue-action="deny" disabled={busy !== undefined} onClick={() => void decide('deny')}>
                   {busy === 'deny' ? 'Denying…' : 'Deny'}
                 </button>
               </div>

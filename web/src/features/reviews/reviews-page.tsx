@@ -1,19 +1,44 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
+import { useNavigate, useSearchParams } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
-import { reviewsApi, type Review, type ReviewFilters, type ReviewStatus } from './api';
+import { queuePageSize, reviewsApi, type Review } from './api';
 import { BatchBar } from './batch-bar';
 import { ReviewCard } from './review-card';
+import { addressOf, apiFilters, countedWord, filtersFromAddress, QueueFilterForm, type QueueFilters } from './queue-filters';
+import { useFocusFollowsQueue, useQueueKeys } from './queue-keyboard';
+import { QueueKeyLegend, useQueueKeysSetting } from './queue-key-legend';
 
-/** The review queue: pending writes newest first, live; decided and expired ones a filter away. */
+type Choices = Awaited<ReturnType<typeof reviewsApi.filterChoices>>;
+const verdictWords = { pending: 'Approval recorded', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
+
+/**
+ * The review queue: pending writes newest first, a page at a time with the exact count of what the filters match,
+ * live, and worked from the keyboard; decided and expired ones a filter away.
+ */
 export function ReviewsPage() {
   useDocumentTitle('Review queue');
-  const [filters, setFilters] = useState<ReviewFilters>({ status: 'pending' });
-  const [reviews, setReviews] = useState<Review[]>();
-  const [seen, setSeen] = useState<{ keys: Map<string, string>; operations: Set<string> }>({ keys: new Map(), operations: new Set() });
+  const navigate = useNavigate();
+  const [search, setSearch] = useSearchParams();
+  // The filters start from the page's address, and the address follows them (replaced, not pushed): a reload, a
+  // bookmark or Back from a review shows the same queue.
+  const [filters, setFilters] = useState(() => filtersFromAddress(search));
+  const filtersKey = new URLSearchParams(addressOf(filters)).toString();
+  useEffect(() => {
+    if (filtersKey !== search.toString()) setSearch(filtersKey, { replace: true });
+    // Only the filters move the address; the address read at the start is the filters' first value.
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, [filtersKey]);
+  // The cursors of the pages walked through (the first page has none); a change of filters starts again.
+  const [paging, setPaging] = useState<{ key: string; cursors: (string | undefined)[] }>({ key: filtersKey, cursors: [undefined] });
+  const cursors = paging.key === filtersKey ? paging.cursors : [undefined];
+  const cursor = cursors.at(-1);
+  const [shown, setShown] = useState<{ reviews: Review[]; nextCursor: string | null; count: number }>();
+  const reviews = shown?.reviews;
+  const [choices, setChoices] = useState<Choices>();
   const [error, setError] = useState<unknown>();
   const { can } = useSignedIn();
   // Once a batch is sent, the bar stays (with its outcome) even when the queue empties, live, as its verdicts commit.
@@ -23,80 +48,73 @@ export function ReviewsPage() {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const pending = (reviews ?? []).filter((review) => review.status === 'pending');
   const selectedShown = pending.filter((review) => selected.has(review.id)).map((review) => review.id);
+  const list = useRef<HTMLElement>(null);
+  const [keysOn, setKeysOn] = useQueueKeysSetting();
+  const [helpOpen, setHelpOpen] = useState(false);
+  const [said, setSaid] = useState('');
+  // The same words twice are still news: a no-break space tells the live region that something changed.
+  const announce = useCallback((text: string) => setSaid((before) => (before === text ? `${text}\u00a0` : text)), []);
 
-  // Every load asks for the filters shown now, whoever calls it: a card's decision answered after the person
-  // changed the filter reloads what the page shows, not the list of the filter it was decided under (which, being
-  // the newest request, would replace the right answer and stay until the next change).
-  const shownFilters = useRef(filters);
+  // Every load asks for the filters and page shown now, whoever calls it: a card's decision answered after the
+  // person changed the filter reloads what the page shows, not the list of the filter it was decided under (which,
+  // being the newest request, would replace the right answer and stay until the next change).
+  const shownQuery = useRef<{ filters: QueueFilters; cursor: string | undefined }>({ filters, cursor });
   const latest = useLatest();
   const load = useCallback(
-    (background = false) =>
+    (background = false) => {
+      const { filters: asked, cursor: from } = shownQuery.current;
+      // Ages and deadlines count from now, at every load: "held more than an hour ago" takes in writes as they age.
+      const wire = apiFilters(asked);
       latest(
-        reviewsApi.list(shownFilters.current, background),
-        (list) => {
-      setReviews(list);
-      setError(undefined);
-      // The filters offer the keys and operations the queue has shown so far.
-      setSeen((known) => {
-        const keys = new Map(known.keys);
-        const operations = new Set(known.operations);
-        for (const review of list) {
-          keys.set(review.submitted_by.api_key_id, review.submitted_by.api_key_label);
-          operations.add(review.operation);
-        }
-        return { keys, operations };
-      });
+        Promise.all([reviewsApi.page(wire, from, background), reviewsApi.count(wire, background)]),
+        ([page, count]) => {
+          setShown({ reviews: page.items, nextCursor: page.nextCursor, count });
+          setError(undefined);
         },
         setError,
-      ),
+      );
+      reviewsApi.filterChoices(background).then(setChoices, () => {});
+    },
     [latest],
   );
 
   useEffect(() => {
-    shownFilters.current = filters;
+    shownQuery.current = { filters, cursor };
     load();
-  }, [filters, load]);
+  }, [filters, cursor, load]);
   useLive(['reviews'], () => load(true));
 
-  const set = (change: Partial<ReviewFilters>) => setFilters((current) => ({ ...current, ...change }));
+  const focus = useFocusFollowsQueue(list, reviews);
+  useQueueKeys(list, {
+    enabled: keysOn,
+    announce,
+    toggleHelp: () => setHelpOpen((open) => !open),
+    open: (id) => void navigate(`/reviews/${id}`),
+    toBatch: () => {
+      const bar = document.querySelector<HTMLElement>(selectedShown.length > 0 ? '.batch-bar button:not(:disabled)' : '.batch-bar input[type="checkbox"]');
+      if (!bar) return false;
+      bar.focus();
+      announce(`The batch verdict: ${selectedShown.length} selected.`);
+      return true;
+    },
+  });
+
+  // Each change applies to the filters as they are then: two changes in a row both hold.
+  const changeFilters = (change: Partial<QueueFilters>) => setFilters((current) => ({ ...current, ...change }));
+  const turnPage = (to: (string | undefined)[]) => {
+    setPaging({ key: filtersKey, cursors: to });
+    focus.pageTurned();
+  };
+  const page = cursors.length;
+  const first = (page - 1) * queuePageSize + 1;
   return (
     <>
       <h1>Review queue</h1>
-      <p className="lede">Writes the policy held for a person's decision. The list follows new writes and others' decisions as they happen.</p>
-      <form className="row filters" aria-label="Filter reviews" onSubmit={(event) => event.preventDefault()}>
-        <div className="field">
-          <label htmlFor="filter-status">Status</label>
-          <select id="filter-status" value={filters.status ?? ''} onChange={(event) => set({ status: (event.target.value || undefined) as ReviewStatus | undefined })}>
-            <option value="pending">Pending</option>
-            <option value="approved">Approved</option>
-            <option value="denied">Denied</option>
-            <option value="expired">Expired</option>
-            <option value="">Any</option>
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="filter-key">API key</label>
-          <select id="filter-key" value={filters.api_key_id ?? ''} onChange={(event) => set({ api_key_id: event.target.value || undefined })}>
-            <option value="">Any</option>
-            {[...seen.keys].map(([id, label]) => (
-              <option key={id} value={id}>
-                {label}
-              </option>
-            ))}
-          </select>
-        </div>
-        <div className="field">
-          <label htmlFor="filter-operation">Operation</label>
-          <select id="filter-operation" value={filters.operation ?? ''} onChange={(event) => set({ operation: event.target.value || undefined })}>
-            <option value="">Any</option>
-            {[...seen.operations].sort().map((operation) => (
-              <option key={operation} value={operation}>
-                {operation}
-              </option>
-            ))}
-          </select>
-        </div>
-      </form>
+      <p className="lede">
+        Writes the policy held for a person's decision. The list follows new writes and others' decisions as they happen. Work it from the keyboard: <kbd>j</kbd> and{' '}
+        <kbd>k</kbd> move between reviews, <kbd>?</kbd> lists every key.
+      </p>
+      <QueueFilterForm filters={filters} choices={choices} onChange={changeFilters} />
       <FormError error={error} />
       {can('decideReviews') && (pending.length > 0 || batchSent) && (
         <BatchBar
@@ -114,12 +132,20 @@ export function ReviewsPage() {
           }}
         />
       )}
-      {reviews !== undefined && (
-        <p role="status" className="hint">
-          {reviews.length === 50 ? 'The 50 newest shown.' : `${reviews.length} shown.`}
+      {shown !== undefined && (
+        <p role="status" className="queue-count">
+          <strong>
+            {shown.count.toLocaleString('en')} {countedWord(filters, shown.count)}
+          </strong>
+          {shown.reviews.length > 0 && shown.count > shown.reviews.length && (
+            <span className="hint">
+              {' '}
+              · {first.toLocaleString('en')}–{(first + shown.reviews.length - 1).toLocaleString('en')} shown, newest first
+            </span>
+          )}
         </p>
       )}
-      <section aria-label="Reviews" aria-busy={reviews === undefined}>
+      <section aria-label="Reviews" aria-busy={reviews === undefined} ref={list} className="queue">
         {reviews === undefined ? (
           <p role="status">Loading…</p>
         ) : reviews.length === 0 ? (
@@ -129,7 +155,14 @@ export function ReviewsPage() {
             <ReviewCard
               key={review.id}
               review={review}
-              onDecided={() => load()}
+              onDecided={(decided) => {
+                // A verdict (not an undo of one): say so, and go on to the next review.
+                if (review.status === 'pending') {
+                  announce(`${verdictWords[decided.status]}: ${decided.operation} by “${decided.submitted_by.api_key_label}”.`);
+                  focus.decided(decided.id);
+                }
+                load();
+              }}
               selection={{
                 selected: selected.has(review.id),
                 onChange: (on) =>
@@ -144,6 +177,18 @@ export function ReviewsPage() {
           ))
         )}
       </section>
+      {shown !== undefined && (page > 1 || shown.nextCursor) && (
+        <nav className="pager" aria-label="Pages of the queue">
+          <button type="button" className="button secondary" disabled={page === 1} onClick={() => turnPage(cursors.slice(0, -1))}>
+            Newer
+          </button>
+          <span className="hint">Page {page}</span>
+          <button type="button" className="button secondary" disabled={!shown.nextCursor} onClick={() => turnPage([...cursors, shown.nextCursor ?? undefined])}>
+            Older
+          </button>
+        </nav>
+      )}
+      <QueueKeyLegend enabled={keysOn} onEnabled={setKeysOn} helpOpen={helpOpen} onHelp={setHelpOpen} message={said} />
     </>
   );
 }
