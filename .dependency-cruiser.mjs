@@ -157,7 +157,7 @@ export default {
       to: {
         ...runtimeOnly,
         path: '^domain/',
-        pathNot: ['^domain/kit/', '^domain/identity/(abilities|actors)\\.ts$', '^domain/gate/remediation\\.ts$', '^domain/usage/mcp-tasks\\.ts$'],
+        pathNot: ['^domain/kit/', '^domain/identity/(abilities|actors)\\.ts$', '^domain/gate/remediation\\.ts$', '^domain/usage/mcp-tasks\\.ts$', '^domain/usage/mcp-clients\\.ts$'],
       },
     },
 
