@@ -135,17 +135,9 @@ describe('a review card in the browser', () => {
     expect(await shown.locator('.stale-warning').count()).toBe(0);
     const changed = await call('PATCH', `/tasks/${rent.taskId}`, acme.readWriteToken, { description: 'Paid by standing order from now on', tags: ['rent'] });
     expect(changed.status, JSON.stringify(changed.body)).toBe(200);
-    // The person turns to the card (points at it): it reads its record again.
-    await expect
-      .poll(
-        async () => {
-          await page.mouse.move(1, 1);
-          await shown.locator('header').hover();
-          return shown.locator('.stale-warning').count();
-        },
-        { timeout: 15_000 },
-      )
-      .toBe(1);
+    // The agent's write is a call: the card on screen reads its record again by itself, nobody touching the page.
+    await page.mouse.move(1, 1);
+    await shown.locator('.stale-warning').waitFor({ timeout: 15_000 });
     const warning = shown.getByRole('alert');
     const text = await warning.innerText();
     expect(text).toContain('The record changed after this write was held.');

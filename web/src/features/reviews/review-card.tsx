@@ -22,10 +22,13 @@ export function ReviewCard({
   onDecided,
   headingLevel = 2,
   selection,
+  writes,
 }: {
   review: Review;
   onDecided: (review: Review) => void;
   headingLevel?: 2 | 3;
+  /** A count the page moves when agents' writes may have changed records (the live `calls` topic): the card on screen checks its record again. */
+  writes?: number;
   /** In the queue: whether the card is selected for a batch verdict, and how to change it. */
   selection?: { selected: boolean; onChange: (selected: boolean) => void };
 }) {
@@ -50,7 +53,8 @@ export function ReviewCard({
   const itemEdited = review.changeset?.items.find((item) => item.index === editingItem);
   // Only the approval that ends the review opens a window (with a quorum, the last one).
   const endsReview = !approvedAlready && given.length + 1 >= required;
-  const { context, onAttention } = useReviewContext(review);
+  const article = useRef<HTMLElement>(null);
+  const { context, onAttention } = useReviewContext(review, { writes, card: article });
   const givenOf = (index: number | null) => context?.given.find((fields) => fields.index === index)?.fields;
 
   async function decide(verdict: 'approve' | 'deny') {
@@ -67,6 +71,7 @@ export function ReviewCard({
 
   return (
     <article
+      ref={article}
       className="card review"
       aria-labelledby={`review-${review.id}`}
       data-review-id={review.id}

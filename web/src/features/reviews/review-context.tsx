@@ -1,4 +1,4 @@
-import { useCallback, useEffect, useRef, useState } from 'react';
+import { useCallback, useEffect, useRef, useState, type RefObject } from 'react';
 import { when } from '../../lib/format';
 import { shown } from '../../lib/record-diff';
 import { useLatest } from '../../lib/use-live';
@@ -12,13 +12,19 @@ const askAgainAfterMs = 2000;
 
 /**
  * The review's context, read when the card shows it and whenever the review changes (decided, edited), and
- * again when the person turns to the card (`onAttention`): a record changed since the hold is told before they
- * decide. Decided reviews are read once.
+ * again when the person turns to the card (`onAttention`) or, while the card is on screen, when agents' writes may
+ * have changed its record (`writes`, a count the page moves on the live `calls` topic): a record changed since the
+ * hold is told before they decide. Decided reviews are read once. `card` is the card's element, watched for being
+ * on screen, so a long queue does not ask for every card on every write.
  */
-export function useReviewContext(review: Review): { context: ReviewContext | undefined; onAttention: () => void } {
+export function useReviewContext(
+  review: Review,
+  { writes = 0, card }: { writes?: number; card?: RefObject<HTMLElement | null> } = {},
+): { context: ReviewContext | undefined; onAttention: () => void } {
   const [context, setContext] = useState<ReviewContext>();
   const latest = useLatest();
   const asked = useRef(0);
+  const onScreen = useRef(false);
   const ask = useCallback(
     (background: boolean) => {
       asked.current = Date.now();
@@ -35,7 +41,38 @@ export function useReviewContext(review: Review): { context: ReviewContext | und
   const onAttention = useCallback(() => {
     if (pending && Date.now() - asked.current > askAgainAfterMs) ask(true);
   }, [ask, pending]);
+  useEffect(() => {
+    const element = card?.current;
+    if (!element || !pending) return;
+    const observer = new IntersectionObserver(([entry]) => (onScreen.current = entry?.isIntersecting ?? false));
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [card, pending]);
+  const firstWrites = useRef(writes);
+  useEffect(() => {
+    if (writes !== firstWrites.current && pending && onScreen.current) ask(true);
+  }, [writes, pending, ask]);
   return { context, onAttention };
+}
+
+/** How long agents' calls are gathered before the cards on screen check their records again. */
+const writesSettleMs = 1500;
+
+/**
+ * A count that moves at most every 1.5 s while agents call (`moved`, on the live `calls` topic): what the queue's
+ * cards on screen watch to check their records again.
+ */
+export function useWritesCount(): { count: number; moved: () => void } {
+  const [count, setCount] = useState(0);
+  const timer = useRef<number | undefined>(undefined);
+  useEffect(() => () => window.clearTimeout(timer.current), []);
+  const moved = useCallback(() => {
+    timer.current ??= window.setTimeout(() => {
+      timer.current = undefined;
+      setCount((current) => current + 1);
+    }, writesSettleMs);
+  }, []);
+  return { count, moved };
 }
 
 type StaleCheck = ReviewContext['stale'][number];

@@ -5,6 +5,7 @@ import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { reviewsApi, type Review } from './api';
 import { ReviewCard } from './review-card';
+import { useWritesCount } from './review-context';
 
 /** One review: the page a held write's `web_url` opens. */
 export function ReviewPage() {
@@ -26,7 +27,8 @@ export function ReviewPage() {
     [id, latest],
   );
   useEffect(() => load(), [load]);
-  useLive(['reviews'], () => load(true));
+  const writes = useWritesCount();
+  useLive(['reviews', 'calls'], (topic) => (topic === 'reviews' ? load(true) : writes.moved()));
   return (
     <>
       <p className="breadcrumbs">
@@ -34,7 +36,7 @@ export function ReviewPage() {
       </p>
       <h1>Review</h1>
       <FormError error={error} />
-      {review ? <ReviewCard review={review} onDecided={setReview} /> : !error && <p role="status">Loading…</p>}
+      {review ? <ReviewCard review={review} onDecided={setReview} writes={writes.count} /> : !error && <p role="status">Loading…</p>}
     </>
   );
 }

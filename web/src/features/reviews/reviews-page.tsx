@@ -8,6 +8,7 @@ import { useSignedIn } from '../../lib/session';
 import { queuePageSize, reviewsApi, type Review } from './api';
 import { BatchBar } from './batch-bar';
 import { ReviewCard } from './review-card';
+import { useWritesCount } from './review-context';
 import { addressOf, apiFilters, countedWord, filtersFromAddress, QueueFilterForm, type QueueFilters } from './queue-filters';
 import { useFocusFollowsQueue, useQueueKeys } from './queue-keyboard';
 import { QueueKeyLegend, useQueueKeysSetting } from './queue-key-legend';
@@ -82,7 +83,8 @@ export function ReviewsPage() {
     shownQuery.current = { filters, cursor };
     load();
   }, [filters, cursor, load]);
-  useLive(['reviews'], () => load(true));
+  const writes = useWritesCount();
+  useLive(['reviews', 'calls'], (topic) => (topic === 'reviews' ? load(true) : writes.moved()));
 
   const focus = useFocusFollowsQueue(list, reviews);
   useQueueKeys(list, {
@@ -155,6 +157,7 @@ export function ReviewsPage() {
             <ReviewCard
               key={review.id}
               review={review}
+              writes={writes.count}
               onDecided={(decided) => {
                 // A verdict (not an undo of one): say so, and go on to the next review.
                 if (review.status === 'pending') {
