@@ -200,6 +200,12 @@ export interface FailedDelivery {
   disabled: boolean;
 }
 
+/** How the reason of an endpoint the service switched off begins (a person's reads "Switched off by a person"). */
+const switchedOffByGatehouse = 'Switched off by Gatehouse: ';
+
+/** An endpoint the service switched off because its deliveries kept failing (not one a person switched off), in SQL. */
+export const switchedOffAfterFailuresSql = (alias: string) => `(NOT ${alias}.enabled AND ${alias}.disabled_reason LIKE '${switchedOffByGatehouse}%')`;
+
 /**
  * Records a delivery that failed every attempt; the endpoint is switched off once `disableAfter` deliveries in a
  * row have failed so (recorded, for its owners to be told).
@@ -216,7 +222,7 @@ export async function recordDeliveryFailed(db: Database, deliveryId: string, dis
        UPDATE webhook_endpoints e SET failure_streak = e.failure_streak + 1,
          enabled = e.enabled AND e.failure_streak + 1 < $2,
          disabled_reason = CASE WHEN e.enabled AND e.failure_streak + 1 >= $2
-           THEN 'Switched off by Gatehouse: ' || (e.failure_streak + 1) || ' deliveries in a row failed every attempt' ELSE e.disabled_reason END,
+           THEN '${switchedOffByGatehouse}' || (e.failure_streak + 1) || ' deliveries in a row failed every attempt' ELSE e.disabled_reason END,
          owners_to_tell = e.owners_to_tell OR (e.enabled AND e.failure_streak + 1 >= $2),
          updated_at = now()
        FROM before WHERE e.id = before.id
