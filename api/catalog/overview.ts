@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { roles, type PersonActor } from '../../domain/identity/actors';
+import { endpointsSwitchedOffAfterFailures } from '../../domain/notify/deliveries';
 import { organizationOverview } from '../../domain/usage/overview';
 import { defineOperation } from './operation';
 
@@ -84,8 +85,9 @@ export const getOverviewOperation = defineOperation({
   access: { person: { roles } },
   interfaces: ['console'],
   handler: async (_input, { db, caller, limits }) => {
-    const usage = await limits.dailyUsage(caller);
+    const [usage, endpointsSwitchedOff] = await Promise.all([limits.dailyUsage(caller), endpointsSwitchedOffAfterFailures(db, caller.organization.id)]);
     return organizationOverview(db, {
+      endpointsSwitchedOff,
       organization: caller.organization,
       dailyBudget: { used: usage.used, limit: usage.limit },
       pendingReviewCap: caller.plan.pendingReviewCap,

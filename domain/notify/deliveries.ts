@@ -203,8 +203,23 @@ export interface FailedDelivery {
 /** How the reason of an endpoint the service switched off begins (a person's reads "Switched off by a person"). */
 const switchedOffByGatehouse = 'Switched off by Gatehouse: ';
 
-/** An endpoint the service switched off because its deliveries kept failing (not one a person switched off), in SQL. */
-export const switchedOffAfterFailuresSql = (alias: string) => `(NOT ${alias}.enabled AND ${alias}.disabled_reason LIKE '${switchedOffByGatehouse}%')`;
+/** An endpoint Gatehouse switched off, for a person to fix: its receiver, then switch it back on. */
+export interface EndpointSwitchedOff {
+  endpoint_id: string;
+  url: string;
+  reason: string;
+  since: string;
+}
+
+/** The organization's endpoints the service switched off because their deliveries kept failing (not those a person switched off). */
+export async function endpointsSwitchedOffAfterFailures(db: Queryable, orgId: string): Promise<EndpointSwitchedOff[]> {
+  const { rows } = await db.query(
+    `SELECT e.id, e.url, e.disabled_reason, e.updated_at FROM webhook_endpoints e
+     WHERE e.org_id = $1 AND NOT e.enabled AND e.disabled_reason LIKE '${switchedOffByGatehouse}%' ORDER BY e.id`,
+    [orgId],
+  );
+  return rows.map((row) => ({ endpoint_id: row.id as string, url: row.url as string, reason: row.disabled_reason as string, since: (row.updated_at as Date).toISOString() }));
+}
 
 /**
  * Records a delivery that failed every attempt; the endpoint is switched off once `disableAfter` deliveries in a

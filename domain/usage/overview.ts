@@ -2,7 +2,6 @@ import type { Queryable } from '../../db/database';
 import type { Role } from '../identity/actors';
 import { rolesThat } from '../identity/actors';
 import { stillPendingSql } from '../gate/reviews/state';
-import { switchedOffAfterFailuresSql } from '../notify/deliveries';
 import { keyBudgetsToday } from './key-budgets';
 
 // The console's overview: the queue, the organization's day, the last week's decisions, the busiest agents and
@@ -69,6 +68,8 @@ export interface OverviewOptions {
   role: Role;
   /** Where "today" is taken from: the clock the request limits count by. */
   now: Date;
+  /** The organization's webhook endpoints Gatehouse switched off after their deliveries kept failing (domain/notify). */
+  endpointsSwitchedOff: { endpoint_id: string; url: string; reason: string; since: string }[];
 }
 
 /** How many of the busiest keys, and of the escalated reviews, the overview names. */
@@ -87,12 +88,11 @@ const escalatedSql = `(r.escalated_at IS NOT NULL
 
 export async function organizationOverview(db: Queryable, options: OverviewOptions): Promise<Overview> {
   const { organization, now } = options;
-  const [queue, waiting, days, agents, endpoints, budgets] = await Promise.all([
+  const [queue, waiting, days, agents, budgets] = await Promise.all([
     queueFigures(db, organization.id),
     waitingReviews(db, organization.id),
     decisionsByDay(db, organization, now),
     agentsToday(db, organization, now),
-    switchedOffEndpoints(db, organization.id),
     keysAtBudget(db, organization, now),
   ]);
   const calls = agents.reduce((sum, agent) => sum + agent.calls, 0);
@@ -109,7 +109,7 @@ export async function organizationOverview(db: Queryable, options: OverviewOptio
     needs_a_person: [
       ...(queue.pending >= options.pendingReviewCap ? [{ kind: 'queue_full' as const, pending: queue.pending, cap: options.pendingReviewCap }] : []),
       ...(limit > 0 && used >= limit ? [{ kind: 'organization_at_budget' as const, used, limit }] : []),
-      ...endpoints.map((endpoint) => ({ kind: 'webhook_switched_off' as const, ...endpoint, url: seesUrls ? endpoint.url : null })),
+      ...options.endpointsSwitchedOff.map((endpoint) => ({ kind: 'webhook_switched_off' as const, ...endpoint, url: seesUrls ? endpoint.url : null })),
       ...budgets,
       ...waiting.escalated.map((review) => ({ kind: 'review_escalated' as const, ...review })),
     ],
@@ -130,13 +130,14 @@ async function queueFigures(db: Queryable, orgId: string) {
 
 /** The oldest waiting review, the one that expires next, and the escalated ones (oldest first, a few). */
 async function waitingReviews(db: Queryable, orgId: string) {
-  const select = (part: number) => `SELECT ${part} AS part, r.id, d.operation, d.api_key_id, k.label, r.created_at, r.expires_at
-     FROM reviews r JOIN organizations o ON o.id = r.org_id JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id
-     WHERE r.org_id = $1 AND ${stillPendingSql('r')}`;
+  // Each part picks its reviews from the queue first (an index on the status), then joins what names them.
+  const pick = (part: number, order: string, limit: number, filter = '') => `
+    SELECT ${part} AS part, r.id, d.operation, d.api_key_id, k.label, r.created_at, r.expires_at
+    FROM (SELECT r.id, r.decision_id, r.created_at, r.expires_at FROM reviews r JOIN organizations o ON o.id = r.org_id
+          WHERE r.org_id = $1 AND ${stillPendingSql('r')} ${filter} ORDER BY ${order} LIMIT ${limit}) r
+    JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id`;
   const { rows } = await db.query(
-    `(${select(1)} ORDER BY r.id LIMIT 1)
-     UNION ALL (${select(2)} ORDER BY r.expires_at, r.id LIMIT 1)
-     UNION ALL (${select(3)} AND ${escalatedSql} ORDER BY r.id LIMIT ${escalatedShown})
+    `${pick(1, 'r.id', 1)} UNION ALL ${pick(2, 'r.expires_at, r.id', 1)} UNION ALL ${pick(3, 'r.id', escalatedShown, `AND ${escalatedSql}`)}
      ORDER BY part, id`,
     [orgId],
   );
@@ -195,14 +196,6 @@ async function agentsToday(db: Queryable, organization: { id: string; timezone: 
     [organization.id, now, organization.timezone],
   );
   return rows.map((row) => ({ api_key_id: row.api_key_id as string | null, label: row.label as string, calls: row.calls as number, held: row.held as number, denied: row.denied as number }));
-}
-
-async function switchedOffEndpoints(db: Queryable, orgId: string) {
-  const { rows } = await db.query(
-    `SELECT e.id, e.url, e.disabled_reason, e.updated_at FROM webhook_endpoints e WHERE e.org_id = $1 AND ${switchedOffAfterFailuresSql('e')} ORDER BY e.id`,
-    [orgId],
-  );
-  return rows.map((row) => ({ endpoint_id: row.id as string, url: row.url as string, reason: row.disabled_reason as string, since: (row.updated_at as Date).toISOString() }));
 }
 
 /** The usable keys that used up one of their own budgets today: their requests, or their writes of an operation. */

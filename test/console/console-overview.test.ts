@@ -56,10 +56,13 @@ async function endpointSwitchedOff(db: Database, orgId: string, url: string): Pr
 }
 
 /**
- * A moment for the charts to settle before a screenshot: a full-page capture taken right after a live update has
- * caught the charts drawn at a passing width (never seen on the page itself, whose widths hold steady meanwhile).
+ * The charts drawn at their width before a full-page screenshot: a capture taken while the page produced no frame
+ * for a while has caught the charts at a passing width (never seen on the page itself, whose widths hold steady).
  */
-const settled = (page: Page) => page.waitForTimeout(1000);
+async function settled(page: Page): Promise<void> {
+  await page.waitForTimeout(500);
+  await page.evaluate(() => new Promise((resolve) => (globalThis as any).requestAnimationFrame(() => (globalThis as any).requestAnimationFrame(resolve))));
+}
 
 /** The organization's local date of an instant, YYYY-MM-DD. */
 const localDate = (zone: string, at: Date) => new Intl.DateTimeFormat('en-CA', { timeZone: zone }).format(at);
