@@ -13,6 +13,7 @@ import { meetingIngestOperations } from './meeting-ingests';
 import { memoryOperations } from './memories';
 import type { Operation } from './operation';
 import { organizationOperations } from './organization';
+import { getOverviewOperation } from './overview';
 import { peopleOperations } from './people';
 import { productOperations } from './products';
 import { projectOperations } from './projects';
@@ -43,6 +44,7 @@ import { writeOperations } from './writes';
  */
 export const catalog: readonly Operation[] = [
   getMe,
+  getOverviewOperation,
   ...taskOperations,
   ...projectOperations,
   ...customerOperations,

@@ -200,6 +200,27 @@ export interface FailedDelivery {
   disabled: boolean;
 }
 
+/** How the reason of an endpoint the service switched off begins (a person's reads "Switched off by a person"). */
+const switchedOffByGatehouse = 'Switched off by Gatehouse: ';
+
+/** An endpoint Gatehouse switched off, for a person to fix: its receiver, then switch it back on. */
+export interface EndpointSwitchedOff {
+  endpoint_id: string;
+  url: string;
+  reason: string;
+  since: string;
+}
+
+/** The organization's endpoints the service switched off because their deliveries kept failing (not those a person switched off). */
+export async function endpointsSwitchedOffAfterFailures(db: Queryable, orgId: string): Promise<EndpointSwitchedOff[]> {
+  const { rows } = await db.query(
+    `SELECT e.id, e.url, e.disabled_reason, e.updated_at FROM webhook_endpoints e
+     WHERE e.org_id = $1 AND NOT e.enabled AND e.disabled_reason LIKE '${switchedOffByGatehouse}%' ORDER BY e.id`,
+    [orgId],
+  );
+  return rows.map((row) => ({ endpoint_id: row.id as string, url: row.url as string, reason: row.disabled_reason as string, since: (row.updated_at as Date).toISOString() }));
+}
+
 /**
  * Records a delivery that failed every attempt; the endpoint is switched off once `disableAfter` deliveries in a
  * row have failed so (recorded, for its owners to be told).
@@ -216,7 +237,7 @@ export async function recordDeliveryFailed(db: Database, deliveryId: string, dis
        UPDATE webhook_endpoints e SET failure_streak = e.failure_streak + 1,
          enabled = e.enabled AND e.failure_streak + 1 < $2,
          disabled_reason = CASE WHEN e.enabled AND e.failure_streak + 1 >= $2
-           THEN 'Switched off by Gatehouse: ' || (e.failure_streak + 1) || ' deliveries in a row failed every attempt' ELSE e.disabled_reason END,
+           THEN '${switchedOffByGatehouse}' || (e.failure_streak + 1) || ' deliveries in a row failed every attempt' ELSE e.disabled_reason END,
          owners_to_tell = e.owners_to_tell OR (e.enabled AND e.failure_streak + 1 >= $2),
          updated_at = now()
        FROM before WHERE e.id = before.id

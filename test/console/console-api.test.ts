@@ -563,6 +563,7 @@ describe('every operation the console offers', () => {
     'people.update': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id }, input: { role: 'reviewer' } }),
     'people.reset_password': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id } }),
     'people.end_sessions': async () => ({ params: { id: (await addPerson(h.db, acme.organization, 'member')).user.id } }),
+    'overview.get': async () => ({}),
     'agents.list': async () => ({}),
     'agents.calls': async () => ({ input: { interface: 'rest', outcome: 'ok' } }),
     'agents.memories': async () => ({ input: { api_key_id: (await aMemory()).api_key_id } }),

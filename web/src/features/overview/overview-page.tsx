@@ -1,55 +1,85 @@
-import { Link } from 'react-router';
+import { useCallback, useEffect, useRef, useState } from 'react';
+import { FormError } from '../../lib/form-error';
 import { roleNames } from '../../lib/format';
-import { useSignedIn, type Permission } from '../../lib/session';
+import { useSignedIn } from '../../lib/session';
+import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
+import { AboutYou } from './about-you';
+import { overviewApi, type Overview } from './api';
+import { QueueFigures, TodayFigures } from './figures';
+import { NeedsAPerson } from './needs-a-person';
+import { BusiestAgentsChart, DecisionsChart } from './overview-charts';
+import './overview.css';
 
-const abilities: Record<Permission, string> = {
-  decideReviews: 'decide held writes (approve or deny)',
-  manageKeys: "manage the organization's API keys and its API access",
-  managePeople: 'invite people, change roles, deactivate, reset passwords',
-  editPolicy: "edit the organization's policy",
-  seeMemories: 'see what agents remember',
-  readAudit: 'read the audit trail (every decision, review and change)',
-  manageWebhooks: "manage the organization's webhook endpoints and their delivery logs",
-};
+/** Busy agents change the figures every second: changes are gathered and fetched at most this often. */
+const gatherChangesMs = 1500;
+/** Some figures move with the clock alone (how long the oldest waited, what expires within a day, the day itself). */
+const refreshEveryMs = 60_000;
 
+/** The overview: what waits for people, what agents did today and this week, and what needs a person; live. */
 export function OverviewPage() {
   useDocumentTitle('Overview');
-  const { person, organization, permissions, can } = useSignedIn();
+  const { person, organization } = useSignedIn();
+  const [overview, setOverview] = useState<Overview>();
+  const [now, setNow] = useState(() => Date.now());
+  const [error, setError] = useState<unknown>();
+  const latest = useLatest();
+
+  const load = useCallback(
+    (background = false) =>
+      latest(
+        overviewApi.get(background),
+        (answer) => {
+          setOverview(answer);
+          setNow(Date.now());
+          setError(undefined);
+        },
+        setError,
+      ),
+    [latest],
+  );
+  useEffect(() => load(), [load]);
+  useEffect(() => {
+    const timer = window.setInterval(() => load(true), refreshEveryMs);
+    return () => window.clearInterval(timer);
+  }, [load]);
+
+  const gathering = useRef<number | undefined>(undefined);
+  useEffect(() => () => window.clearTimeout(gathering.current), []);
+  useLive(['reviews', 'calls'], () => {
+    gathering.current ??= window.setTimeout(() => {
+      gathering.current = undefined;
+      load(true);
+    }, gatherChangesMs);
+  });
+
   return (
     <>
       <h1>{organization.name}</h1>
       <p className="lede">
         Organization <code>{organization.slug}</code>. You are signed in as {person.email}, {roleNames[person.role].toLowerCase()}.
       </p>
-      <section className="card" aria-labelledby="api-access-heading">
-        <h2 id="api-access-heading">API access</h2>
-        {organization.api_access ? (
-          <p>
-            <span className="state on">On</span> Agents, automation and scripts reach the organization's data with their API keys over REST and MCP.
-          </p>
-        ) : (
-          <p>
-            <span className="state off">Off</span> Every API key is refused until an owner or admin switches API access on again.
-          </p>
-        )}
-        {can('manageKeys') && <Link to="/settings/advanced/api-keys">Manage API keys</Link>}
-      </section>
-      <section className="card" aria-labelledby="you-heading">
-        <h2 id="you-heading">What you can do</h2>
-        {permissions.length ? (
-          <ul>
-            {permissions.map((permission) => (
-              <li key={permission}>{abilities[permission]}</li>
-            ))}
-          </ul>
-        ) : (
-          <p>As a member you see the organization's review queue and settings; you decide and change nothing.</p>
-        )}
-        <p>
-          Try the API in the <a href="/api/docs">API playground</a> with an API key.
-        </p>
-      </section>
+      <FormError error={error} />
+      {overview ? (
+        <div className="overview" data-date={overview.date}>
+          <div className="overview-figures">
+            <QueueFigures queue={overview.queue} now={now} />
+            <TodayFigures overview={overview} />
+          </div>
+          <NeedsAPerson overview={overview} />
+          <div className="overview-charts">
+            <section className="card" aria-label="Decisions, last 7 days">
+              <DecisionsChart days={overview.decisions_by_day} />
+            </section>
+            <section className="card" aria-label="Busiest agents today">
+              <BusiestAgentsChart agents={overview.busiest_agents} />
+            </section>
+          </div>
+        </div>
+      ) : (
+        !error && <p role="status">Loading the overview…</p>
+      )}
+      <AboutYou />
     </>
   );
 }

@@ -27,6 +27,7 @@ export function BarChart({
   horizontal = false,
   height,
   groupHeading = horizontal ? 'Name' : 'When',
+  totalHeading,
 }: {
   title: string;
   /** The chart in one or two sentences: what a person would say looking at it. */
@@ -37,6 +38,8 @@ export function BarChart({
   height?: number;
   /** The table's first column heading. */
   groupHeading?: string;
+  /** When set, the table ends with each bar's total under this heading. */
+  totalHeading?: string;
 }) {
   const { parentRef, width } = useParentSize({ debounceTime: 50, initialSize: { width: 600 } });
   const shownHeight = height ?? (horizontal ? Math.max(80, groups.length * 28 + margin.top + margin.bottom) : 200);
@@ -56,8 +59,11 @@ export function BarChart({
       summary={summary}
       series={series}
       table={{
-        columns: [groupHeading, ...series.map(({ name }) => name)],
-        rows: groups.map((group, index) => ({ key: names[index]!, cells: [group.label, ...series.map(({ key }) => group.values[key] ?? 0)] })),
+        columns: [groupHeading, ...series.map(({ name }) => name), ...(totalHeading ? [totalHeading] : [])],
+        rows: groups.map((group, index) => ({
+          key: names[index]!,
+          cells: [group.label, ...series.map(({ key }) => group.values[key] ?? 0), ...(totalHeading ? [totals[index]!] : [])],
+        })),
       }}
     >
       <div ref={parentRef} className="chart-canvas">

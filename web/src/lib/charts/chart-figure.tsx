@@ -61,7 +61,8 @@ export function ChartFigure({
       {children}
       <details className="chart-table">
         <summary>The figures as a table</summary>
-        <div className="table-scroll">
+        {/* Focusable, so that a table wider than its card can be scrolled from the keyboard too. */}
+        <div className="table-scroll" tabIndex={0} role="region" aria-label={`${title}: the figures`}>
           <table>
             <caption className="visually-hidden">{title}</caption>
             <thead>
