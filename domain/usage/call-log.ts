@@ -148,7 +148,8 @@ export function callLogWriter(db: Queryable, onError: (error: unknown) => void):
 export const callOutcomes = ['ok', 'applied', 'held', 'denied', 'refused', 'error'] as const;
 export type CallOutcomeCategory = (typeof callOutcomes)[number];
 
-const outcomeCategorySql = `CASE WHEN c.outcome = 'ok' THEN 'ok' WHEN c.outcome = 'applied' THEN 'applied'
+/** A call_log row (`c`) as people filter it: one of callOutcomes. */
+export const outcomeCategorySql = `CASE WHEN c.outcome = 'ok' THEN 'ok' WHEN c.outcome = 'applied' THEN 'applied'
   WHEN c.outcome = 'pending_review' THEN 'held' WHEN c.outcome = 'policy_denied' THEN 'denied'
   WHEN c.status >= 500 THEN 'error' ELSE 'refused' END`;
 
