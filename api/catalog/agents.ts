@@ -107,7 +107,7 @@ export const agentActivityOperation = defineOperation({
   family: 'agents',
   summary: "The agents' calls over time",
   description:
-    "The agents' REST and MCP calls over the last 24 hours (by the hour) or the last 7 days (by the organization's calendar day), counted by how they ended (ok, applied, held, denied, refused, error); every hour or day is listed, quiet ones with zeros. One key's calls when api_key_id is given.",
+    "The agents' REST and MCP calls over the last 24 hours (by the hour) or the last 7 days (by the organization's calendar day), counted by how they ended (ok, applied, held, denied, refused, error); every hour or day is listed, quiet ones with zeros. One key's calls when api_key_id is given (404 when the organization has no such key).",
   method: 'GET',
   path: '/agents/activity',
   list: false,

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database';
+import { AppError } from '../kit/errors';
 import { callOutcomes, outcomeCategorySql, type CallOutcomeCategory } from './call-log';
 
 /** How far back the activity looks: the last 24 hours by the hour, or the last 7 days by the day. */
@@ -31,7 +32,7 @@ const bucketsSql: Record<ActivityRange, string> = {
 
 /**
  * The agents' calls (REST and MCP) of the organization over the range, counted by bucket and by how they ended,
- * every bucket present (zero when quiet); one key's when `apiKeyId` is given. Each bucket is one range scan of the
+ * every bucket present (zero when quiet); one key's when `api_key_id` is given (404 when the organization has no such key). Each bucket is one range scan of the
  * call log's (org_id, created_at) index, or of its (org_id, api_key_id, created_at) one for a key: no sort of the
  * range's rows, nothing read outside it.
  */
@@ -40,6 +41,11 @@ export async function callActivity(
   organization: { id: string; timezone: string },
   input: { range: ActivityRange; api_key_id?: string },
 ): Promise<CallActivity> {
+  if (input.api_key_id !== undefined) {
+    // Another organization's key is not one: the same answer as for a key never issued.
+    const { rowCount } = await db.query('SELECT 1 FROM api_keys WHERE id = $1 AND org_id = $2', [input.api_key_id, organization.id]);
+    if (!rowCount) throw new AppError('not_found', `The organization has no key ${input.api_key_id}`);
+  }
   const { rows } = await db.query(
     `SELECT b.start,
             (SELECT COALESCE(jsonb_object_agg(counted.category, counted.n), '{}')

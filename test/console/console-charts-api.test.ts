@@ -111,11 +111,12 @@ describe('agents.activity', () => {
     for (let index = 0; index < 3; index++) expect((await h.request({ method: 'GET', url: '/api/v1/tasks', token: other.readWriteToken })).statusCode).toBe(200);
     await callsLogged(theirs, 3);
     expect(totalsOf((await activity(owner, 'range=7d')).buckets)).toEqual(before);
-    const asked = await activity(owner, `range=7d&api_key_id=${theirs}`);
-    expect(totalsOf(asked.buckets).calls).toBe(0);
-    // The same answer as for a key never issued.
-    const never = await activity(owner, `range=7d&api_key_id=key_${'0'.repeat(26)}`);
-    expect(asked.buckets).toEqual(never.buckets);
+    // Asked for their key: the same answer as for a key never issued, a 404.
+    const asked = await owner.request({ method: 'GET', url: `/console/api/v1/agents/activity?range=7d&api_key_id=${theirs}` });
+    const never = await owner.request({ method: 'GET', url: `/console/api/v1/agents/activity?range=7d&api_key_id=key_${'0'.repeat(26)}` });
+    expect([asked.statusCode, never.statusCode]).toEqual([404, 404]);
+    expect(json(asked).error.code).toBe('not_found');
+    expect(json(asked).error.message).not.toContain(other.organization.id);
     // Their owner sees their own three.
     expect(totalsOf((await activity(otherOwner, `range=24h&api_key_id=${theirs}`)).buckets).ok).toBe(3);
   });

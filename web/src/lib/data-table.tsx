@@ -9,9 +9,21 @@ export const actionsColumn: Column = { hidden: 'Actions' };
  * A table of records, scrolling sideways on a narrow screen: one heading a column, each row given by the page
  * (its first cell a `<th scope="row">` where the row names a record).
  */
-export function DataTable({ columns, label, children }: { columns: readonly Column[]; label?: string; children: ReactNode }) {
+export function DataTable({
+  columns,
+  label,
+  scrollsFromKeyboard = false,
+  children,
+}: {
+  columns: readonly Column[];
+  label?: string;
+  /** For a wide table of text alone (no link or button to tab to): its scrolling box takes the keyboard's focus. */
+  scrollsFromKeyboard?: boolean;
+  children: ReactNode;
+}) {
+  const scrolling = scrollsFromKeyboard ? { tabIndex: 0, role: 'region', 'aria-label': label } : {};
   return (
-    <div className="table-scroll">
+    <div className="table-scroll" {...scrolling}>
       <table aria-label={label}>
         <thead>
           <tr>

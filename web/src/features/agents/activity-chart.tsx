@@ -7,16 +7,16 @@ import { agentsApi, type Activity, type ActivityRange, type AgentDay, type CallO
 import { KeyOptions } from './key-options';
 import { outcomeSeries, outcomeWords } from './outcomes';
 
-const ranges: { value: ActivityRange; label: string; words: string }[] = [
-  { value: '24h', label: 'the last 24 hours, by the hour', words: 'the last 24 hours' },
-  { value: '7d', label: 'the last 7 days, by the day', words: 'the last 7 days' },
+const ranges: { value: ActivityRange; option: string; label: string; words: string }[] = [
+  { value: '24h', option: '24 hours, by hour', label: 'the last 24 hours, by the hour', words: 'the last 24 hours' },
+  { value: '7d', option: '7 days, by day', label: 'the last 7 days, by the day', words: 'the last 7 days' },
 ];
 
 const rangeOf = (activity: Activity) => ranges.find((option) => option.value === activity.range)!;
 
-/** A bucket's name, in the organization's time zone (where its days begin): "14:00", or "Thu 26". */
+/** A bucket's name, in the organization's time zone (where its days begin): "14:00" (short enough for 24 bars), or "Thu 26". */
 function bucketLabel(activity: Activity): (start: string) => string {
-  const options: Intl.DateTimeFormatOptions = activity.bucket === 'hour' ? { hour: '2-digit', minute: '2-digit' } : { weekday: 'short', day: 'numeric' };
+  const options: Intl.DateTimeFormatOptions = activity.bucket === 'hour' ? { hour: '2-digit', minute: '2-digit', hourCycle: 'h23' } : { weekday: 'short', day: 'numeric' };
   let format: Intl.DateTimeFormat;
   try {
     format = new Intl.DateTimeFormat(undefined, { ...options, timeZone: activity.timezone });
@@ -82,7 +82,7 @@ export function ActivityChart({ days, refreshes }: { days: AgentDay[] | undefine
             <select {...control} value={range} onChange={(event) => setRange(event.target.value as ActivityRange)}>
               {ranges.map((option) => (
                 <option key={option.value} value={option.value}>
-                  {option.label}
+                  {option.option}
                 </option>
               ))}
             </select>

@@ -208,7 +208,7 @@ export function AgentsPage() {
             )}
           </FormField>
         </form>
-        <DataTable label="Calls, newest first" columns={['When', 'Key', 'Interface', 'Operation', 'Outcome', 'Latency']}>
+        <DataTable label="Calls, newest first" scrollsFromKeyboard columns={['When', 'Key', 'Interface', 'Operation', 'Outcome', 'Latency']}>
           {(calls ?? []).map((call) => (
             <tr key={call.id} data-call-id={call.id}>
               <td>{when(call.created_at)}</td>

@@ -32,7 +32,7 @@ export function ChangeCountList({ counts, label }: { counts: ChangeCounts; label
 /** The decisions a draft decides otherwise: when, which write, which key, what it was and would be, and by which rules. */
 export function ChangedDecisionsTable({ changes, label }: { changes: ChangedDecision[]; label: string }) {
   return (
-    <DataTable label={label} columns={['When', 'Operation', 'Key', 'Was → would be', 'Rules']}>
+    <DataTable label={label} scrollsFromKeyboard columns={['When', 'Operation', 'Key', 'Was → would be', 'Rules']}>
       {changes.map((change) => (
         <tr key={change.decision_id} data-decision-id={change.decision_id}>
           <td className="when">{when(change.at)}</td>

@@ -74,7 +74,7 @@ export function RuleChart() {
       <h2 id="rule-chart-heading">How often each rule decided</h2>
       <p className="hint">Every gated write is decided by the rules that matched it: a write two rules decided counts for each.</p>
       <form className="row filters" aria-label="Choose the period of the rules' decisions" onSubmit={(event) => event.preventDefault()}>
-        <FormField id="rule-chart-range" label="Decisions of">
+        <FormField id="rule-chart-range" label="Period">
           {(control) => (
             <select {...control} value={range} onChange={(event) => setRange(event.target.value as RuleCountRange)}>
               {ranges.map((option) => (
