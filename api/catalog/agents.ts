@@ -11,6 +11,7 @@ import {
   memorySchema,
   peopleMemoriesInput,
 } from '../../domain/resources/memories';
+import { activityRanges, callActivity } from '../../domain/usage/call-activity';
 import { agentDays, callOutcomes, listAgentCalls } from '../../domain/usage/call-log';
 import { keyBudgetsToday } from '../../domain/usage/key-budgets';
 import { listTasksWaitingOnReview } from '../../domain/usage/mcp-tasks';
@@ -100,6 +101,44 @@ export const listAgentCallsOperation = defineOperation({
   handler: (input, { db, caller }) => listAgentCalls(db, caller.organization.id, input),
 });
 
+export const agentActivityOperation = defineOperation({
+  kind: 'read',
+  name: 'agents.activity',
+  family: 'agents',
+  summary: "The agents' calls over time",
+  description:
+    "The agents' REST and MCP calls over the last 24 hours (by the hour) or the last 7 days (by the organization's calendar day), counted by how they ended (ok, applied, held, denied, refused, error); every hour or day is listed, quiet ones with zeros. One key's calls when api_key_id is given (404 when the organization has no such key).",
+  method: 'GET',
+  path: '/agents/activity',
+  list: false,
+  input: z.strictObject({
+    range: z.enum(activityRanges).default('24h').describe('24h: the last 24 hours, by the hour; 7d: the last 7 days, by the day'),
+    api_key_id: text({ max: 100 }).optional().describe("Only this key's calls (key_…)"),
+  }),
+  output: z.object({
+    range: z.enum(activityRanges),
+    bucket: z.enum(['hour', 'day']).describe('How long each bucket is'),
+    timezone: z.string().describe("The organization's time zone, in which its days begin"),
+    buckets: z
+      .array(
+        z.object({
+          start: z.string().describe('When the hour or day begins (RFC 3339)'),
+          calls: z.number().int().describe('All calls of the bucket'),
+          ok: z.number().int().describe('Reads answered'),
+          applied: z.number().int().describe('Writes applied'),
+          held: z.number().int().describe('Writes held for a review'),
+          denied: z.number().int().describe('Writes the policy denied'),
+          refused: z.number().int().describe('Calls refused (bad input, no access, over a budget…)'),
+          error: z.number().int().describe('Calls that failed on our side'),
+        }),
+      )
+      .describe('Oldest first'),
+  }),
+  access: everyone,
+  interfaces: consoleOnly,
+  handler: (input, { db, caller }) => callActivity(db, caller.organization, input),
+});
+
 export const listAgentMemoriesOperation = defineOperation({
   kind: 'read',
   name: 'agents.memories',
@@ -176,6 +215,7 @@ export const waitingTasksOperation = defineOperation({
 export const agentOperations = [
   listAgentsOperation,
   listAgentCallsOperation,
+  agentActivityOperation,
   listAgentMemoriesOperation,
   correctMemoryOperation,
   forgetMemoryOperation,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { countRuleDecisions, ruleCountRanges, type RuleCountRange } from '../../domain/policy-sets/rule-counts';
 import { currentPolicySet, listPolicyVersions, setPolicySet, type PolicySetVersion } from '../../domain/policy-sets/versions';
 import { compileDraft, parseSince, shadowReport, simulatePolicy, startShadow, stopShadow, suggestRules } from '../../domain/policy-sets/lab';
 import { rolesThat, type PersonActor } from '../../domain/identity/actors';
@@ -242,6 +243,41 @@ export const policySuggestionsOperation = defineOperation({
   }),
 });
 
+const rangeNames = Object.keys(ruleCountRanges) as [RuleCountRange, ...RuleCountRange[]];
+
+export const policyRuleCountsOperation = defineOperation({
+  kind: 'read',
+  name: 'policy.rule_counts',
+  family: 'policy',
+  summary: 'How often each rule decided',
+  description:
+    "Each rule (by its @id) that decided the organization's gated writes over the last 24 hours, 7 days or 30 days, with how many it allowed, held for review and denied, most first. A write decided by two rules counts for each; a write no rule permitted counts under a null policy_id.",
+  method: 'GET',
+  path: '/policy/rule-counts',
+  list: false,
+  input: z.strictObject({
+    range: z.enum(rangeNames).default('7d').describe('How far back: 24h, 7d or 30d (default 7d)'),
+  }),
+  output: z.object({
+    since: z.string().describe('The start of the period (RFC 3339)'),
+    decisions: z.number().int().describe('Writes decided in the period'),
+    rules: z
+      .array(
+        z.object({
+          policy_id: z.string().nullable().describe("The rule's @id; null: no rule permitted the write (denied by default)"),
+          allow: z.number().int(),
+          review: z.number().int().describe('Held for review (with those a trust window let through and those a full queue refused)'),
+          deny: z.number().int(),
+          total: z.number().int(),
+        }),
+      )
+      .describe('Most decisions first'),
+  }),
+  access: readAccess,
+  interfaces: consoleOnly,
+  handler: (input, { db, caller }) => countRuleDecisions(db, caller.organization.id, input.range),
+});
+
 export const policyOperations = [
   getPolicyOperation,
   policyVersionsOperation,
@@ -251,4 +287,5 @@ export const policyOperations = [
   startShadowOperation,
   stopShadowOperation,
   policySuggestionsOperation,
+  policyRuleCountsOperation,
 ];

@@ -69,7 +69,7 @@ export function compileDraft(source: string, field = 'source'): CompiledPolicySe
  * What the live policy said of a recorded decision (`d`, a row of gate_decisions), as a draft is compared with it:
  * a Review refused by a full queue, and a Review a trust window let through (recorded as an allow), were Reviews.
  */
-const policySaid = `CASE WHEN d.decision = 'refused' OR d.trust_window_id IS NOT NULL THEN 'review' ELSE d.decision END`;
+export const policySaid = `CASE WHEN d.decision = 'refused' OR d.trust_window_id IS NOT NULL THEN 'review' ELSE d.decision END`;
 
 /**
  * Replays the decisions recorded since `since` under a draft: each with the record and context the policy saw

@@ -570,6 +570,7 @@ describe('every operation the console offers', () => {
     'agents.correct_memory': async () => ({ params: { id: (await aMemory()).id }, input: { content: 'Corrected by a person', reason: 'It was wrong' } }),
     'agents.forget_memory': async () => ({ params: { id: (await aMemory()).id }, input: { reason: 'No longer true' } }),
     'agents.waiting_tasks': async () => ({}),
+    'agents.activity': async () => ({ input: { range: '7d' } }),
     'audit.events': async () => ({ input: { type: 'gate.decided', limit: 5 } }),
     'team.list': async () => ({ input: { include_inactive: 'true' } }),
     'notifications.settings': async () => ({}),
@@ -601,6 +602,7 @@ describe('every operation the console offers', () => {
       return {};
     },
     'policy.suggestions': async () => ({ input: { min_approved: '2', days: '30' } }),
+    'policy.rule_counts': async () => ({ input: { range: '30d' } }),
     'trust_windows.list': async () => ({ input: { state: 'all' } }),
     'trust_windows.close': async () => ({ params: { id: await openTrustWindow() } }),
   };

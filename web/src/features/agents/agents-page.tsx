@@ -7,19 +7,12 @@ import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
 import { useLatest, useLive, type LiveTopic } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
+import { ActivityChart } from './activity-chart';
 import { agentsApi, type AgentCall, type AgentDay, type CallFilters, type CallOutcome, type Memory, type WaitingTask } from './api';
+import { KeyOptions } from './key-options';
 import { MemoryItem } from './memory-item';
-
-const outcomeNames: Record<CallOutcome, string> = { ok: 'OK', applied: 'Applied', held: 'Held', denied: 'Denied', refused: 'Refused', error: 'Error' };
-
-/** The keys to filter by, as options of a select. */
-function KeyOptions({ days }: { days: AgentDay[] | undefined }) {
-  return (days ?? []).map((day) => (
-    <option key={day.api_key_id} value={day.api_key_id}>
-      {day.label}
-    </option>
-  ));
-}
+import { outcomeNames } from './outcomes';
+import { RunTimeline } from './run-timeline';
 
 function budgetShare(share: number): string {
   if (share === 0) return '0 %';
@@ -59,6 +52,10 @@ export function AgentsPage() {
   const [memories, setMemories] = useState<Memory[]>();
   const [waiting, setWaiting] = useState<WaitingTask[]>();
   const [error, setError] = useState<unknown>();
+  // The charts fetch their own figures; this moves when live updates say calls happened.
+  const [callsRefreshes, setCallsRefreshes] = useState(0);
+  const [runKey, setRunKey] = useState<string>();
+  const runHeading = useRef<HTMLHeadingElement>(null);
 
   const [latestDays, latestWaiting, latestCalls, latestMemories] = [useLatest(), useLatest(), useLatest(), useLatest()];
   const succeeded = useCallback(<T,>(set: (value: T) => void) => (value: T) => {
@@ -84,6 +81,19 @@ export function AgentsPage() {
   );
 
   useEffect(() => loadDays(), [loadDays]);
+  // Until a person chooses, the run shown is that of the busiest key of the day when the page opened.
+  const busiest = days?.find((day) => day.calls_today > 0)?.api_key_id;
+  const runChosen = useRef(false);
+  useEffect(() => {
+    if (!runChosen.current && busiest) {
+      runChosen.current = true;
+      setRunKey(busiest);
+    }
+  }, [busiest]);
+  const chooseRun = useCallback((keyId: string | undefined) => {
+    runChosen.current = true;
+    setRunKey(keyId);
+  }, []);
   useEffect(() => loadCalls(), [loadCalls]);
   useEffect(() => loadMemories(), [loadMemories]);
 
@@ -101,7 +111,10 @@ export function AgentsPage() {
       flushTimer.current = undefined;
       const topics = changed.current;
       changed.current = new Set();
-      if (topics.has('calls')) loaders.current.loadCalls(true);
+      if (topics.has('calls')) {
+        loaders.current.loadCalls(true);
+        setCallsRefreshes((count) => count + 1);
+      }
       if (topics.has('calls') || topics.has('reviews')) loaders.current.loadDays(true);
       if (topics.has('memories')) loaders.current.loadMemories(true);
     }, 1500);
@@ -118,7 +131,7 @@ export function AgentsPage() {
 
       <section aria-labelledby="agents-heading">
         <h2 id="agents-heading">Agents today</h2>
-        <DataTable columns={['Key', 'Calls', 'Applied', 'Held', 'Denied', 'Share of the daily budget', 'Own budgets used today', 'Last used']}>
+        <DataTable columns={['Key', 'Calls', 'Applied', 'Held', 'Denied', 'Share of the daily budget', 'Own budgets used today', 'Last used', 'Run']}>
           {(days ?? []).map((day) => (
             <tr key={day.api_key_id} className={day.state === 'active' ? undefined : 'inactive'}>
               <th scope="row">
@@ -138,10 +151,29 @@ export function AgentsPage() {
                 <OwnBudgets day={day} />
               </td>
               <td>{when(day.last_used_at, 'Never')}</td>
+              <td>
+                <button
+                  type="button"
+                  className="button secondary small"
+                  aria-label={`Show run of ${day.label}`}
+                  aria-pressed={day.api_key_id === runKey}
+                  onClick={() => {
+                    chooseRun(day.api_key_id);
+                    runHeading.current?.scrollIntoView({ block: 'start' });
+                    runHeading.current?.focus({ preventScroll: true });
+                  }}
+                >
+                  Show run
+                </button>
+              </td>
             </tr>
           ))}
         </DataTable>
       </section>
+
+      <ActivityChart days={days} refreshes={callsRefreshes} />
+
+      <RunTimeline days={days} keyId={runKey} onKeyChange={chooseRun} refreshes={callsRefreshes} headingRef={runHeading} />
 
       <section aria-labelledby="calls-heading">
         <h2 id="calls-heading">What agents are doing</h2>

@@ -1,5 +1,5 @@
-import { api } from '../../lib/api';
-import type { Body, Data } from '../../lib/api-types';
+import { api, queryString } from '../../lib/api';
+import type { Body, Data, Query } from '../../lib/api-types';
 
 /** A saved version of the organization's Cedar policy set. */
 export type PolicyVersion = Data<'policy_get'>;
@@ -13,6 +13,10 @@ export type Shadow = NonNullable<Data<'policy_shadow'>['shadow']>;
 export type SuggestedRule = Data<'policy_suggestions'>['suggestions'][number];
 /** The organization's switches this page shows (the rest of its settings live elsewhere). */
 export type OrganizationSettings = Pick<Data<'organization_get'>, 'self_approval' | 'share_policy_text' | 'approvals_need_passkey'>;
+
+/** How often each rule decided over a period. */
+export type RuleCounts = Data<'policy_rule_counts'>;
+export type RuleCountRange = NonNullable<Query<'policy_rule_counts'>['range']>;
 
 /** A window in which a key's writes like an approved one skip review (opened as a person approved). */
 export type TrustWindow = Data<'trust_windows_list'>['windows'][number];
@@ -28,6 +32,7 @@ export const policyApi = {
   startShadow: (source: string) =>
     api.post<Data<'policy_start_shadow'>>('/v1/policy/shadow', { source } satisfies Body<'policy_start_shadow'>).then((answer) => answer.shadow),
   stopShadow: () => api.delete<Data<'policy_stop_shadow'>>('/v1/policy/shadow'),
+  ruleCounts: (range: RuleCountRange, background = false) => api.get<RuleCounts>(`/v1/policy/rule-counts?${queryString({ range })}`, { background }),
   suggestions: () => api.get<Data<'policy_suggestions'>>('/v1/policy/suggestions').then((answer) => answer.suggestions),
   organization: () => api.get<Data<'organization_get'>>('/v1/organization'),
   /** How many passkeys the signed-in person has (the console's door lists them). */

@@ -3,6 +3,7 @@ import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
 import { policyApi, type PolicyVersion, type Shadow, type Simulation } from './api';
+import { ChangeChart } from './change-chart';
 import { ChangeCountList, ChangedDecisionsTable } from './decision-changes';
 
 /** The windows a dry run offers here (the API reads any wait, or an instant). */
@@ -217,6 +218,7 @@ export function PolicyEditor(props: {
           <ChangeCountList counts={dryRun.changed} label="Changes, by what the policy in force decided and what the draft would" />
           {dryRun.changes.length > 0 && (
             <>
+              <ChangeChart counts={dryRun.changed} title="What the draft would change" />
               <ChangedDecisionsTable changes={dryRun.changes} label="Decisions the draft would change, newest first" />
               {dryRun.changes.length < changedCount && (
                 <p className="hint">The {dryRun.changes.length} newest are listed; the counts cover all of them.</p>

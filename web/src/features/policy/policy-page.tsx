@@ -7,6 +7,7 @@ import { policyApi, ruleId, type PolicyVersion, type Shadow, type SuggestedRule 
 import { OrganizationSwitches } from './organization-switches';
 import { PolicyEditor } from './policy-editor';
 import { PolicyVersions } from './policy-versions';
+import { RuleChart } from './rule-chart';
 import { ShadowReport } from './shadow-report';
 import { SuggestedRules } from './suggested-rules';
 import { TrustWindows } from './trust-windows';
@@ -99,6 +100,8 @@ export function PolicyPage() {
           </>
         )}
       </section>
+
+      <RuleChart />
 
       {canEdit && current && draft !== undefined && (
         <PolicyEditor

@@ -2,6 +2,7 @@ import { useRef, useState } from 'react';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
 import { policyApi, type Shadow } from './api';
+import { ChangeChart } from './change-chart';
 import { ChangeCountList, ChangedDecisionsTable } from './decision-changes';
 
 const plural = (count: number, one: string, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
@@ -94,7 +95,10 @@ export function ShadowReport(props: {
           </p>
           <ChangeCountList counts={shadow.disagreed} label="Disagreements, by what the policy in force decided and what the draft would have" />
           {shadow.disagreements.length > 0 && (
-            <ChangedDecisionsTable changes={shadow.disagreements} label="Where the draft in shadow disagreed, newest first" />
+            <>
+              <ChangeChart counts={shadow.disagreed} title="Where the draft in shadow disagreed" />
+              <ChangedDecisionsTable changes={shadow.disagreements} label="Where the draft in shadow disagreed, newest first" />
+            </>
           )}
           <details className="cedar-details">
             <summary>The draft in shadow</summary>

@@ -52,6 +52,10 @@ export function BarChart({
   const band = scaleBand<string>({ domain: names, range: horizontal ? [0, inner.height] : [0, inner.width], padding: 0.25 });
   const value = scaleLinear<number>({ domain: [0, top], range: horizontal ? [0, inner.width] : [inner.height, 0], nice: true });
   const ticks = Math.min(5, top);
+  // Upright bars are named as often as their labels fit (24 hours on a phone: every fourth); the table names them all.
+  const labelWidth = Math.max(1, ...groups.map((group) => group.label.length)) * 7 + 10;
+  const every = Math.max(1, Math.ceil(groups.length / Math.max(1, Math.floor(inner.width / labelWidth))));
+  const namedBars = names.filter((_, index) => index % every === 0);
 
   return (
     <ChartFigure
@@ -73,7 +77,7 @@ export function BarChart({
               const name = names[index]!;
               let stacked = 0;
               return (
-                <g key={name} data-group={group.label} data-total={totals[index]}>
+                <g key={name} data-group={group.label} data-key={name} data-total={totals[index]}>
                   {series.map(({ key, tone }) => {
                     const amount = group.values[key] ?? 0;
                     if (amount <= 0) return null;
@@ -96,7 +100,7 @@ export function BarChart({
             ) : (
               <>
                 <AxisLeft scale={value} numTicks={ticks} tickFormat={(count) => String(count)} tickLabelProps={tickLabel('end')} />
-                <AxisBottom top={inner.height} scale={band} tickFormat={(name) => labelOf.get(name) ?? name} hideTicks tickLabelProps={tickLabel('middle')} numTicks={groups.length} />
+                <AxisBottom top={inner.height} scale={band} tickValues={namedBars} tickFormat={(name) => labelOf.get(name) ?? name} hideTicks tickLabelProps={tickLabel('middle')} />
               </>
             )}
           </Group>

@@ -1,7 +1,7 @@
 import { useId, type ReactNode } from 'react';
 
 /** The colours a series may take, as classes in styles.css (each with a border, so two tones never rely on hue alone). */
-export type Tone = 'ok' | 'waiting' | 'off' | 'neutral' | 'accent';
+export type Tone = 'ok' | 'waiting' | 'off' | 'neutral' | 'accent' | 'dark';
 
 /** One series of a chart (allowed, held, denied…): its key in the data, its name in words, its tone. */
 export interface Series {
