@@ -41,7 +41,8 @@ export function BarChart({
   /** When set, the table ends with each bar's total under this heading. */
   totalHeading?: string;
 }) {
-  const { parentRef, width } = useParentSize({ debounceTime: 50, initialSize: { width: 600 } });
+  const { parentRef, width } = useParentSize({ debounceTime: 50, initialSize: { width: 0 } });
+  // Drawn once its box is measured: a guessed width would stick out of a phone's page until then.
   const shownHeight = height ?? (horizontal ? Math.max(80, groups.length * 28 + margin.top + margin.bottom) : 200);
   const totals = groups.map((group) => series.reduce((sum, { key }) => sum + (group.values[key] ?? 0), 0));
   const top = Math.max(1, ...totals);
@@ -71,6 +72,7 @@ export function BarChart({
       }}
     >
       <div ref={parentRef} className="chart-canvas">
+        {width > 0 && (
         <svg width={width} height={shownHeight} aria-hidden="true" focusable="false">
           <Group left={left} top={margin.top}>
             {groups.map((group, index) => {
@@ -105,6 +107,7 @@ export function BarChart({
             )}
           </Group>
         </svg>
+        )}
       </div>
     </ChartFigure>
   );

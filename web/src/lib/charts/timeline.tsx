@@ -36,7 +36,8 @@ export function Timeline({
   events: TimelineEvent[];
   laneHeading?: string;
 }) {
-  const { parentRef, width } = useParentSize({ debounceTime: 50, initialSize: { width: 600 } });
+  const { parentRef, width } = useParentSize({ debounceTime: 50, initialSize: { width: 0 } });
+  // Drawn once its box is measured: a guessed width would stick out of a phone's page until then.
   const lanes = [...new Set(events.map((event) => event.lane))];
   const left = Math.min(180, Math.max(60, ...lanes.map((lane) => lane.length * 7)));
   const height = lanes.length * laneHeight + margin.top + margin.bottom;
@@ -62,7 +63,7 @@ export function Timeline({
       }}
     >
       <div ref={parentRef} className="chart-canvas">
-        {events.length > 0 && (
+        {events.length > 0 && width > 0 && (
           <svg width={width} height={height} aria-hidden="true" focusable="false">
             <Group left={left} top={margin.top}>
               {lanes.map((name) => (
