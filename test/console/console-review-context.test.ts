@@ -172,6 +172,8 @@ describe('a review card in the browser', () => {
   it('is accessible at a phone’s width, and nothing scrolls sideways', async () => {
     const phone = await signedInPage(reviewer, { width: 390, height: 844 });
     const shown = card(phone, 'review the rent: pay it today');
+    // A card reads its context as it comes near the screen: on a phone this one is further down.
+    await shown.scrollIntoViewIfNeeded();
     await shown.locator('.stale-warning').waitFor({ timeout: 10_000 });
     await shown.locator('details.provenance summary').click();
     await shown.locator('details.folded-fields summary').click();

@@ -33,21 +33,32 @@ export function useReviewContext(
     },
     [latest, review.id],
   );
+  // A card is read once it comes near the screen (a page of fifty cards asks for the few in view, not fifty at once,
+  // which would queue the page's own requests behind them); without a card to watch, at once.
+  const [near, setNear] = useState(card === undefined);
+  useEffect(() => {
+    const element = card?.current;
+    if (!element) return;
+    const observer = new IntersectionObserver(
+      ([entry]) => {
+        onScreen.current = entry?.isIntersecting ?? false;
+        if (onScreen.current) setNear(true);
+      },
+      { rootMargin: '300px 0px' },
+    );
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, [card]);
   // The queue's live reload hands every card a new review object: only a change of the review itself (decided, edited)
   // reads the context again, so fifty cards do not ask fifty times on every event.
   const version = `${review.status}:${review.edit?.id ?? ''}:${review.approvals.given.length}`;
-  useEffect(() => ask(true), [ask, version]);
+  useEffect(() => {
+    if (near) ask(true);
+  }, [ask, version, near]);
   const pending = review.status === 'pending';
   const onAttention = useCallback(() => {
     if (pending && Date.now() - asked.current > askAgainAfterMs) ask(true);
   }, [ask, pending]);
-  useEffect(() => {
-    const element = card?.current;
-    if (!element || !pending) return;
-    const observer = new IntersectionObserver(([entry]) => (onScreen.current = entry?.isIntersecting ?? false));
-    observer.observe(element);
-    return () => observer.disconnect();
-  }, [card, pending]);
   const firstWrites = useRef(writes);
   useEffect(() => {
     if (writes !== firstWrites.current && pending && onScreen.current) ask(true);
