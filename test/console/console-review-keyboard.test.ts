@@ -322,9 +322,9 @@ describe('a queue at the plan’s cap', () => {
     await page.keyboard.press('x');
     expect((await reviewOf(busy, first.data[0].id)).status).toBe('pending');
 
-    // A page turn waits behind the fifty new cards' context reads (six connections to the server): up to seven
-    // seconds seen on a loaded machine, where the default second of expect.poll is too short.
-    const turned = { timeout: 20_000 };
+    // A page turn waits behind the fifty new cards' context reads (six connections to the server): up to sixteen
+    // seconds seen on a loaded machine, where the default second of expect.poll is far too short.
+    const turned = { timeout: 30_000 };
     await page.getByRole('navigation', { name: 'Pages of the queue' }).getByRole('button', { name: 'Older' }).click();
     await expect.poll(count, turned).toBe('1,000 pending · 51–100 shown, newest first');
     const second = await apiPage(first.page.next_cursor);
