@@ -322,15 +322,18 @@ describe('a queue at the plan’s cap', () => {
     await page.keyboard.press('x');
     expect((await reviewOf(busy, first.data[0].id)).status).toBe('pending');
 
+    // A page turn took up to sixteen seconds on a loaded machine (when each of the fifty new cards read its context
+    // at once; now only those near the screen do): the default second of expect.poll is far too short.
+    const turned = { timeout: 30_000 };
     await page.getByRole('navigation', { name: 'Pages of the queue' }).getByRole('button', { name: 'Older' }).click();
-    await expect.poll(count).toBe('1,000 pending · 51–100 shown, newest first');
+    await expect.poll(count, turned).toBe('1,000 pending · 51–100 shown, newest first');
     const second = await apiPage(first.page.next_cursor);
-    await expect.poll(shownIds).toEqual(second.data.map((review: { id: string }) => review.id));
+    await expect.poll(shownIds, turned).toEqual(second.data.map((review: { id: string }) => review.id));
     // The new page's first card takes the focus, for the keys.
-    await expect.poll(() => focused(page)).toBe(second.data[0].id);
+    await expect.poll(() => focused(page), turned).toBe(second.data[0].id);
     await page.getByRole('navigation', { name: 'Pages of the queue' }).getByRole('button', { name: 'Newer' }).click();
-    await expect.poll(count).toBe('1,000 pending · 1–50 shown, newest first');
-    await expect.poll(shownIds).toEqual(first.data.map((review: { id: string }) => review.id));
+    await expect.poll(count, turned).toBe('1,000 pending · 1–50 shown, newest first');
+    await expect.poll(shownIds, turned).toEqual(first.data.map((review: { id: string }) => review.id));
   });
 
   it('is accessible at a phone’s width, and nothing scrolls sideways', async () => {

@@ -37,7 +37,9 @@ export function ReviewsPage() {
   const [paging, setPaging] = useState<{ key: string; cursors: (string | undefined)[] }>({ key: filtersKey, cursors: [undefined] });
   const cursors = paging.key === filtersKey ? paging.cursors : [undefined];
   const cursor = cursors.at(-1);
-  const [shown, setShown] = useState<{ reviews: Review[]; nextCursor: string | null; count: number }>();
+  // What the page shows, with the number of the page it is: until a turned page's answer comes, the count line and
+  // the cards both still describe the page before (never "51–100 shown" over the first fifty cards).
+  const [shown, setShown] = useState<{ reviews: Review[]; nextCursor: string | null; count: number; page: number }>();
   const reviews = shown?.reviews;
   const [choices, setChoices] = useState<Choices>();
   const [error, setError] = useState<unknown>();
@@ -59,17 +61,17 @@ export function ReviewsPage() {
   // Every load asks for the filters and page shown now, whoever calls it: a card's decision answered after the
   // person changed the filter reloads what the page shows, not the list of the filter it was decided under (which,
   // being the newest request, would replace the right answer and stay until the next change).
-  const shownQuery = useRef<{ filters: QueueFilters; cursor: string | undefined }>({ filters, cursor });
+  const shownQuery = useRef<{ filters: QueueFilters; cursor: string | undefined; page: number }>({ filters, cursor, page: cursors.length });
   const latest = useLatest();
   const load = useCallback(
     (background = false) => {
-      const { filters: asked, cursor: from } = shownQuery.current;
+      const { filters: asked, cursor: from, page: number } = shownQuery.current;
       // Ages and deadlines count from now, at every load: "held more than an hour ago" takes in writes as they age.
       const wire = apiFilters(asked);
       latest(
         Promise.all([reviewsApi.page(wire, from, background), reviewsApi.count(wire, background)]),
         ([page, count]) => {
-          setShown({ reviews: page.items, nextCursor: page.nextCursor, count });
+          setShown({ reviews: page.items, nextCursor: page.nextCursor, count, page: number });
           setError(undefined);
         },
         setError,
@@ -79,10 +81,11 @@ export function ReviewsPage() {
     [latest],
   );
 
+  const pageAsked = cursors.length;
   useEffect(() => {
-    shownQuery.current = { filters, cursor };
+    shownQuery.current = { filters, cursor, page: pageAsked };
     load();
-  }, [filters, cursor, load]);
+  }, [filters, cursor, pageAsked, load]);
   const writes = useWritesCount();
   useLive(['reviews', 'calls'], (topic) => (topic === 'reviews' ? load(true) : writes.moved()));
 
@@ -108,7 +111,7 @@ export function ReviewsPage() {
     focus.pageTurned();
   };
   const page = cursors.length;
-  const first = (page - 1) * queuePageSize + 1;
+  const first = ((shown?.page ?? page) - 1) * queuePageSize + 1;
   return (
     <>
       <h1>Review queue</h1>
