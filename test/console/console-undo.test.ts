@@ -84,7 +84,14 @@ describe('undo in the console', () => {
     await row.waitFor();
     await row.getByRole('button', { name: `Undo Changeset ${changesetId}` }).click();
     await row.getByRole('button', { name: `Undo now: Changeset ${changesetId}` }).click();
-    await page.getByRole('status').getByText('Undone. Every record the changeset wrote is back as it was.').waitFor();
+    // Once failed under the full suite's load (the status never came in 30 s): say what the row said instead.
+    await page
+      .getByRole('status')
+      .getByText('Undone. Every record the changeset wrote is back as it was.')
+      .waitFor({ timeout: 60_000 })
+      .catch(async (failure: unknown) => {
+        throw new Error(`no "Undone" status; the row says: ${await row.innerText().catch(() => '(gone)')}`, { cause: failure });
+      });
     expect(await accessibilityViolations(page)).toEqual([]);
 
     // Both items are taken back: the created task gone, the moved one as it was.
