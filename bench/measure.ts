@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type pg from 'pg';
 import { newId } from '../domain/kit/ids';
 
-export const kinds = ['allow', 'review', 'approve', 'deny', 'floor', 'floorLocal', 'insert'] as const;
+export const kinds = ['allow', 'review', 'approve', 'deny', 'floor', 'floorLocal', 'fairFloor', 'fairFloorLocal', 'insert'] as const;
 export type Kind = (typeof kinds)[number];
 
 /** One timed operation: resolves when the full answer is in, throws on a wrong one. */
@@ -133,6 +133,34 @@ export async function runRounds<K extends string = Kind>(
     if (options.aborted?.()) throw new Error('interrupted');
     const order = options.alternate && round % 2 === 1 ? [...keys].reverse() : keys;
     for (const kind of order) {
+      const started = performance.now();
+      await operations[kind](round);
+      const elapsed = performance.now() - started;
+      checked[kind]++;
+      if (round >= options.warmup) samples[kind].push(elapsed);
+    }
+    options.onProgress?.(round + 1, rounds);
+  }
+  return { samples, checked };
+}
+
+/**
+ * Like runRounds, for comparing several alike things (settings, servers): each round visits every one, starting
+ * one further along each time and in the other direction every other round, so that none always runs first, last,
+ * or right after another.
+ */
+export async function runRoundsRotating<K extends string>(
+  operations: Record<K, Operation>,
+  options: { samples: number; warmup: number; onProgress?: (done: number, total: number) => void; aborted?: () => boolean },
+): Promise<RoundsResult<K>> {
+  const keys = Object.keys(operations) as K[];
+  const samples = Object.fromEntries(keys.map((kind) => [kind, [] as number[]])) as Record<K, number[]>;
+  const checked = Object.fromEntries(keys.map((kind) => [kind, 0])) as Record<K, number>;
+  const rounds = options.warmup + options.samples;
+  for (let round = 0; round < rounds; round++) {
+    if (options.aborted?.()) throw new Error('interrupted');
+    const rotated = keys.map((_, step) => keys[(round + step) % keys.length]!);
+    for (const kind of round % 2 === 0 ? rotated : rotated.reverse()) {
       const started = performance.now();
       await operations[kind](round);
       const elapsed = performance.now() - started;

@@ -12,6 +12,7 @@ import { kinds, type Kind, type RoundsResult } from './measure';
 import { combine, throughputKinds, writerLevels, type ThroughputKind, type ThroughputResult, type Window } from './throughput';
 import { readKinds, taskPagesPerWalk, type ReadKind, type SeedResult, type WriteLoadResult } from './reads';
 import { formatTable, round, summarize, type Summary } from './stats';
+import type { TuningReport } from './tuning';
 
 const labels: Record<Kind, string> = {
   allow: 'gated write, Allow (201)',
@@ -20,6 +21,8 @@ const labels: Record<Kind, string> = {
   deny: 'gated write, Deny (403)',
   floor: "Temporal's floor (update-with-start, no activity)",
   floorLocal: 'the floor + one local activity that does nothing',
+  fairFloor: "the fair floor (a gated Allow's payloads and search attributes)",
+  fairFloorLocal: 'the fair floor + an empty local activity',
   insert: 'plain INSERT (pg Pool)',
 };
 
@@ -27,10 +30,12 @@ const throughputLabels: Record<ThroughputKind, string> = {
   allow: 'gated Allow (REST POST task)',
   floor: "Temporal's floor",
   floorLocal: 'the floor + an empty local activity',
+  fairFloor: 'the fair floor',
+  fairFloorLocal: 'the fair floor + an empty local activity',
 };
 
 /** What run.ts read back from the histories of the rounds' workflows. */
-export type Histories = Record<'allow' | 'reviewApproved' | 'deny' | 'floor' | 'floorLocal', Awaited<ReturnType<typeof historyShapes>>>;
+export type Histories = Record<'allow' | 'reviewApproved' | 'deny' | 'floor' | 'floorLocal' | 'fairFloor' | 'fairFloorLocal', Awaited<ReturnType<typeof historyShapes>>>;
 
 /** The floor on the dev server's default SQLite settings and on ours, interleaved. */
 export interface JournalMeasurement {
@@ -184,11 +189,24 @@ export interface Report {
     floorLocalOverFloorP50: number;
     /** The gated Allow ÷ the floor with an empty local activity: what the api, the policy and the transaction add. */
     allowOverFloorLocalP50: number;
+    /**
+     * The gated Allow ÷ the fair floor with an empty local activity, which carries through Temporal what the Allow
+     * carries (its start's input, memo, summary and search attributes, the decision's upsert, its answer): what the
+     * gate itself adds (HTTP, authentication and counting, the policy, the transaction).
+     */
+    allowOverFairFloorLocalP50: number;
+    allowOverFairFloorP50: number;
+    /** The fair floor ÷ the floor: what a gated Allow's payloads and search attributes cost Temporal. */
+    fairFloorOverFloorP50: number;
     allowOverInsertP50: number;
     reviewOverAllowP50: number;
     denyOverAllowP50: number;
     approveToAppliedOverAllowP50: number;
   };
+  /** The gate's own cost: the gated Allow's p50 minus the fair floor with an empty local activity's, in ms. */
+  gate: { ownCostMsP50: number; ownCostMsP99: number };
+  /** What the fair floors carry, read back from a real gated Allow. */
+  fairFloor: { inputBytes: number; answerBytes: number; searchAttributes: string[]; sampleWorkflowId: string };
   histories: Histories;
   sqlite: {
     samples: number;
@@ -206,6 +224,9 @@ export interface Report {
       allow1OverFloor1: number;
       allow16OverFloorLocal16: number;
       floorLocal16OverFloor16: number;
+      allow16OverFairFloorLocal16: number;
+      allow16OverFairFloor16: number;
+      fairFloorLocal16OverFloorLocal16: number;
     };
   };
   samplesMs: Record<Kind, number[]>;
@@ -341,6 +362,9 @@ function buildThroughputReport(throughput: ThroughputMeasurement): Report['throu
       allow1OverFloor1: over(1),
       allow16OverFloorLocal16: over(16, 'floorLocal'),
       floorLocal16OverFloor16: round(byLevel.floorLocal16!.writesPerSecond / byLevel.floor16!.writesPerSecond, 2),
+      allow16OverFairFloorLocal16: over(16, 'fairFloorLocal'),
+      allow16OverFairFloor16: over(16, 'fairFloor'),
+      fairFloorLocal16OverFloorLocal16: round(byLevel.fairFloorLocal16!.writesPerSecond / byLevel.floorLocal16!.writesPerSecond, 2),
     },
   }) as Report['throughput'];
 }
@@ -351,6 +375,7 @@ export async function buildReport(
     samples: number;
     warmup: number;
     histories: Histories;
+    fairFloor: Report['fairFloor'];
     journals: JournalMeasurement;
     throughput: ThroughputMeasurement;
     temporalCli: string;
@@ -362,21 +387,11 @@ export async function buildReport(
   },
 ): Promise<Report> {
   const summaries = Object.fromEntries(kinds.map((kind) => [kind, summarize(measured.samples[kind])])) as Record<Kind, Summary>;
-  const cpus = os.cpus();
   return {
     date: new Date().toISOString(),
     samples: options.samples,
     warmup: options.warmup,
-    machine: {
-      cpuModel: cpus[0]?.model.trim() ?? 'unknown',
-      cpuCount: cpus.length,
-      totalMemoryBytes: os.totalmem(),
-      totalMemoryGiB: round(os.totalmem() / 1024 ** 3, 1),
-      nodeVersion: process.version,
-      platform: `${os.platform()} ${os.release()} ${os.arch()}`,
-      loadAverage: os.loadavg().map((load) => round(load, 2)),
-      temporalCli: await temporalVersion(options.temporalCli),
-    },
+    machine: await machineOf(options.temporalCli),
     setup: {
       temporal:
         `temporal server start-dev on a file database with ${fileDatabasePragmas.join(', ')} (as gatehouse dev runs it), headless, ` +
@@ -384,7 +399,10 @@ export async function buildReport(
       floor:
         "the bench's own @temporalio/client running executeUpdateWithStart of a workflow that answers the update and completes " +
         '(no activity), served by a @temporalio/worker in the bench process, on the same server and a task queue of its own; ' +
-        'floorLocal: the same with one local activity that returns at once before the answer (the shape of the gated write)',
+        'floorLocal: the same with one local activity that returns at once before the answer (the shape of the gated write); ' +
+        "fairFloor: started with a real gated Allow's input, memo, summary and five search attributes, upserting the decision's " +
+        "search attribute, answering the update with that Allow's answer (given as the update's argument) and completing with it; " +
+        "fairFloorLocal: the same, the answer given by one local activity that takes the input (the gated write's shape and payloads)",
       throughput:
         `windows of ${options.throughput.seconds} s, ${options.throughput.repeats} of each kind and writer count, interleaved; each writer ` +
         'runs writes back to back; a window ends when its last write answers; CPU time of each process from /proc/<pid>/stat ' +
@@ -393,7 +411,7 @@ export async function buildReport(
       gatehouse: 'node bin/gatehouse.js api and node bin/gatehouse.js worker as separate processes',
       requests:
         'sequential, one at a time, interleaved allow, review, approve (a reviewer approving the held write of the round, with a ' +
-        'personal token; answered once the write is applied), deny, floor, floorLocal, insert; global fetch with keep-alive',
+        'personal token; answered once the write is applied), deny, floor, floorLocal, fairFloor, fairFloorLocal, insert; global fetch with keep-alive',
       reads:
         `after the writes, the organization seeded with the large demo data (seedOrganization, then VACUUM ANALYZE); ` +
         `sequential reads, interleaved customer search (a term from a fixed list) and task list page (status todo, walking ` +
@@ -421,11 +439,19 @@ export async function buildReport(
       allowOverFloorP50: round(summaries.allow.p50 / summaries.floor.p50, 2),
       floorLocalOverFloorP50: round(summaries.floorLocal.p50 / summaries.floor.p50, 2),
       allowOverFloorLocalP50: round(summaries.allow.p50 / summaries.floorLocal.p50, 2),
+      allowOverFairFloorLocalP50: round(summaries.allow.p50 / summaries.fairFloorLocal.p50, 2),
+      allowOverFairFloorP50: round(summaries.allow.p50 / summaries.fairFloor.p50, 2),
+      fairFloorOverFloorP50: round(summaries.fairFloor.p50 / summaries.floor.p50, 2),
       allowOverInsertP50: round(summaries.allow.p50 / summaries.insert.p50, 2),
       reviewOverAllowP50: round(summaries.review.p50 / summaries.allow.p50, 2),
       denyOverAllowP50: round(summaries.deny.p50 / summaries.allow.p50, 2),
       approveToAppliedOverAllowP50: round(summaries.approve.p50 / summaries.allow.p50, 2),
     },
+    gate: {
+      ownCostMsP50: round(summaries.allow.p50 - summaries.fairFloorLocal.p50, 2),
+      ownCostMsP99: round(summaries.allow.p99 - summaries.fairFloorLocal.p99, 2),
+    },
+    fairFloor: options.fairFloor,
     histories: options.histories,
     sqlite: buildSqliteReport(options.journals),
     throughput: buildThroughputReport(options.throughput),
@@ -457,6 +483,10 @@ export function printableReport(report: Report): string {
       ['gated Allow p50 ÷ the floor p50', `${report.ratios.allowOverFloorP50.toFixed(2)}×`],
       ['the floor + an empty local activity p50 ÷ the floor p50', `${report.ratios.floorLocalOverFloorP50.toFixed(2)}×`],
       ['gated Allow p50 ÷ the floor + an empty local activity p50', `${report.ratios.allowOverFloorLocalP50.toFixed(2)}×`],
+      ['the fair floor p50 ÷ the floor p50', `${report.ratios.fairFloorOverFloorP50.toFixed(2)}×`],
+      ['gated Allow p50 ÷ the fair floor p50', `${report.ratios.allowOverFairFloorP50.toFixed(2)}×`],
+      ['gated Allow p50 ÷ the fair floor + an empty local activity p50', `${report.ratios.allowOverFairFloorLocalP50.toFixed(2)}×`],
+      ["the gate's own cost (Allow − fair floor + local activity), p50 / p99", `${report.gate.ownCostMsP50.toFixed(2)} / ${report.gate.ownCostMsP99.toFixed(2)} ms`],
       ['Review p50 ÷ Allow p50', `${report.ratios.reviewOverAllowP50.toFixed(2)}×`],
       ['Deny p50 ÷ Allow p50', `${report.ratios.denyOverAllowP50.toFixed(2)}×`],
       ['approve-to-applied p50 ÷ Allow p50', `${report.ratios.approveToAppliedOverAllowP50.toFixed(2)}×`],
@@ -487,6 +517,8 @@ function printableHistories(histories: Histories): string {
     deny: 'gated Deny',
     floor: "Temporal's floor",
     floorLocal: 'the floor + an empty local activity',
+    fairFloor: 'the fair floor',
+    fairFloorLocal: 'the fair floor + an empty local activity',
   };
   return [
     'Workflow histories of the rounds (the last of each kind, read back through the client); worker ms: the workflow tasks, ' +
@@ -569,6 +601,9 @@ function printableThroughput(throughput: Report['throughput']): string {
       ['writes/s at 16 writers', ''],
       ['the floor + an empty local activity ÷ the floor', `${throughput.ratios.floorLocal16OverFloor16.toFixed(2)}×`],
       ['gated Allow ÷ the floor + an empty local activity', `${throughput.ratios.allow16OverFloorLocal16.toFixed(2)}×`],
+      ['the fair floor + an empty local activity ÷ the floor + an empty local activity', `${throughput.ratios.fairFloorLocal16OverFloorLocal16.toFixed(2)}×`],
+      ['gated Allow ÷ the fair floor', `${throughput.ratios.allow16OverFairFloor16.toFixed(2)}×`],
+      ['gated Allow ÷ the fair floor + an empty local activity', `${throughput.ratios.allow16OverFairFloorLocal16.toFixed(2)}×`],
     ]),
   ].join('\n');
 }
@@ -677,8 +712,62 @@ function printableMcp(mcp: McpReport): string {
 }
 
 export function writeReport(report: Report, path: string): void {
+  writeJson(report, path);
+}
+
+export function writeJson(value: unknown, path: string): void {
   mkdirSync(dirname(path), { recursive: true });
-  writeFileSync(path, `${JSON.stringify(report, null, 2)}\n`);
+  writeFileSync(path, `${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** The machine a run measured on, as every results file records it. */
+export async function machineOf(temporalCli?: string): Promise<Record<string, unknown>> {
+  const cpus = os.cpus();
+  return {
+    cpuModel: cpus[0]?.model.trim() ?? 'unknown',
+    cpuCount: cpus.length,
+    totalMemoryBytes: os.totalmem(),
+    totalMemoryGiB: round(os.totalmem() / 1024 ** 3, 1),
+    nodeVersion: process.version,
+    platform: `${os.platform()} ${os.release()} ${os.arch()}`,
+    loadAverage: os.loadavg().map((load) => round(load, 2)),
+    ...(temporalCli ? { temporalCli: await temporalVersion(temporalCli) } : {}),
+  };
+}
+
+export function printableTuning(tuning: TuningReport): string {
+  const ms = (value: number | null) => (value === null ? '–' : value.toFixed(2));
+  const times = (value: number) => `${value.toFixed(2)}×`;
+  const names = Object.keys(tuning.variants);
+  return [
+    `Each setting alone against the settings before it: gated Allow, ${tuning.settings.samples} rounds rotating through the variants ` +
+      `(after ${tuning.settings.warmup} warm-up); 16 writers, ${tuning.settings.throughputRepeats} windows of ${tuning.settings.throughputSeconds} s each, interleaved`,
+    '',
+    formatTable([
+      ['variant', 'p50 ms', 'p99 ms', '÷ before p50', '÷ before p99', 'writes/s ×16', 'by window', '÷ before', 'errors'],
+      ...names.map((name) => {
+        const latency = tuning.latency[name]!;
+        const throughput = tuning.throughput16[name]!;
+        const ratio = tuning.ratios[name]!;
+        return [
+          name,
+          ms(latency.p50),
+          ms(latency.p99),
+          times(ratio.p50),
+          times(ratio.p99),
+          throughput.writesPerSecond.toFixed(1),
+          throughput.byWindow.map((value) => value.toFixed(0)).join(' / '),
+          times(ratio.writesPerSecond16),
+          String(throughput.errors),
+        ];
+      }),
+    ]),
+    '',
+    ...names.map((name) => `${name}: ${tuning.variants[name]!.change}`),
+    '',
+    `the fair floor with a local activity: p50 ${ms(tuning.fairFloorByServer.refreshOnRead.p50)} ms with the CLI's refresh on read, ` +
+      `${ms(tuning.fairFloorByServer.cached.p50)} ms cached (${times(tuning.fairFloorByServer.cachedOverRefreshOnReadP50)})`,
+  ].join('\n');
 }
 
 async function temporalVersion(cliPath: string): Promise<string> {

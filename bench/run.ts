@@ -33,10 +33,12 @@ import { approveHeld, gatedWrite, plainInsert, runRounds, type Kind, type Operat
 import { runWindow, throughputKinds, writerLevels, type Window } from './throughput';
 import { createBenchOrganization } from './organization';
 import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
-import { buildReport, printableReport, writeReport } from './report';
+import { buildReport, machineOf, printableReport, printableTuning, writeJson, writeReport } from './report';
+import { measureTuning } from './tuning';
 import { startService, waitForHealth, type Service } from './services';
 
 const resultsPath = fileURLToPath(new URL('./results/latest.json', import.meta.url));
+const tuningResultsPath = fileURLToPath(new URL('./results/tuning.json', import.meta.url));
 
 function options() {
   const { values } = parseArgs({
@@ -50,6 +52,7 @@ function options() {
       'journal-samples': { type: 'string', default: '100' },
       'throughput-seconds': { type: 'string', default: '4' },
       'throughput-repeats': { type: 'string', default: '2' },
+      tuning: { type: 'boolean', default: false },
     },
     strict: true,
   });
@@ -68,6 +71,7 @@ function options() {
     journalSamples: count('journal-samples', values['journal-samples'], 1),
     throughputSeconds: count('throughput-seconds', values['throughput-seconds'], 1),
     throughputRepeats: count('throughput-repeats', values['throughput-repeats'], 1),
+    tuning: values.tuning,
   };
 }
 
@@ -96,6 +100,7 @@ const historiesPerKind = 20;
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
+  if (options().tuning) return tuning();
   const { samples, warmup, readSamples, mcpSamples, limitSamples, encryptionSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
@@ -159,18 +164,37 @@ async function main(): Promise<void> {
     pool = new pg.Pool({ connectionString: database.url, max: 1 });
     const floor = await startFloor(temporal.address, 'bench-floor');
     floors.push(floor);
-    const workflowIds = { allow: [] as string[], review: [] as string[], deny: [] as string[], floor: [] as string[], floorLocal: [] as string[] };
+    const workflowIds = {
+      allow: [] as string[],
+      review: [] as string[],
+      deny: [] as string[],
+      floor: [] as string[],
+      floorLocal: [] as string[],
+      fairFloor: [] as string[],
+      fairFloorLocal: [] as string[],
+    };
     const held: string[] = [];
     const operations: Record<Kind, Operation> = {
       allow: gatedWrite(apiUrl, organization.token, 'allow', { workflowIds: workflowIds.allow }),
       review: gatedWrite(apiUrl, organization.token, 'review', { workflowIds: workflowIds.review, reviewIds: held }),
       approve: approveHeld(apiUrl, organization.reviewerToken, held),
       deny: gatedWrite(apiUrl, organization.token, 'deny', { workflowIds: workflowIds.deny }),
-      floor: floor.operation('floor', workflowIds.floor),
-      floorLocal: floor.operation('floor with a local activity', workflowIds.floorLocal, { localActivity: true }),
+      floor: floor.operation('floor', 'floor', workflowIds.floor),
+      floorLocal: floor.operation('floor with a local activity', 'floorLocal', workflowIds.floorLocal),
+      fairFloor: floor.operation('fair floor', 'fairFloor', workflowIds.fairFloor),
+      fairFloorLocal: floor.operation('fair floor with a local activity', 'fairFloorLocal', workflowIds.fairFloorLocal),
       insert: plainInsert(pool, organization.orgId),
     };
-    await provePolling(operations.allow, services);
+    const provingIds: string[] = [];
+    await provePolling(gatedWrite(apiUrl, organization.token, 'allow', { workflowIds: provingIds }), services);
+    // The fair floors carry what this Allow carried through Temporal.
+    const fairSample = await floor.useGatedAllow(provingIds.at(-1)!);
+    const fairFloor = {
+      inputBytes: fairSample.inputBytes,
+      answerBytes: fairSample.answerBytes,
+      searchAttributes: fairSample.searchAttributes.map(({ key }) => key.name),
+      sampleWorkflowId: provingIds.at(-1)!,
+    };
     log(`api healthy and worker polling after ${((Date.now() - started) / 1000).toFixed(1)} s; measuring ${warmup} + ${samples} rounds…`);
 
     const progress = (what: string, check?: () => void) => {
@@ -192,13 +216,15 @@ async function main(): Promise<void> {
       deny: await historyShapes(floor.client, workflowIds.deny.slice(-historiesPerKind)),
       floor: await historyShapes(floor.client, workflowIds.floor.slice(-historiesPerKind)),
       floorLocal: await historyShapes(floor.client, workflowIds.floorLocal.slice(-historiesPerKind)),
+      fairFloor: await historyShapes(floor.client, workflowIds.fairFloor.slice(-historiesPerKind)),
+      fairFloorLocal: await historyShapes(floor.client, workflowIds.fairFloorLocal.slice(-historiesPerKind)),
     };
 
     log(`measuring the floor on the dev server's default SQLite settings beside ours, ${warmup} + ${journalSamples} rounds…`);
     const defaultJournalFloor = await startFloor(defaultJournalTemporal.address, 'bench-floor');
     floors.push(defaultJournalFloor);
     const journals = await runRounds(
-      { wal: floor.operation('floor (journal_mode=wal)'), defaultJournal: defaultJournalFloor.operation('floor (default journal)') },
+      { wal: floor.operation('floor (journal_mode=wal)', 'floor'), defaultJournal: defaultJournalFloor.operation('floor (default journal)', 'floor') },
       { samples: journalSamples, warmup, alternate: true, aborted: () => interrupted, onProgress: progress('SQLite settings') },
     );
     await defaultJournalFloor.close();
@@ -216,8 +242,10 @@ async function main(): Promise<void> {
     let sequence = throughputFirstSequence;
     const throughputOperations = {
       allow: gatedWrite(apiUrl, organization.token, 'allow'),
-      floor: floor.operation('floor'),
-      floorLocal: floor.operation('floor with a local activity', undefined, { localActivity: true }),
+      floor: floor.operation('floor', 'floor'),
+      floorLocal: floor.operation('floor with a local activity', 'floorLocal'),
+      fairFloor: floor.operation('fair floor', 'fairFloor'),
+      fairFloorLocal: floor.operation('fair floor with a local activity', 'fairFloorLocal'),
     };
     log(`measuring throughput at ${writerLevels.join(', ')} writers, ${throughputRepeats} × ${throughputSeconds} s windows of each kind…`);
     for (let repeat = 0; repeat < throughputRepeats; repeat++) {
@@ -349,6 +377,7 @@ async function main(): Promise<void> {
       samples,
       warmup,
       histories,
+      fairFloor,
       journals: { samples: journalSamples, warmup, measured: journals },
       throughput: { seconds: throughputSeconds, repeats: throughputRepeats, windows },
       temporalCli: cliPath,
@@ -379,6 +408,44 @@ async function main(): Promise<void> {
         log(`${what} failed: ${(error as Error).message}`);
       }
     }
+  }
+}
+
+/** `--tuning`: each of the issue's settings alone against the settings before them (bench/tuning.ts). */
+async function tuning(): Promise<void> {
+  const { samples, warmup, throughputSeconds, throughputRepeats } = options();
+  const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
+  if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  let interrupted = false;
+  process.once('SIGINT', () => {
+    interrupted = true;
+    log('interrupted; cleaning up…');
+  });
+  const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-tuning-'));
+  const database = await createScratchDatabase('bench', process.env.BENCH_DATABASE_ADMIN_URL);
+  const started = Date.now();
+  try {
+    const organization = await createBenchOrganization(database.url);
+    const report = await measureTuning({
+      databaseUrl: database.url,
+      dataDir,
+      cliPath,
+      token: organization.token,
+      samples,
+      warmup,
+      throughputSeconds,
+      throughputRepeats,
+      log,
+      aborted: () => interrupted,
+    });
+    const written = { date: new Date().toISOString(), machine: await machineOf(cliPath), tuning: report };
+    process.stdout.write(`\n${printableTuning(report)}\n\n`);
+    writeJson(written, tuningResultsPath);
+    log(`wrote ${tuningResultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
+  } finally {
+    await database.drop().catch((error: Error) => log(`dropping the database failed: ${error.message}`));
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 

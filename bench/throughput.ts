@@ -6,7 +6,7 @@ import { round, summarize, type Summary } from './stats';
 /** Concurrent writers of each window; the issue's levels. */
 export const writerLevels = [1, 4, 16] as const;
 export type WriterLevel = (typeof writerLevels)[number];
-export const throughputKinds = ['allow', 'floor', 'floorLocal'] as const;
+export const throughputKinds = ['allow', 'floor', 'floorLocal', 'fairFloor', 'fairFloorLocal'] as const;
 export type ThroughputKind = (typeof throughputKinds)[number];
 
 /** One window: `writers` loops, each running the operation back to back until the window closes. */

@@ -50,6 +50,10 @@ const environmentSchema = z.object({
   TEMPORAL_UI_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   GATEHOUSE_DATA_DIR: z.string().default('.data'),
   TEMPORAL_CLI: z.preprocess(emptyAsUndefined, z.string().optional()),
+  TEMPORAL_GRPC_COMPRESSION: z.enum(['auto', 'gzip', 'none']).default('auto'),
+  TEMPORAL_WORKFLOW_TASK_POLLERS: z.preprocess(emptyAsUndefined, z.coerce.number().int().min(2).max(100).optional()),
+  TEMPORAL_NON_STICKY_POLL_RATIO: z.preprocess(emptyAsUndefined, z.coerce.number().min(0).max(1).optional()),
+  TEMPORAL_PRELOAD_WORKFLOW_MODULES: z.enum(['on', 'off']).default('off'),
   REVIEW_EXPIRY: duration
     .default(7 * 24 * 60 * 60 * 1000)
     .refine((ms) => ms <= maxReviewExpiryMs, { message: 'must be at most 30 days (30d)' }),
@@ -166,6 +170,20 @@ export interface Config {
     /** Roles whose people see links to a review's workflow in the Web UI (TEMPORAL_UI_ROLES). */
     uiRoles: ('owner' | 'admin' | 'reviewer' | 'member')[];
     cliPath: string | undefined;
+    /**
+     * gzip on the connections to Temporal, or none; `auto` (the default) compresses unless the server is on this
+     * machine's loopback, where compressing costs CPU and saves nothing.
+     */
+    grpcCompression: 'auto' | 'gzip' | 'none';
+    /**
+     * The worker's workflow-task pollers (the SDK's default 10) and the share of them that polls the task queue
+     * rather than the worker's own sticky queue (the SDK's default 0.2): the first task of every gated write comes
+     * from the task queue.
+     */
+    workflowTaskPollers: number | undefined;
+    nonStickyPollRatio: number | undefined;
+    /** Whether the worker loads the workflows' stateless modules once per reused sandbox rather than once per run. */
+    preloadWorkflowModules: boolean;
   };
   dataDir: string;
   reviewExpiryMs: number;
@@ -257,6 +275,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       uiUrl: e.TEMPORAL_UI_URL,
       uiRoles: e.TEMPORAL_UI_ROLES,
       cliPath: e.TEMPORAL_CLI,
+      grpcCompression: e.TEMPORAL_GRPC_COMPRESSION,
+      workflowTaskPollers: e.TEMPORAL_WORKFLOW_TASK_POLLERS,
+      nonStickyPollRatio: e.TEMPORAL_NON_STICKY_POLL_RATIO,
+      preloadWorkflowModules: e.TEMPORAL_PRELOAD_WORKFLOW_MODULES === 'on',
     },
     dataDir: resolve(e.GATEHOUSE_DATA_DIR),
     reviewExpiryMs: e.REVIEW_EXPIRY,

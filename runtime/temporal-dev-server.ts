@@ -26,6 +26,12 @@ export interface TemporalDevServerOptions {
   sqlitePragmas?: string[];
   /** Whether Gatehouse's search attributes are registered as it starts (default true; false for a bare server). */
   searchAttributes?: boolean;
+  /**
+   * Whether the server reads its search attributes from the database on every lookup
+   * (`system.forceSearchAttributesCacheRefreshOnRead`). The CLI turns it on so that attributes added while it runs
+   * are seen at once; a server whose attributes are all registered as it starts has nothing to refresh.
+   */
+  refreshSearchAttributesOnRead?: boolean;
   /** Where the Web UI's browser decodes encrypted payloads (Temporal's remote codec). */
   uiCodecEndpoint?: string;
 }
@@ -61,6 +67,9 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (uiPort) await assertPortFree(uiPort, `the Temporal Web UI's port ${uiPort}`);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
   for (const setting of devDynamicConfig) args.push('--dynamic-config-value', setting);
+  if (options.refreshSearchAttributesOnRead !== undefined) {
+    args.push('--dynamic-config-value', `system.forceSearchAttributesCacheRefreshOnRead=${options.refreshSearchAttributesOnRead}`);
+  }
   if (options.searchAttributes !== false) args.push(...devServerSearchAttributeFlags());
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });

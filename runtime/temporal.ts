@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import { DefaultLogger, NativeConnection, Runtime, type LogLevel } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Runtime, type GrpcCompressionConfig, type LogLevel, type NativeConnectionOptions } from '@temporalio/worker';
+import { isIP } from 'node:net';
 import type { Config } from './config';
 import { ensureSearchAttributes } from './search-attributes';
 import { encryptingDataConverter } from './payload-codec';
@@ -47,7 +48,7 @@ export function temporalMetricsUrl(config: Config): string | undefined {
  */
 export async function connectTemporalClient(config: Config, address: string): Promise<{ client: Client; close(): Promise<void> }> {
   installTemporalRuntime(config);
-  const connection = await connectWithSearchAttributes(address, config.temporal.namespace);
+  const connection = await connectWithSearchAttributes(config, address);
   const tracing = currentTracing();
   return {
     client: new Client({
@@ -67,15 +68,42 @@ export function dataConverterFor(config: Config): DataConverter | undefined {
 }
 
 /** The worker's connection, once the namespace has the search attributes its workflows keep. */
-export function connectWorkerConnection(address: string, namespace: string): Promise<NativeConnection> {
-  return connectWithSearchAttributes(address, namespace);
+export function connectWorkerConnection(config: Config, address: string): Promise<NativeConnection> {
+  return connectWithSearchAttributes(config, address);
+}
+
+/** How every Gatehouse process connects to Temporal at `address`. */
+export function nativeConnectionOptions(config: Config, address: string): NativeConnectionOptions {
+  return { address, grpcCompression: grpcCompressionFor(config.temporal.grpcCompression, address) };
+}
+
+/**
+ * The SDK compresses every request with gzip unless told not to. Over loopback that is CPU spent for nothing, so
+ * `auto` turns it off when the server's host is this machine (a loopback address or `localhost`).
+ */
+export function grpcCompressionFor(setting: Config['temporal']['grpcCompression'], address: string): GrpcCompressionConfig {
+  if (setting !== 'auto') return { codec: setting };
+  return { codec: isLoopback(hostOf(address)) ? 'none' : 'gzip' };
+}
+
+function hostOf(address: string): string {
+  const bracketed = /^\[([^\]]+)\]/.exec(address);
+  if (bracketed) return bracketed[1]!;
+  return isIP(address) === 6 ? address : address.replace(/:\d+$/, '');
+}
+
+function isLoopback(host: string): boolean {
+  const name = host.toLowerCase();
+  if (name === 'localhost' || name.endsWith('.localhost')) return true;
+  if (isIP(name) === 4) return name.startsWith('127.');
+  return isIP(name) === 6 && (name === '::1' || name === '0:0:0:0:0:0:0:1');
 }
 
 /** A connection to Temporal whose namespace has Gatehouse's search attributes (added where missing). */
-async function connectWithSearchAttributes(address: string, namespace: string): Promise<NativeConnection> {
-  const connection = await NativeConnection.connect({ address });
+async function connectWithSearchAttributes(config: Config, address: string): Promise<NativeConnection> {
+  const connection = await NativeConnection.connect(nativeConnectionOptions(config, address));
   try {
-    await ensureSearchAttributes(connection, namespace);
+    await ensureSearchAttributes(connection, config.temporal.namespace);
   } catch (error) {
     await connection.close();
     throw error;

@@ -24,7 +24,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
   const mailer = config.smtp.url ? smtpMailer(config.smtp.url, config.smtp.from) : undefined;
   let worker: Worker;
   try {
-    connection = await connectWorkerConnection(temporalAddress, config.temporal.namespace);
+    connection = await connectWorkerConnection(config, temporalAddress);
     worker = await createWorker({
       connection,
       namespace: config.temporal.namespace,
@@ -32,6 +32,9 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
       db,
       reviewExpiryMs: config.reviewExpiryMs,
       retention: config.retention,
+      workflowTaskPollers: config.temporal.workflowTaskPollers,
+      nonStickyPollRatio: config.temporal.nonStickyPollRatio,
+      preloadWorkflowModules: config.temporal.preloadWorkflowModules,
       plugins: tracing ? [tracing.temporal] : [],
       dataConverter: dataConverterFor(config),
       webhooks: {

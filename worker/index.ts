@@ -25,7 +25,18 @@ export interface WorkerOptions {
   dataConverter?: DataConverter;
   /** How webhooks are delivered (where they may go, their links, when an endpoint is switched off). */
   webhooks?: ActivityDependencies['webhooks'];
+  /** Pollers of workflow tasks and their share on the task queue (the SDK's defaults when not given). */
+  workflowTaskPollers?: number;
+  nonStickyPollRatio?: number;
+  /** Load the workflows' stateless modules once per reused sandbox (when the workflows are bundled here). */
+  preloadWorkflowModules?: boolean;
 }
+
+/**
+ * Workflow modules with no state of their own (constants, message definitions, pure functions): safe to load once
+ * and share, frozen, between the runs of a reused sandbox.
+ */
+export const statelessWorkflowModules = ['messages', 'activity-options', 'refusal'].map((name) => fileURLToPath(new URL(`../workflows/${name}.ts`, import.meta.url)));
 
 /** A worker running the gated-write workflow, the retention workflow, and their activities. */
 export async function createWorker(options: WorkerOptions): Promise<Worker> {
@@ -36,7 +47,11 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     // A worker that died leaves its cached workflows' next tasks on its own (sticky) queue until this passes;
     // then any worker takes them, replaying the history. Short, so that a write in flight answers soon.
     stickyQueueScheduleToStartTimeout: '3 seconds',
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath, bundlerOptions: options.preloadWorkflowModules ? { preloadModules: statelessWorkflowModules } : undefined }),
+    maxConcurrentWorkflowTaskPolls: options.workflowTaskPollers,
+    nonStickyToStickyPollRatio: options.nonStickyPollRatio,
     plugins: options.plugins,
     dataConverter: options.dataConverter,
     activities: createActivities({

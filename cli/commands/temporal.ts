@@ -4,7 +4,7 @@ import { loadConfig } from '../../runtime/config';
 import { ensureSearchAttributes, searchAttributeNames } from '../../runtime/search-attributes';
 import { serveCodec } from '../../runtime/codec-server';
 import { EncryptionCodec, formatPayloadKeys, newPayloadKey } from '../../runtime/payload-codec';
-import { installTemporalRuntime } from '../../runtime/temporal';
+import { installTemporalRuntime, nativeConnectionOptions } from '../../runtime/temporal';
 import { emit, fail } from '../output';
 
 export function temporalCommands(): Command {
@@ -18,7 +18,7 @@ export function temporalCommands(): Command {
         const config = loadConfig();
         if (!config.temporal.address) throw new Error('gatehouse temporal setup needs TEMPORAL_ADDRESS (host:port of the Temporal server)');
         installTemporalRuntime(config);
-        const connection = await NativeConnection.connect({ address: config.temporal.address });
+        const connection = await NativeConnection.connect(nativeConnectionOptions(config, config.temporal.address));
         try {
           const { namespace } = config.temporal;
           const added = await ensureSearchAttributes(connection, namespace);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../runtime/config';
+import { grpcCompressionFor } from '../../runtime/temporal';
 
 describe('configuration', () => {
   it('has working defaults', () => {
@@ -58,6 +59,30 @@ describe('configuration', () => {
     expect(loadConfig({ RATE_LIMITS: 'on' }).rateLimits).toBe(true);
     expect(loadConfig({ RATE_LIMITS: 'off' }).rateLimits).toBe(false);
     expect(() => loadConfig({ RATE_LIMITS: 'no' })).toThrowError(/RATE_LIMITS/);
+  });
+
+  it("Temporal's connection and worker settings: gzip except over loopback, the SDK's pollers unless given", () => {
+    expect(loadConfig({}).temporal).toMatchObject({ grpcCompression: 'auto', workflowTaskPollers: undefined, nonStickyPollRatio: undefined, preloadWorkflowModules: false });
+    expect(
+      loadConfig({ TEMPORAL_GRPC_COMPRESSION: 'gzip', TEMPORAL_WORKFLOW_TASK_POLLERS: '20', TEMPORAL_NON_STICKY_POLL_RATIO: '0.5', TEMPORAL_PRELOAD_WORKFLOW_MODULES: 'on' })
+        .temporal,
+    ).toMatchObject({ grpcCompression: 'gzip', workflowTaskPollers: 20, nonStickyPollRatio: 0.5, preloadWorkflowModules: true });
+    for (const [name, value] of [
+      ['TEMPORAL_GRPC_COMPRESSION', 'brotli'],
+      ['TEMPORAL_WORKFLOW_TASK_POLLERS', '1'],
+      ['TEMPORAL_NON_STICKY_POLL_RATIO', '2'],
+      ['TEMPORAL_PRELOAD_WORKFLOW_MODULES', 'yes'],
+    ] as const) {
+      expect(() => loadConfig({ [name]: value }), `${name}=${value}`).toThrowError(new RegExp(name));
+    }
+    for (const address of ['127.0.0.1:7233', 'localhost:7233', '[::1]:7233', '127.0.1.5:7233', 'temporal.localhost:7233']) {
+      expect(grpcCompressionFor('auto', address), address).toEqual({ codec: 'none' });
+    }
+    for (const address of ['10.0.0.2:7233', 'temporal:7233', 'temporal.example.com:7233', '[fd00::2]:7233']) {
+      expect(grpcCompressionFor('auto', address), address).toEqual({ codec: 'gzip' });
+    }
+    expect(grpcCompressionFor('gzip', '127.0.0.1:7233')).toEqual({ codec: 'gzip' });
+    expect(grpcCompressionFor('none', 'temporal:7233')).toEqual({ codec: 'none' });
   });
 
   it('refuses a port that is not one', () => {
