@@ -136,7 +136,7 @@ export async function measureTuning(options: TuningOptions): Promise<TuningRepor
     const sampleIds: string[] = [];
     const floorByServer: Partial<Record<ServerSetting, Operation>> = {};
     for (const setting of needed) {
-      const floor = await startFloor(servers[setting]!.address, 'bench-tuning-floor', 'none');
+      const floor = await startFloor(servers[setting]!.address, 'bench-tuning-floor', { grpcCompression: 'none' });
       floors.push(floor);
       const variant = tuningVariants.find((candidate) => candidate.server === setting)!;
       await gatedWrite(urls[variant.name]!, options.token, 'allow', { workflowIds: sampleIds })(sequenceBase(tuningVariants.length) + floors.length);

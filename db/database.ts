@@ -1,5 +1,6 @@
 import pg from 'pg';
 import pRetry from 'p-retry';
+import { isStalePlan, StatementNames } from './statement-names';
 
 // Dates stay RFC 3339 strings end to end (what the API shows), and bigint counts come back as numbers.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
@@ -68,6 +69,11 @@ export interface DatabaseOptions {
   maxConnections?: number;
   /** How long a failed connection is retried (new connections, with backoff) before the error is thrown; default 3 s. */
   retryForMs?: number;
+  /**
+   * Whether statements sent often are prepared once per connection (default true). Off behind a pooler that
+   * does not keep a session's prepared statements (PgBouncer in transaction mode before 1.21).
+   */
+  preparedStatements?: boolean;
 }
 
 export function connectDatabase(url: string, options: DatabaseOptions = {}): Database {
@@ -96,16 +102,27 @@ export function connectDatabase(url: string, options: DatabaseOptions = {}): Dat
       },
     );
 
+  const names = options.preparedStatements === false ? undefined : new StatementNames();
+  // A stale plan is refused before the statement runs (in a transaction, it aborts it): it is sent again, renamed.
+  const renamedAfterStalePlan = (error: unknown) => {
+    if (!names || !isStalePlan(error)) return false;
+    names.forget();
+    return true;
+  };
   const query = ((text: string | pg.QueryConfig, values?: unknown[]) =>
     retried(
-      () => statementOnce(pool, text, values),
-      (error) => resendable(error, typeof text === 'string' ? text : text.text),
+      () => statementOnce(pool, names, text, values),
+      (error) => renamedAfterStalePlan(error) || resendable(error, typeof text === 'string' ? text : text.text),
     )) as Queryable['query'];
 
   return {
     url,
     query,
-    transaction: (work) => retried(() => transactionOnce(pool, work), (error) => error instanceof NoConnection || (isConnectionFault(error) && !(error instanceof CommitOutcomeUnknown))),
+    transaction: (work) =>
+      retried(
+        () => transactionOnce(pool, names, work),
+        (error) => renamedAfterStalePlan(error) || error instanceof NoConnection || (isConnectionFault(error) && !(error instanceof CommitOutcomeUnknown)),
+      ),
     close: () => pool.end(),
   };
 }
@@ -139,8 +156,13 @@ async function withClient<T>(pool: pg.Pool, use: (client: pg.PoolClient) => Prom
   }
 }
 
-function statementOnce(pool: pg.Pool, text: string | pg.QueryConfig, values?: unknown[]) {
-  return withClient(pool, (client) => client.query(text as string, values));
+function statementOnce(pool: pg.Pool, names: StatementNames | undefined, text: string | pg.QueryConfig, values?: unknown[]) {
+  return withClient(pool, (client) => send(client, names, text, values));
+}
+
+function send(client: pg.PoolClient, names: StatementNames | undefined, text: string | pg.QueryConfig, values?: unknown[]) {
+  const statement = names ? names.statement(text, values) : { text, values };
+  return client.query(statement.text as string, statement.values);
 }
 
 /**
@@ -148,11 +170,12 @@ function statementOnce(pool: pg.Pool, text: string | pg.QueryConfig, values?: un
  * failover, pg_terminate_backend) would otherwise crash the process with an unhandled 'error'. The statement in
  * flight fails on its own; the broken connection is then destroyed, not returned to the pool.
  */
-function transactionOnce<T>(pool: pg.Pool, work: (tx: Queryable) => Promise<T>): Promise<T> {
+function transactionOnce<T>(pool: pg.Pool, names: StatementNames | undefined, work: (tx: Queryable) => Promise<T>): Promise<T> {
   return withClient(pool, async (client) => {
+    const tx: Queryable = names ? { query: ((text: string | pg.QueryConfig, values?: unknown[]) => send(client, names, text, values)) as Queryable['query'] } : client;
     try {
       await client.query('BEGIN');
-      const result = await work(client);
+      const result = await work(tx);
       try {
         await client.query('COMMIT');
       } catch (error) {

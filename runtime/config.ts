@@ -42,6 +42,7 @@ const environmentSchema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_URL: z.preprocess(emptyAsUndefined, z.url().optional()),
   DATABASE_URL: z.preprocess(emptyAsUndefined, z.string().optional()),
+  DATABASE_PREPARED_STATEMENTS: z.enum(['on', 'off']).default('on'),
   TEMPORAL_ADDRESS: z.preprocess(emptyAsUndefined, z.string().optional()),
   TEMPORAL_NAMESPACE: z.string().default('default'),
   TEMPORAL_TASK_QUEUE: z.string().default('gatehouse'),
@@ -160,6 +161,8 @@ export interface Config {
   /** Where people and agents reach the api; review links are built from it. */
   publicUrl: string;
   databaseUrl: string | undefined;
+  /** Whether statements sent often are prepared once per connection (off behind a pooler that cannot keep them). */
+  databasePreparedStatements: boolean;
   temporal: {
     address: string | undefined;
     namespace: string;
@@ -266,6 +269,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     host: e.HOST,
     publicUrl: (e.PUBLIC_URL ?? `http://${shownHost}:${e.PORT}`).replace(/\/$/, ''),
     databaseUrl: e.DATABASE_URL,
+    databasePreparedStatements: e.DATABASE_PREPARED_STATEMENTS === 'on',
     temporal: {
       address: e.TEMPORAL_ADDRESS,
       namespace: e.TEMPORAL_NAMESPACE,

@@ -24,7 +24,7 @@ export const embeddedPoolSize = 1;
 export async function openDatabase(config: Config, options: { migrate?: boolean } = {}): Promise<OpenedDatabase> {
   let opened: OpenedDatabase;
   if (config.databaseUrl) {
-    opened = { db: connectDatabase(config.databaseUrl), description: redact(config.databaseUrl), embedded: false };
+    opened = { db: connectDatabase(config.databaseUrl, { preparedStatements: config.databasePreparedStatements }), description: redact(config.databaseUrl), embedded: false };
   } else {
     const running = readRunningDevState(config.dataDir);
     if (running) {

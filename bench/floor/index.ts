@@ -1,5 +1,6 @@
 import { Client, WithStartWorkflowOperation, type WorkflowStartOptions } from '@temporalio/client';
-import { defaultPayloadConverter, type SearchAttributePair } from '@temporalio/common';
+import type { DataConverter, SearchAttributePair } from '@temporalio/common';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
@@ -50,11 +51,14 @@ export interface Floor {
 
 let bundle: Promise<{ code: string }> | undefined;
 
-/**
- * `grpcCompression` is the service's setting (TEMPORAL_GRPC_COMPRESSION), so that the floors' connections are made
- * as the api's and the worker's are.
- */
-export async function startFloor(address: string, taskQueue: string, grpcCompression: 'auto' | 'gzip' | 'none' = 'auto'): Promise<Floor> {
+export interface FloorOptions {
+  /** The service's TEMPORAL_GRPC_COMPRESSION, so that the floors' connections are made as the api's and the worker's. */
+  grpcCompression?: 'auto' | 'gzip' | 'none';
+  /** The service's payload codec, where it encrypts: the fair floors then carry ciphertext as the gated write does. */
+  dataConverter?: DataConverter;
+}
+
+export async function startFloor(address: string, taskQueue: string, { grpcCompression = 'auto', dataConverter }: FloorOptions = {}): Promise<Floor> {
   const connectionOptions = { address, grpcCompression: grpcCompressionFor(grpcCompression, address) };
   bundle ??= bundleWorkflowCode({ workflowsPath, logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } });
   const sample: { current?: GatedAllowSample } = {};
@@ -64,12 +68,13 @@ export async function startFloor(address: string, taskQueue: string, grpcCompres
     taskQueue,
     stickyQueueScheduleToStartTimeout: '3 seconds',
     workflowBundle: await bundle,
+    dataConverter,
     activities: floorActivities(sample),
   });
   const running = worker.run();
   // The same kind of client connection as the api's (runtime/temporal.ts): the native one.
   const connection = await NativeConnection.connect(connectionOptions);
-  const client = new Client({ connection });
+  const client = new Client({ connection, dataConverter });
   let sequence = 0;
 
   const startOptions = (shape: FloorShape, workflowId: string): WorkflowStartOptions & { workflowIdConflictPolicy: 'USE_EXISTING' } => {
@@ -96,7 +101,7 @@ export async function startFloor(address: string, taskQueue: string, grpcCompres
       const history = await handle.fetchHistory();
       const [payload] = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
       if (!payload) throw new Error(`the gated Allow ${workflowId} has no start input`);
-      const input = defaultPayloadConverter.fromPayload(payload);
+      const input = await decodeFromPayloadsAtIndex(client.options.loadedDataConverter, 0, [payload]);
       // The five the api sets at the start; the workflow upserts the decision itself.
       const startKeys = [searchAttributes.organization, searchAttributes.operation, searchAttributes.resource, searchAttributes.apiKey, searchAttributes.interface];
       const pairs = startKeys.map((key) => {

@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import { resultTable, type Outcome } from '../../test/chaos/report';
 import type { RestoreResults } from './backup';
 import { components, type CapacityResults } from './capacity';
+import type { ClusterFloorResults } from './floors';
 import type { PinnedVersions } from './compose';
 import type { JourneyResult } from './journeys';
 
@@ -31,6 +32,8 @@ export interface Results {
   journeys: Record<string, JourneyResult>;
   faults: Record<string, FaultResult>;
   capacity?: CapacityResults;
+  /** Temporal's floors on the deployment's own cluster, beside the gated Allow through the proxy. */
+  floors?: ClusterFloorResults;
   restore?: RestoreResults;
   /** Every exit of a process of the deployment that the rehearsal did not cause, in any phase. */
   unexpectedExits: { process: string; at: string; ended: string }[];
@@ -71,8 +74,24 @@ export function resultsMarkdown(results: Results): string {
     ...(journeys.length ? ['| Journey | Result |', '|---|:-:|', ...journeys, ''] : []),
     ...(faults.length ? [resultTable(faults), ''] : []),
     ...(results.capacity ? [capacityTable(results.capacity), ''] : []),
+    ...(results.floors ? [floorsTable(results.floors), ''] : []),
     ...(results.restore ? [restoreLine(results.restore), ''] : []),
     ...results.failures.map((failure) => `- ${failure}`),
+  ].join('\n');
+}
+
+function floorsTable(floors: ClusterFloorResults): string {
+  const rows = Object.entries(floors.latency).map(([kind, { p50, p99 }]) => `| ${kind} | ${p50} | ${p99} |`);
+  return [
+    `Temporal's floors on the deployment's cluster, ${floors.settings.samples} rounds (the fair floors carry a ${floors.carried.inputBytes}-byte input and a ${floors.carried.answerBytes}-byte answer, encrypted):`,
+    '',
+    '| kind | p50 ms | p99 ms |',
+    '|---|--:|--:|',
+    ...rows,
+    '',
+    `Allow ÷ fair floor + local activity, p50: ${floors.ratios.allowOverFairFloorLocalP50}× (the gate's own cost ${floors.gateOwnCostMsP50} ms); ` +
+      `writes/s at ${floors.settings.writers} writers: ${floors.throughput.allow.writesPerSecond} against ${floors.throughput.fairFloorLocal.writesPerSecond} ` +
+      `(${floors.ratios.allowOverFairFloorLocalWritesPerSecond}×)`,
   ].join('\n');
 }
 

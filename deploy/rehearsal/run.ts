@@ -24,6 +24,7 @@ import { workerKill } from '../../test/chaos/scenarios/worker-kill';
 import { deploymentBinaries } from './binaries';
 import { rehearseRestore } from './backup';
 import { measureCapacity, type CapacitySettings } from './capacity';
+import { measureFloorsOnCluster, type FloorSettings } from './floors';
 import { pinnedVersions } from './compose';
 import { Deployment } from './deployment';
 import { deploymentScenarios, deploymentStack, everythingRunning } from './faults';
@@ -31,7 +32,7 @@ import { runJourneys } from './journeys';
 import { checkMachine } from './machine';
 import { faultResults, resultsMarkdown, writeResults, type Results } from './results';
 
-const phases = ['journeys', 'faults', 'capacity', 'restore'] as const;
+const phases = ['journeys', 'faults', 'capacity', 'floors', 'restore'] as const;
 type Phase = (typeof phases)[number];
 
 /** The chaos suite's scenarios that run here unchanged (the fuzz run is not a fault of the deployment). */
@@ -53,6 +54,7 @@ function options() {
       'capacity-seconds': { type: 'string', default: '15' },
       'capacity-repeats': { type: 'string', default: '3' },
       'capacity-writers': { type: 'string', default: '16' },
+      'floor-samples': { type: 'string', default: '100' },
     },
     strict: true,
   });
@@ -69,11 +71,18 @@ function options() {
     warmupSeconds: 8,
     idleSeconds: 5,
   };
-  return { short, phases: short ? (['journeys', 'faults'] as Phase[]) : chosenPhases, scenarioFilter, resultsPath, capacity, keepLogs: values['keep-logs'] };
+  const floors: FloorSettings = {
+    samples: Number(values['floor-samples']),
+    warmup: 10,
+    writers: capacity.writers,
+    secondsPerWindow: capacity.secondsPerWindow,
+    repeats: 2,
+  };
+  return { short, phases: short ? (['journeys', 'faults'] as Phase[]) : chosenPhases, scenarioFilter, resultsPath, capacity, floors, keepLogs: values['keep-logs'] };
 }
 
 async function main(): Promise<number> {
-  const { short, phases: chosen, scenarioFilter, resultsPath, capacity, keepLogs } = options();
+  const { short, phases: chosen, scenarioFilter, resultsPath, capacity, floors, keepLogs } = options();
   await checkMachine({ browser: chosen.includes('journeys') && !short });
   const started = Date.now();
   const interrupt = new AbortController();
@@ -134,6 +143,9 @@ async function main(): Promise<number> {
     if (chosen.includes('capacity') && !interrupt.signal.aborted) {
       log(`capacity: ${capacity.writers} writers, ${capacity.repeats} windows of ${capacity.secondsPerWindow} s per shape, interleaved…`);
       results.capacity = await measureCapacity(deployment, capacity, log, interrupt.signal);
+    }
+    if (chosen.includes('floors') && !interrupt.signal.aborted) {
+      results.floors = await measureFloorsOnCluster(deployment, floors, log, interrupt.signal);
     }
     if (chosen.includes('restore') && !interrupt.signal.aborted) {
       results.restore = await rehearseRestore(deployment, { folder, held: 10, log });

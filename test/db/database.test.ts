@@ -51,6 +51,43 @@ async function untilRunning(marker: string, count: number): Promise<void> {
   throw new Error(`${count} statements ${marker} never ran`);
 }
 
+describe('statements sent often are prepared once per connection', () => {
+  const table = `prepared_${process.pid}`;
+
+  it('a text sent a few times is named, and what it answers does not change', async () => {
+    await db.query(`CREATE TABLE ${table} (a int PRIMARY KEY)`);
+    await db.query(`INSERT INTO ${table} VALUES (1), (2), (3)`);
+    const text = `SELECT * FROM ${table} WHERE a >= $1 ORDER BY a`;
+    for (let i = 0; i < 6; i++) expect((await db.query(text, [2])).rows).toEqual([{ a: 2 }, { a: 3 }]);
+    await db.transaction(async (tx) => {
+      for (let i = 0; i < 4; i++) expect((await tx.query(text, [3])).rows).toEqual([{ a: 3 }]);
+    });
+    // The connection that runs it holds it under its name.
+    const named = await db.transaction(async (tx) => {
+      await tx.query(text, [1]);
+      return (await tx.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'gh%'`, [text])).rows[0].n;
+    });
+    expect(named).toBe(1);
+  });
+
+  it('a migration that changes what a prepared statement returns costs a retry, not an error', async () => {
+    const text = `SELECT * FROM ${table} WHERE a = $1`;
+    // Prepared on every connection of the pool: eight transactions at once, each sending it until it is named.
+    await Promise.all(
+      Array.from({ length: 8 }, () =>
+        db.transaction(async (tx) => {
+          for (let i = 0; i < 4; i++) await tx.query(text, [1]);
+          await tx.query('SELECT pg_sleep(0.05)');
+        }),
+      ),
+    );
+    await admin.query(`ALTER TABLE ${table} ADD COLUMN b text DEFAULT 'x'`);
+    for (let i = 0; i < 8; i++) expect((await db.query(text, [1])).rows).toEqual([{ a: 1, b: 'x' }]);
+    await Promise.all(Array.from({ length: 8 }, () => db.transaction(async (tx) => expect((await tx.query(text, [2])).rows).toEqual([{ a: 2, b: 'x' }]))));
+    await db.query(`DROP TABLE ${table}`);
+  });
+});
+
 describe('dropped connections', () => {
   it('a transaction whose backend is terminated runs again on a fresh connection, and succeeds', async () => {
     for (let round = 0; round < 10; round++) {

@@ -82,6 +82,9 @@ describe('configuration', () => {
       expect(grpcCompressionFor('auto', address), address).toEqual({ codec: 'gzip' });
     }
     expect(grpcCompressionFor('gzip', '127.0.0.1:7233')).toEqual({ codec: 'gzip' });
+    expect(loadConfig({}).databasePreparedStatements).toBe(true);
+    expect(loadConfig({ DATABASE_PREPARED_STATEMENTS: 'off' }).databasePreparedStatements).toBe(false);
+    expect(() => loadConfig({ DATABASE_PREPARED_STATEMENTS: 'no' })).toThrowError(/DATABASE_PREPARED_STATEMENTS/);
     expect(grpcCompressionFor('none', 'temporal:7233')).toEqual({ codec: 'none' });
   });
 
