@@ -30,6 +30,9 @@ export interface SoakResult {
   machine: Record<string, unknown>;
   options: { minutes: number; warmupMinutes: number; rates: SoakRates; sampleSeconds: number };
   setup: Record<string, string>;
+  /** Stopped before its time (interrupted): the figures are of the span that ran, `measuredMinutes`. */
+  stoppedEarly: boolean;
+  measuredMinutes: number;
   soak: {
     /**
      * RSS growth as a fraction: the mean of the samples in the last window of the measured span over the mean in
@@ -93,6 +96,9 @@ function slope(points: Array<[number, number]>): number | null {
 
 export interface SoakMeasurement {
   options: SoakResult['options'];
+  /** The measured span that ran: minutes × 60, or less when the soak was stopped early. */
+  measuredSeconds: number;
+  stoppedEarly: boolean;
   setup: Record<string, string>;
   counts: Record<SoakKind, KindCounts>;
   callLatencyMs: Record<SoakCall, number[]>;
@@ -104,7 +110,7 @@ export interface SoakMeasurement {
 
 export function buildSoakResult(measured: SoakMeasurement): SoakResult {
   const { options, counts, samples } = measured;
-  const measuredSeconds = options.minutes * 60;
+  const { measuredSeconds } = measured;
   const inSpan = samples.filter((sample) => sample.measured);
   const windowSeconds = Math.min(300, measuredSeconds / 3);
   const spanStart = options.warmupMinutes * 60;
@@ -141,6 +147,8 @@ export function buildSoakResult(measured: SoakMeasurement): SoakResult {
     },
     options,
     setup: measured.setup,
+    stoppedEarly: measured.stoppedEarly,
+    measuredMinutes: round(measuredSeconds / 60, 2),
     soak: {
       rssGrowth,
       rssWindowMinutes: round(windowSeconds / 60, 2),
@@ -161,7 +169,7 @@ export function buildSoakResult(measured: SoakMeasurement): SoakResult {
       errorSamples: { ...(Object.fromEntries(soakKinds.map((kind) => [kind, counts[kind].errorSamples])) as Record<SoakKind, string[]>), webhooks: webhookSamples },
       rates: {
         target: options.rates,
-        achieved: Object.fromEntries(soakKinds.map((kind) => [kind, round(counts[kind].measuredSucceeded / measuredSeconds, 2)])) as unknown as SoakRates,
+        achieved: Object.fromEntries(soakKinds.map((kind) => [kind, measuredSeconds > 0 ? round(counts[kind].measuredSucceeded / measuredSeconds, 2) : 0])) as unknown as SoakRates,
       },
       latencyMs: Object.fromEntries(soakKinds.map((kind) => [kind, summaryOf(counts[kind].latencyMs)])) as Record<SoakKind, Summary | null>,
       latencyMsByCall: Object.fromEntries(soakCalls.map((call) => [call, summaryOf(measured.callLatencyMs[call])])) as Record<SoakCall, Summary | null>,
@@ -226,7 +234,7 @@ export function printableSoak(result: SoakResult): string {
   const { webhooks } = soak;
   const met = (ok: boolean) => (ok ? 'met' : 'NOT met');
   return [
-    `Soak: ${options.warmupMinutes} min warm-up + ${options.minutes} min measured, samples every ${options.sampleSeconds} s (${result.samples.length}); RSS windows of ${soak.rssWindowMinutes} min`,
+    `Soak: ${options.warmupMinutes} min warm-up + ${result.measuredMinutes} min measured${result.stoppedEarly ? ` (stopped early, of ${options.minutes})` : ''}, samples every ${options.sampleSeconds} s (${result.samples.length}); RSS windows of ${soak.rssWindowMinutes} min`,
     '',
     formatTable(rows),
     '',

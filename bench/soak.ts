@@ -168,6 +168,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       `load for ${options.warmupMinutes} min warm-up + ${options.minutes} min measured: ${rates.gatedWrites} gated writes, ${rates.reads} reads, ` +
         `${rates.mcpCalls} MCP calls and ${rates.reviewsDecided} reviews decided a second; samples every ${options.sampleSeconds} s`,
     );
+    if (options.signal?.aborted) throw new Error('interrupted before the load started');
     await sampler.prime();
     const load = startOpenLoad(operations, { rates, seconds: totalSeconds, warmupSeconds });
     const started = performance.now();
@@ -175,6 +176,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     let failure: Error | undefined;
     const stopOnAbort = () => load.stop();
     options.signal?.addEventListener('abort', stopOnAbort);
+    if (options.signal?.aborted) load.stop();
     const sampling = (async () => {
       let lastLogged = 0;
       for (let n = 1; ; n++) {
@@ -202,6 +204,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       load.stop();
     });
     await load.done;
+    const ranSeconds = Math.min(totalSeconds, (performance.now() - started) / 1000);
     await sampling;
     sampler.stop();
     options.signal?.removeEventListener('abort', stopOnAbort);
@@ -210,8 +213,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
     log(`load done; awaiting ${receiver.pending()} webhook events at most ${webhookDrainMs / 1000} s…`);
     await receiver.drain(webhookDrainMs);
     const { rows } = await connectAndQuery(database.url, `SELECT status, count(*)::int AS n FROM webhook_deliveries GROUP BY status ORDER BY status`);
+    const stoppedEarly = options.signal?.aborted ?? false;
+    if (stoppedEarly) log(`stopped early, after ${ranSeconds.toFixed(0)} s of load`);
     return buildSoakResult({
       options: { minutes: options.minutes, warmupMinutes: options.warmupMinutes, rates, sampleSeconds: options.sampleSeconds },
+      measuredSeconds: stoppedEarly ? Math.max(0, ranSeconds - warmupSeconds) : options.minutes * 60,
+      stoppedEarly,
       setup: {
         service:
           `node bin/gatehouse.js api and worker as separate processes on a scratch PostgreSQL database and temporal server start-dev ` +
