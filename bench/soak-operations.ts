@@ -47,14 +47,15 @@ export function soakOperations(
   receiver: WebhookReceiver,
 ): { operations: Record<SoakKind, ArrivalOperation>; callLatencyMs: Record<SoakCall, number[]> } {
   const callLatencyMs = Object.fromEntries(soakCalls.map((call) => [call, [] as number[]])) as Record<SoakCall, number[]>;
+  /** Runs the call, keeps its latency when measured, and answers when it was sent. */
   const timed = async (call: SoakCall, measured: boolean, run: () => Promise<void>) => {
     const started = performance.now();
     await run();
     if (measured) callLatencyMs[call].push(performance.now() - started);
-    return performance.now();
+    return started;
   };
-  const expect = (sinks: WriteSinks, what: string, types: SoakWebhookType[], answeredAt: number, measured: boolean) =>
-    receiver.expect(workflowOf(sinks, what), types, answeredAt, measured);
+  const expect = (sinks: WriteSinks, what: string, types: SoakWebhookType[], requestedAt: number, measured: boolean) =>
+    receiver.expect(workflowOf(sinks, what), types, requestedAt, measured);
   const search = customerSearch(apiUrl, organization.token);
   const taskPage = pooledWalks(apiUrl, organization.token);
   const list = mcpListTasks(mcp);
@@ -62,8 +63,8 @@ export function soakOperations(
   const operations: Record<SoakKind, ArrivalOperation> = {
     async gatedWrites({ sequence, measured }) {
       const sinks: WriteSinks = { workflowIds: [] };
-      const answeredAt = await timed('allow', measured, () => gatedWrite(apiUrl, organization.token, 'allow', sinks)(sequence));
-      expect(sinks, `allow #${sequence}`, ['write.applied'], answeredAt, measured);
+      const requestedAt = await timed('allow', measured, () => gatedWrite(apiUrl, organization.token, 'allow', sinks)(sequence));
+      expect(sinks, `allow #${sequence}`, ['write.applied'], requestedAt, measured);
     },
     async reads({ sequence, measured }) {
       const half = Math.floor(sequence / 2);
@@ -77,15 +78,15 @@ export function soakOperations(
         return;
       }
       const sinks: WriteSinks = { workflowIds: [] };
-      const answeredAt = await timed('mcpCreate', measured, () => mcpCreateTask(mcp, mcpFirstSequence, sinks)(half));
-      expect(sinks, `MCP create_task #${half}`, ['write.applied'], answeredAt, measured);
+      const requestedAt = await timed('mcpCreate', measured, () => mcpCreateTask(mcp, mcpFirstSequence, sinks)(half));
+      expect(sinks, `MCP create_task #${half}`, ['write.applied'], requestedAt, measured);
     },
     async reviewsDecided({ sequence, measured }) {
       const sinks: WriteSinks = { workflowIds: [], reviewIds: [] };
-      const heldAt = await timed('reviewSubmit', measured, () => gatedWrite(apiUrl, organization.token, 'review', sinks)(sequence));
-      expect(sinks, `review #${sequence}`, ['review.created'], heldAt, measured);
-      const approvedAt = await timed('approve', measured, () => approveHeld(apiUrl, organization.reviewerToken, sinks.reviewIds!)(sequence));
-      expect(sinks, `approve #${sequence}`, ['review.decided', 'write.applied'], approvedAt, measured);
+      const submittedAt = await timed('reviewSubmit', measured, () => gatedWrite(apiUrl, organization.token, 'review', sinks)(sequence));
+      expect(sinks, `review #${sequence}`, ['review.created'], submittedAt, measured);
+      const approveSentAt = await timed('approve', measured, () => approveHeld(apiUrl, organization.reviewerToken, sinks.reviewIds!)(sequence));
+      expect(sinks, `approve #${sequence}`, ['review.decided', 'write.applied'], approveSentAt, measured);
     },
   };
   return { operations, callLatencyMs };

@@ -243,7 +243,7 @@ export function printableSoak(result: SoakResult): string {
     formatTable(processes),
     '',
     `Webhooks: ${webhooks.delivered} of ${webhooks.expected} delivered (${webhooks.missing} missing, ${webhooks.duplicates} duplicates, ${webhooks.unexpected} unexpected, ` +
-      `${webhooks.badSignatures} bad signatures); lag from the answer p50 ${figure(webhooks.lagMs?.p50, 0)} ms, p99 ${figure(webhooks.lagMs?.p99, 0)} ms; ` +
+      `${webhooks.badSignatures} bad signatures); lag from the request p50 ${figure(webhooks.lagMs?.p50, 0)} ms, p99 ${figure(webhooks.lagMs?.p99, 0)} ms; ` +
       `the service's log: ${Object.entries(webhooks.deliveryLog).map(([status, n]) => `${n} ${status}`).join(', ') || 'empty'}`,
     `Most in flight at once: ${soak.maxInFlight}; latest start ${soak.lateStarts.maxStartDelayMs} ms after its time`,
     `Targets: RSS growth ≤ ${soakTargets.rssGrowthMax * 100} % ${met(soak.targets.met.rssGrowth)}; event-loop delay p99 < ${soakTargets.eventLoopDelayP99MaxMs} ms ` +

@@ -26,9 +26,10 @@ export interface SoakSample {
   eventLoopDelayMaxMs: Record<SampledLoop, number | null>;
   /** CPU time used since the previous sample, as a share of one core. */
   cpuCores: Record<SampledProcess, number | null>;
-  /** Arrivals awaiting their answers, and errors so far. */
+  /** Arrivals awaiting their answers, errors so far, and webhook events raised and not yet arrived (a backlog grows here). */
   inFlight: number;
   errors: number;
+  webhooksAwaited: number;
 }
 
 /** Resident set size in MiB, from VmRSS; null once the process is gone. */
@@ -60,7 +61,7 @@ const delayMs = (seconds: number | undefined) => (seconds === undefined ? null :
 export interface Sampler {
   /** Scrapes once without keeping it: the event loop's figures then start from here. */
   prime(): Promise<void>;
-  take(atSeconds: number, measured: boolean, load: { inFlight: number; errors: number }): Promise<SoakSample>;
+  take(atSeconds: number, measured: boolean, load: { inFlight: number; errors: number; webhooksAwaited: number }): Promise<SoakSample>;
   stop(): void;
 }
 

@@ -21,7 +21,11 @@ export interface WebhookTally {
   /** Requests whose signature did not verify. */
   badSignatures: number;
   byType: Record<SoakWebhookType, { expected: number; delivered: number }>;
-  /** From the answer that raised it to its arrival (ms), for the measured window's writes. */
+  /**
+   * From the request that raised it to its arrival (ms), for the measured window's writes: the call's own time,
+   * then the outbox, the relay and the delivery (a request, not its answer, since a review's decision is sent
+   * before the approval's answer, which waits for the write).
+   */
   lagMs: number[];
   samples: string[];
 }
@@ -31,8 +35,8 @@ export interface WebhookReceiver {
   url: string;
   /** Set once the endpoint is registered: requests are verified with it. */
   useSecret(secret: string): void;
-  /** The events a write of workflow `workflowId` raised once it was answered (`answeredAt`: performance.now()). */
-  expect(workflowId: string, types: SoakWebhookType[], answeredAt: number, measured: boolean): void;
+  /** The events the request sent at `requestedAt` (performance.now()) raised for the write of workflow `workflowId`, once answered. */
+  expect(workflowId: string, types: SoakWebhookType[], requestedAt: number, measured: boolean): void;
   /** Events expected and not yet arrived. */
   pending(): number;
   /** Resolves once nothing is pending, or after `timeoutMs`. */
@@ -42,7 +46,7 @@ export interface WebhookReceiver {
 }
 
 interface Expectation {
-  answeredAt: number;
+  requestedAt: number;
   measured: boolean;
 }
 
@@ -61,7 +65,7 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
 
   const arrived = (type: SoakWebhookType, at: number, expectation: Expectation) => {
     byType[type].delivered++;
-    if (expectation.measured) tally.lagMs.push(at - expectation.answeredAt);
+    if (expectation.measured) tally.lagMs.push(at - expectation.requestedAt);
   };
 
   const receive = (headers: Record<string, string>, body: string) => {
@@ -110,15 +114,15 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
     useSecret(secret) {
       verifier = new Webhook(secret);
     },
-    expect(workflowId, types, answeredAt, measured) {
+    expect(workflowId, types, requestedAt, measured) {
       for (const type of types) {
         byType[type].expected++;
         const key = `${workflowId} ${type}`;
         const earlyAt = early.get(key);
-        if (earlyAt === undefined) awaited.set(key, { answeredAt, measured });
+        if (earlyAt === undefined) awaited.set(key, { requestedAt, measured });
         else {
           early.delete(key);
-          arrived(type, earlyAt, { answeredAt, measured });
+          arrived(type, earlyAt, { requestedAt, measured });
         }
       }
     },

@@ -186,7 +186,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
         if (performance.now() - started < dueMs - 5) return;
         for (const service of services) service.assertRunning();
         const atSeconds = (performance.now() - started) / 1000;
-        const sample = await sampler.take(atSeconds, atSeconds > warmupSeconds, { inFlight: load.inFlight(), errors: load.errors() });
+        const sample = await sampler.take(atSeconds, atSeconds > warmupSeconds, { inFlight: load.inFlight(), errors: load.errors(), webhooksAwaited: receiver!.pending() });
         samples.push(sample);
         if (atSeconds - lastLogged >= 60 || n === 1) {
           lastLogged = atSeconds;
@@ -195,7 +195,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
             `${atSeconds.toFixed(0)} s: RSS api ${mb(sample.rssMb.api)} MiB, worker ${mb(sample.rssMb.worker)} MiB, temporal ${mb(sample.rssMb.temporal)} MiB; ` +
               `loop delay p99 api ${sample.eventLoopDelayP99Ms.api?.toFixed(1)} ms, worker ${sample.eventLoopDelayP99Ms.worker?.toFixed(1)} ms ` +
               `(the soak's own ${sample.eventLoopDelayP99Ms.bench?.toFixed(1)} ms); ` +
-              `${sample.inFlight} in flight, ${sample.errors} errors, ${receiver!.pending()} webhooks awaited`,
+              `${sample.inFlight} in flight, ${sample.errors} errors, ${sample.webhooksAwaited} webhooks awaited`,
           );
         }
       }
@@ -232,7 +232,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
           `POST /api/v1/reviews/<id>/approve by the reviewer (200, applied); every answer checked`,
         webhooks:
           `one endpoint for ${soakWebhookTypes.join(', ')} on a loopback receiver of the soak's (WEBHOOK_ALLOW_LOOPBACK=true); each request's ` +
-          `Standard Webhooks signature verified and its event matched to the write (workflow id) that raised it; lag from the write's answer`,
+          `Standard Webhooks signature verified and its event matched to the write (workflow id) that raised it; lag from the request that raised it`,
         sampling:
           `every ${options.sampleSeconds} s: VmRSS of /proc/<pid>/status of the api, the worker and the Temporal server; the event loop's ` +
           `delay of the api and the worker from their metrics port (nodejs_eventloop_lag_p99_seconds and _max_seconds of prom-client, ` +
