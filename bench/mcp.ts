@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { gatedWrite, restTaskPage, pageSize, WrongAnswerError, type Operation } from './measure';
+import { gatedWrite, restTaskPage, pageSize, WrongAnswerError, type Operation, type WriteSinks } from './measure';
 
 /** The MCP tool calls and their REST twins, in the order each round runs them. */
 export const mcpKinds = ['mcpRead', 'restRead', 'mcpWrite', 'restWrite'] as const;
@@ -45,7 +45,7 @@ function describe(result: ToolResult): string {
 }
 
 /** list_tasks with limit 50: not an error, a full page of tasks. */
-function mcpListTasks(client: Client): Operation {
+export function mcpListTasks(client: Client): Operation {
   return async (sequence) => {
     const result = (await client.callTool({ name: 'list_tasks', arguments: { limit: pageSize } })) as ToolResult;
     const items = result.structuredContent?.items;
@@ -55,8 +55,11 @@ function mcpListTasks(client: Client): Operation {
   };
 }
 
-/** create_task with the same body as the REST twin and an Allow title: not an error, status applied, the new task. */
-function mcpCreateTask(client: Client, firstSequence: number): Operation {
+/**
+ * create_task with the same body as the REST twin and an Allow title: not an error, status applied, the new task.
+ * The write's workflow id (the result's `write`) goes to `sinks.workflowIds`.
+ */
+export function mcpCreateTask(client: Client, firstSequence: number, sinks: WriteSinks = {}): Operation {
   return async (sequence) => {
     const title = `ordinary mcp bench task ${firstSequence + sequence}`;
     const result = (await client.callTool({ name: 'create_task', arguments: { title, status: 'todo' } })) as ToolResult;
@@ -64,6 +67,8 @@ function mcpCreateTask(client: Client, firstSequence: number): Operation {
     if (result.isError || result.structuredContent?.status !== 'applied' || typeof record?.id !== 'string' || record.title !== title) {
       throw new WrongAnswerError(`MCP create_task #${sequence}: expected status applied, got ${describe(result)}`);
     }
+    const write = result.structuredContent?.write;
+    if (typeof write === 'string') sinks.workflowIds?.push(write);
   };
 }
 

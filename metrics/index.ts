@@ -3,9 +3,24 @@
  * reviews are read from the database when scraped. Each process serves them on a port of its own
  * (runtime/metrics-server.ts), not on the public api port; the worker's come from the Temporal SDK.
  */
-import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 
 export const metricsRegistry: Registry = register;
+
+/** How often the event loop's delay is sampled (ms); each sample reads this much over the delay itself. */
+export const eventLoopResolutionMs = 10;
+
+/**
+ * Node's own metrics (prom-client's defaults, `process_` and `nodejs_`): resident memory, CPU, heap, garbage
+ * collection, and the event loop's delay as perf_hooks' monitorEventLoopDelay sees it every
+ * `eventLoopResolutionMs` (`nodejs_eventloop_lag_p50_seconds`, `…_p99_seconds`, `…_max_seconds`; each sample is
+ * the time between two ticks, so an idle loop reads the resolution; reset at each scrape, so a figure is of the
+ * time since the last). Once per process: the soak reads them, and an operator's dashboard may.
+ */
+export function collectNodeMetrics(): void {
+  if (metricsRegistry.getSingleMetric('nodejs_eventloop_lag_p99_seconds')) return;
+  collectDefaultMetrics({ register: metricsRegistry, eventLoopMonitoringPrecision: eventLoopResolutionMs });
+}
 
 /** Gated writes as the api answered them: by operation, interface and answer (applied, pending_review, denied, failed). */
 export const gatedWritesTotal = new Counter({

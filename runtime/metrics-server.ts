@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Database } from '../db/database';
 import { countReviewsByStatus } from '../domain/gate/reviews/reads';
-import { metricsRegistry, reviewsGauge } from '../metrics';
+import { collectNodeMetrics, metricsRegistry, reviewsGauge } from '../metrics';
 import type { Config } from './config';
 
 export interface MetricsServer {
@@ -27,6 +27,7 @@ export async function serveMetrics(
   const port = config.metrics.port ?? defaultMetricsPorts[role];
   if (port === 'off') return undefined;
   reviewsGauge(() => countReviewsByStatus(db));
+  collectNodeMetrics();
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain' }).end('Metrics are at /metrics\n');

@@ -50,6 +50,21 @@ describe('Prometheus metrics', () => {
     expect((await fetch(metrics.url.replace('/metrics', '/other'))).status).toBe(404);
   });
 
+  it("include Node's own: resident memory and the event loop's delay since the last scrape", async () => {
+    await scrape();
+    // A loop blocked for 250 ms shows in the next scrape's maximum, and not in the one after (each scrape resets it).
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const blockedUntil = Date.now() + 250;
+    while (Date.now() < blockedUntil);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const blocked = await scrape();
+    expect(blocked.get('process_resident_memory_bytes')).toBeGreaterThan(10 * 1024 * 1024);
+    expect(blocked.get('nodejs_eventloop_lag_max_seconds')).toBeGreaterThanOrEqual(0.25);
+    expect(blocked.get('nodejs_eventloop_lag_p99_seconds')).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect((await scrape()).get('nodejs_eventloop_lag_max_seconds')).toBeLessThan(0.25);
+  });
+
   it('count a known sequence of gated writes and calls exactly', async () => {
     const before = await scrape();
     const delta = (after: Map<string, number>, sample: string) => (after.get(sample) ?? 0) - (before.get(sample) ?? 0);
@@ -178,6 +193,7 @@ describe('Prometheus metrics', () => {
       const ready = await worker.ready;
       expect(ready).toMatchObject({ metrics_url: `http://127.0.0.1:${port}/metrics`, temporal_metrics_url: `http://127.0.0.1:${temporalPort}/metrics` });
       expect(await (await fetch(ready.metrics_url)).text()).toMatch(/^gatehouse_reviews\{status="pending"\} \d+$/m);
+      expect(await (await fetch(ready.metrics_url)).text()).toMatch(/^nodejs_eventloop_lag_p99_seconds [\d.e-]+$/m);
       // The SDK's own, once it has run a workflow and its activity: the names the compose deployment's Grafana
       // dashboard charts.
       await h.temporal.workflow.execute('pruneRetention', { taskQueue, workflowId: `${taskQueue}-prune` });
