@@ -35,10 +35,12 @@ import { createBenchOrganization } from './organization';
 import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
 import { buildReport, machineOf, printableReport, printableTuning, writeJson, writeReport } from './report';
 import { measureTuning } from './tuning';
+import { defaultSoakOptions, printableSoak, runSoak, soakKinds, type SoakOptions, type SoakRates } from './soak';
 import { startService, waitForHealth, type Service } from './services';
 
 const resultsPath = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const tuningResultsPath = fileURLToPath(new URL('./results/tuning.json', import.meta.url));
+const soakResultsPath = fileURLToPath(new URL('./results/soak.json', import.meta.url));
 
 function options() {
   const { values } = parseArgs({
@@ -53,6 +55,11 @@ function options() {
       'throughput-seconds': { type: 'string', default: '4' },
       'throughput-repeats': { type: 'string', default: '2' },
       tuning: { type: 'boolean', default: false },
+      soak: { type: 'boolean', default: false },
+      'soak-minutes': { type: 'string', default: String(defaultSoakOptions.minutes) },
+      'soak-warmup-minutes': { type: 'string', default: String(defaultSoakOptions.warmupMinutes) },
+      'soak-rates': { type: 'string', default: soakKinds.map((kind) => defaultSoakOptions.rates[kind]).join(',') },
+      'soak-sample-seconds': { type: 'string', default: String(defaultSoakOptions.sampleSeconds) },
     },
     strict: true,
   });
@@ -72,6 +79,26 @@ function options() {
     throughputSeconds: count('throughput-seconds', values['throughput-seconds'], 1),
     throughputRepeats: count('throughput-repeats', values['throughput-repeats'], 1),
     tuning: values.tuning,
+    soak: values.soak ? soakOptions(values) : undefined,
+  };
+}
+
+/** `--soak`'s options: minutes measured, warm-up minutes, rates a second (gated writes, reads, MCP calls, reviews), sampling. */
+function soakOptions(values: Record<string, string | boolean | undefined>) {
+  const number = (name: string, min: number) => {
+    const value = Number(values[name]);
+    if (!Number.isFinite(value) || value < min) throw new Error(`--${name} must be a number of at least ${min}, not "${values[name]}"`);
+    return value;
+  };
+  const rates = String(values['soak-rates']).split(',').map(Number);
+  if (rates.length !== soakKinds.length || rates.some((rate) => !Number.isFinite(rate) || rate < 0)) {
+    throw new Error(`--soak-rates takes ${soakKinds.length} numbers a second, comma-separated (${soakKinds.join(', ')}), not "${values['soak-rates']}"`);
+  }
+  return {
+    minutes: number('soak-minutes', 0.1),
+    warmupMinutes: number('soak-warmup-minutes', 0),
+    rates: Object.fromEntries(soakKinds.map((kind, index) => [kind, rates[index]!])) as unknown as SoakRates,
+    sampleSeconds: number('soak-sample-seconds', 1),
   };
 }
 
@@ -100,7 +127,10 @@ const historiesPerKind = 20;
 const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
-  if (options().tuning) return tuning();
+  const chosen = options();
+  if (chosen.tuning && chosen.soak) throw new Error('--tuning and --soak are runs of their own: choose one');
+  if (chosen.tuning) return tuning();
+  if (chosen.soak) return soak(chosen.soak);
   const { samples, warmup, readSamples, mcpSamples, limitSamples, encryptionSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
@@ -447,6 +477,20 @@ async function tuning(): Promise<void> {
     await database.drop().catch((error: Error) => log(`dropping the database failed: ${error.message}`));
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** `--soak`: half an hour of mixed load at stated rates, memory and event-loop delay sampled (bench/soak.ts). */
+async function soak(settings: Omit<SoakOptions, 'log'>): Promise<void> {
+  const controller = new AbortController();
+  process.once('SIGINT', () => {
+    log('interrupted; stopping the load…');
+    controller.abort();
+  });
+  const started = Date.now();
+  const result = await runSoak({ ...settings, adminUrl: process.env.BENCH_DATABASE_ADMIN_URL, log, signal: controller.signal });
+  process.stdout.write(`\n${printableSoak(result)}\n\n`);
+  writeJson(result, soakResultsPath);
+  log(`wrote ${soakResultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
 }
 
 /** A gated write answers 201 only once a worker polls the task queue; until then it waits or answers 503. */
