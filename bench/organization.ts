@@ -22,13 +22,17 @@ export interface BenchOrganization {
  */
 export const benchPlan = { name: 'bench', perMinute: 1_000_000, dailyBudget: 100_000_000 };
 
-/** An organization on the bench plan with the bench policy and a read-write API key, made through the domain functions. */
+/**
+ * An organization on the bench plan with the bench policy and a read-write API key, made through the domain functions.
+ * A database may hold several (the size phases make one per size): the plan is made by the first.
+ */
 export async function createBenchOrganization(databaseUrl: string): Promise<BenchOrganization> {
   const db = connectDatabase(databaseUrl, { maxConnections: 2 });
   try {
     await db.query(
       `INSERT INTO plans (name, daily_budget, rest_per_minute, mcp_per_minute, pending_review_cap, features, description)
-       VALUES ($1, $2, $3, $3, $3, '{expenses,work_logs}', 'The benchmark''s: never refuses, counts every request')`,
+       VALUES ($1, $2, $3, $3, $3, '{expenses,work_logs}', 'The benchmark''s: never refuses, counts every request')
+       ON CONFLICT (name) DO NOTHING`,
       [benchPlan.name, benchPlan.dailyBudget, benchPlan.perMinute],
     );
     const organization = await createOrganization(db, { slug: `bench-${Date.now().toString(36)}`, name: 'Benchmark', plan: benchPlan.name });

@@ -5,7 +5,7 @@ import { finished } from 'node:stream/promises';
 import { z } from 'zod';
 import type { Queryable } from '../../db/database';
 import { sealAuditChain, verifyAuditChain } from '../../domain/audit/ledger';
-import { allAuditEvents, ledgerHead, type AuditEventView } from '../../domain/audit/trail';
+import { allAuditEvents, ledgerHead, type AuditEventView, type AuditFilter } from '../../domain/audit/trail';
 import { signedPayload } from '../../domain/gate/reviews/reads';
 import { findOrganization } from '../../domain/identity/organizations';
 import { AppError } from '../../domain/kit/errors';
@@ -61,6 +61,22 @@ async function withSignedPayload<Event extends AuditEventView>(
   return { ...event, ...(payload ? { signed_payload: payload } : {}), ...(batch ? { signed_batch: batch } : {}) };
 }
 
+/**
+ * The jsonl export: the events the filter keeps, oldest first, one JSON object a line, then the ledger's head. Each
+ * line goes to `write`, which may wait (for a slow reader): memory stays bounded whatever the trail's size.
+ */
+export async function writeJsonlExport(db: Queryable, orgId: string, filter: AuditFilter, write: (line: string) => Promise<void>): Promise<void> {
+  // The head first, so the copy ends at a head that covers every event it holds (later ones are not in it).
+  const head = await ledgerHead(db, orgId);
+  for await (const event of allAuditEvents(db, orgId, filter)) {
+    // Events sealed after the head was read would run past it: the copy stops at the head.
+    const line = event.seq !== null && event.seq > head.seq ? { ...event, seq: null, chain: null } : event;
+    await write(`${JSON.stringify(await withSignedPayload(db, orgId, line))}\n`);
+  }
+  // The last line: the ledger's head, for docs/verify-audit-export.mjs (and to keep elsewhere).
+  await write(`${JSON.stringify({ ledger_head: head })}\n`);
+}
+
 export function auditCommands(): Command {
   const audit = new Command('audit').description("The organization's audit trail");
 
@@ -76,19 +92,11 @@ export function auditCommands(): Command {
       withDatabase(async (db, options: ExportOptions) => {
         const filter = { since: instant('since', options.since), until: instant('until', options.until), type: z.string().max(100).optional().parse(options.type) };
         const org = await findOrganization(db, options.org);
-        // The head first, so the copy ends at a head that covers every event it holds (later ones are not in it).
-        const head = await ledgerHead(db, org.id);
-        const events = allAuditEvents(db, org.id, filter);
         if (options.format === 'jsonl') {
-          for await (const event of events) {
-            // Events sealed after the head was read would run past it: the copy stops at the head.
-            const line = event.seq !== null && event.seq > head.seq ? { ...event, seq: null, chain: null } : event;
-            await write(`${JSON.stringify(await withSignedPayload(db, org.id, line))}\n`);
-          }
-          // The last line: the ledger's head, for docs/verify-audit-export.mjs (and to keep elsewhere).
-          await write(`${JSON.stringify({ ledger_head: head })}\n`);
+          await writeJsonlExport(db, org.id, filter, write);
           return;
         }
+        const events = allAuditEvents(db, org.id, filter);
         // Piped, so the writer waits for a slow reader; stdout itself stays open (Node never ends it by a pipe).
         const csv = stringify({ header: true, columns: csvColumns });
         csv.pipe(process.stdout);

@@ -98,6 +98,12 @@ describe('the review queue’s filters and count', () => {
   });
 
   it('offers every key and operation with a review, with how many wait; another organization’s are neither counted nor offered', async () => {
+    // A decision that opened no review (an Allow) offers nothing: the choices come from the decisions that held a write.
+    await h.db.query(
+      `INSERT INTO gate_decisions (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context)
+       VALUES ('dec_allowedonly0000000000000000', $1, 'allowed-only', 'customers.update', 'rest', $2, 'allow', 'Ordinary', '{}', 1, '{}', '{}', '{}')`,
+      [acme.organization.id, agent],
+    );
     const choices = json(await session.request({ method: 'GET', url: '/console/api/v1/reviews/filter-choices' })).data;
     expect(choices).toEqual({
       keys: [

@@ -38,13 +38,29 @@ export interface ReviewFilterChoices {
   operations: { operation: string; pending: number }[];
 }
 
-/** Every key and operation with a review in the organization (whatever its status), each with how many wait now. */
+/**
+ * Every key and operation with a review in the organization (whatever its status), each with how many wait now. The
+ * pairs come from the decisions that opened a review, one index step a pair (gate_decisions_org_reviewed): a
+ * year of reviews costs no more than a day's. The waiting ones are few (the plan caps them).
+ */
 export async function reviewFilterChoices(db: Queryable, orgId: string): Promise<ReviewFilterChoices> {
   const { rows } = await db.query(
-    `SELECT d.api_key_id, k.label, d.operation, count(*) FILTER (WHERE ${stillPendingSql('r')})::int AS pending
-     FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id
-     WHERE r.org_id = $1
-     GROUP BY d.api_key_id, k.label, d.operation`,
+    `WITH RECURSIVE pairs AS (
+       (SELECT api_key_id, operation FROM gate_decisions WHERE org_id = $1 AND decision = 'review' ORDER BY api_key_id, operation LIMIT 1)
+       UNION ALL
+       SELECT next.api_key_id, next.operation FROM pairs p CROSS JOIN LATERAL (
+         SELECT d.api_key_id, d.operation FROM gate_decisions d
+         WHERE d.org_id = $1 AND d.decision = 'review' AND (d.api_key_id, d.operation) > (p.api_key_id, p.operation)
+         ORDER BY d.api_key_id, d.operation LIMIT 1
+       ) next
+     ), waiting AS (
+       SELECT d.api_key_id, d.operation, count(*)::int AS pending
+       FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id
+       WHERE r.org_id = $1 AND ${stillPendingSql('r')}
+       GROUP BY d.api_key_id, d.operation
+     )
+     SELECT p.api_key_id, k.label, p.operation, coalesce(w.pending, 0) AS pending
+     FROM pairs p JOIN api_keys k ON k.id = p.api_key_id LEFT JOIN waiting w ON w.api_key_id = p.api_key_id AND w.operation = p.operation`,
     [orgId],
   );
   const keys = new Map<string, ReviewFilterChoices['keys'][number]>();

@@ -51,13 +51,25 @@ const selectReview = `
   JOIN api_keys k ON k.id = d.api_key_id
   LEFT JOIN users u ON u.id = r.decided_by`;
 
+/**
+ * A page of the queue. The page's ids are found first, by a query that reads the organization's indexes alone
+ * (and the decisions when a filter asks); the reviews are then read whole. Asked in one query, PostgreSQL would
+ * walk the primary key back from the newest review of every organization for the wide rows, passing over all
+ * of another organization's newer reviews (0.2 s at 100,000 behind one of 1,000,000).
+ */
 export async function listReviews(db: Queryable, orgId: string, input: z.infer<typeof listReviewsInput>): Promise<Page<Review>> {
   const after = decodeCursor(input.cursor);
   const { where, params } = reviewFiltersSql(orgId, input, 3);
+  const decisionFiltered = input.api_key_id !== undefined || input.operation !== undefined;
   const { rows } = await db.query(
-    `${selectReview}
-     WHERE ${where} AND ($1::text IS NULL OR r.id < $1)
-     ORDER BY r.id DESC LIMIT $2`,
+    `WITH page AS (
+       SELECT r.id FROM reviews r ${decisionFiltered ? 'JOIN gate_decisions d ON d.id = r.decision_id' : ''}
+       WHERE ${where} AND ($1::text IS NULL OR r.id < $1)
+       ORDER BY r.id DESC LIMIT $2
+     )
+     ${selectReview}
+     WHERE r.id IN (SELECT id FROM page)
+     ORDER BY r.id DESC`,
     [after ?? null, input.limit + 1, ...params],
   );
   return toPage(rows.map(reviewFromRow), input.limit);
