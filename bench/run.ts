@@ -35,12 +35,15 @@ import { createBenchOrganization } from './organization';
 import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskListPage, type ReadKind } from './reads';
 import { buildReport, machineOf, printableReport, printableTuning, writeJson, writeReport } from './report';
 import { measureTuning } from './tuning';
+import { measureQueueAndAuditAtSize } from './size/queue-audit';
+import { printableSize } from './size/report';
 import { defaultSoakOptions, printableSoak, runSoak, soakKinds, type SoakOptions, type SoakRates } from './soak';
 import { startService, waitForHealth, type Service } from './services';
 
 const resultsPath = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const tuningResultsPath = fileURLToPath(new URL('./results/tuning.json', import.meta.url));
 const soakResultsPath = fileURLToPath(new URL('./results/soak.json', import.meta.url));
+const sizeResultsPath = fileURLToPath(new URL('./results/size.json', import.meta.url));
 
 function options() {
   const { values } = parseArgs({
@@ -55,6 +58,11 @@ function options() {
       'throughput-seconds': { type: 'string', default: '4' },
       'throughput-repeats': { type: 'string', default: '2' },
       tuning: { type: 'boolean', default: false },
+      size: { type: 'boolean', default: false },
+      'size-queue': { type: 'string', default: '10000,100000,1000000' },
+      'size-audit': { type: 'string', default: '10000,100000,1000000' },
+      'size-samples': { type: 'string', default: '40' },
+      'size-passes': { type: 'string', default: '3' },
       soak: { type: 'boolean', default: false },
       'soak-minutes': { type: 'string', default: String(defaultSoakOptions.minutes) },
       'soak-warmup-minutes': { type: 'string', default: String(defaultSoakOptions.warmupMinutes) },
@@ -80,7 +88,25 @@ function options() {
     throughputRepeats: count('throughput-repeats', values['throughput-repeats'], 1),
     tuning: values.tuning,
     soak: values.soak ? soakOptions(values) : undefined,
+    size: values.size ? sizeOptions(values) : undefined,
   };
+}
+
+/** `--size`'s options: the sizes of each phase (increasing, comma-separated), timed rounds and whole passes. */
+function sizeOptions(values: Record<string, string | boolean | undefined>) {
+  const sizes = (name: string) => {
+    const list = String(values[name]).split(',').map(Number);
+    if (list.length < 2 || list.some((size, index) => !Number.isInteger(size) || size < 1000 || (index > 0 && size <= list[index - 1]!))) {
+      throw new Error(`--${name} takes two or more increasing sizes of at least 1000, comma-separated, not "${values[name]}"`);
+    }
+    return list;
+  };
+  const count = (name: string) => {
+    const n = Number(values[name]);
+    if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, not "${values[name]}"`);
+    return n;
+  };
+  return { queueSizes: sizes('size-queue'), auditSizes: sizes('size-audit'), samples: count('size-samples'), passes: count('size-passes') };
 }
 
 /** `--soak`'s options: minutes measured, warm-up minutes, rates a second (gated writes, reads, MCP calls, reviews), sampling. */
@@ -128,9 +154,10 @@ const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
 
 async function main(): Promise<void> {
   const chosen = options();
-  if (chosen.tuning && chosen.soak) throw new Error('--tuning and --soak are runs of their own: choose one');
+  if ([chosen.tuning, chosen.soak, chosen.size].filter(Boolean).length > 1) throw new Error('--tuning, --size and --soak are runs of their own: choose one');
   if (chosen.tuning) return tuning();
   if (chosen.soak) return soak(chosen.soak);
+  if (chosen.size) return size(chosen.size, chosen.warmup);
   const { samples, warmup, readSamples, mcpSamples, limitSamples, encryptionSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
@@ -477,6 +504,17 @@ async function tuning(): Promise<void> {
     await database.drop().catch((error: Error) => log(`dropping the database failed: ${error.message}`));
     rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+/** `--size`: the review queue, the audit trail and the call log at the sizes of a year of use (bench/size/). */
+async function size(settings: NonNullable<ReturnType<typeof options>['size']>, warmup: number): Promise<void> {
+  const started = Date.now();
+  const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
+  const { queue, audit } = await measureQueueAndAuditAtSize({ adminUrl, ...settings, warmup, log });
+  const result = { date: new Date().toISOString(), machine: await machineOf(), settings: { ...settings, warmup }, size: { queue, audit } };
+  writeJson(result, sizeResultsPath);
+  process.stdout.write(`\n${printableSize(result.size)}\n\n`);
+  log(`wrote ${sizeResultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
 }
 
 /** `--soak`: half an hour of mixed load at stated rates, memory and event-loop delay sampled (bench/soak.ts). */
