@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listCalls, type LoggedCall } from '../../domain/usage/call-log';
+import { inject } from 'vitest';
+import { connectDatabase } from '../../db/database';
+import { listCalls, recordCall, type LoggedCall } from '../../domain/usage/call-log';
 import { parseToken } from '../../domain/identity/tokens';
 import { startHarness, type Harness, type TestOrganization } from '../support/harness';
 
@@ -140,6 +142,23 @@ describe('MCP tool calls', () => {
       { operation: 'tasks.list', tool: 'list_tasks', status: 422, outcome: 'validation_failed' },
       { operation: 'reviews.status', tool: 'get_review_status', status: 404, outcome: 'not_found' },
     ]);
+  });
+});
+
+describe('what a row costs', () => {
+  it('a row commits without waiting for the disk, in its own transaction only: the connection keeps synchronous_commit on', async () => {
+    const { keyId } = await freshKey(['tasks.read'], 'read');
+    // One connection, so the statement after the row runs where the row was written.
+    const single = connectDatabase(inject('databaseUrl'), { maxConnections: 1 });
+    try {
+      await recordCall(single, { orgId: org.organization.id, apiKeyId: keyId, userId: null, interface: 'rest', operation: 'tasks.list', tool: null, status: 200, outcome: 'ok', latencyMs: 3 });
+      expect((await single.query<{ synchronous_commit: string }>('SHOW synchronous_commit')).rows[0]!.synchronous_commit).toBe('on');
+      const inTransaction = await single.transaction((tx) => tx.query<{ synchronous_commit: string }>('SHOW synchronous_commit'));
+      expect(inTransaction.rows[0]!.synchronous_commit).toBe('on');
+      expect(await rowsOf(org.organization.id, keyId, 1)).toMatchObject([{ interface: 'rest', operation: 'tasks.list', status: 200, outcome: 'ok', latency_ms: 3 }]);
+    } finally {
+      await single.close();
+    }
   });
 });
 
