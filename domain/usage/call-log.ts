@@ -40,31 +40,47 @@ export interface LoggedCall {
   created_at: string;
 }
 
+/** A call's row as the log keeps it: the id and the time are those of the end of the call. */
+export interface EndedCall {
+  entry: CallRecord;
+  ended: { id: string; at: Date };
+}
+
 /**
- * One INSERT. The id and the time are those of the end of the call, not of the row reaching the database:
- * rows written in the background still sort in the order the calls ended.
+ * One INSERT of one call. The id and the time are those of the end of the call, not of the row reaching the
+ * database: rows written in the background still sort in the order the calls ended.
+ */
+export async function recordCall(db: Queryable, entry: CallRecord, ended = { id: newId('call'), at: new Date() }): Promise<void> {
+  await recordCalls(db, [{ entry, ended }]);
+}
+
+/**
+ * One INSERT of several calls (one statement whatever their number, so it is prepared once).
  *
  * It commits without waiting for the WAL to reach the disk (synchronous_commit off for its own transaction, set by
  * the statement itself, as the limits' count does): a crash of the PostgreSQL server may forget the rows of its last
  * fraction of a second. The log is written off the request path and gives way under pressure anyway; the wait for
  * the disk was most of what a row cost. Nothing a caller was told depends on it.
  */
-export async function recordCall(db: Queryable, entry: CallRecord, ended = { id: newId('call'), at: new Date() }): Promise<void> {
+export async function recordCalls(db: Queryable, calls: EndedCall[]): Promise<void> {
+  if (calls.length === 0) return;
+  const column = <T>(pick: (call: EndedCall) => T) => calls.map(pick);
   await db.query(
     `INSERT INTO call_log (id, org_id, api_key_id, user_id, interface, operation, tool, status, outcome, latency_ms, created_at)
-     SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 FROM (SELECT set_config('synchronous_commit', 'off', true)) AS unsynced`,
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::float8[], $11::timestamptz[])
+     WHERE (SELECT set_config('synchronous_commit', 'off', true)) IS NOT NULL`,
     [
-      ended.id,
-      entry.orgId,
-      entry.apiKeyId,
-      entry.userId,
-      entry.interface,
-      entry.operation,
-      entry.tool,
-      entry.status,
-      entry.outcome,
-      entry.latencyMs,
-      ended.at,
+      column(({ ended }) => ended.id),
+      column(({ entry }) => entry.orgId),
+      column(({ entry }) => entry.apiKeyId),
+      column(({ entry }) => entry.userId),
+      column(({ entry }) => entry.interface),
+      column(({ entry }) => entry.operation),
+      column(({ entry }) => entry.tool),
+      column(({ entry }) => entry.status),
+      column(({ entry }) => entry.outcome),
+      column(({ entry }) => entry.latencyMs),
+      column(({ ended }) => ended.at),
     ],
   );
 }
@@ -111,23 +127,46 @@ function callFromRow(row: QueryResultRow): LoggedCall {
 export interface CallLogWriter {
   /** Queues the row and returns at once: the caller's answer never waits for it, nor fails with it. */
   record(entry: CallRecord): void;
-  /** Waits for the rows still being written, before the database closes. */
+  /** Writes the rows queued and waits for those still being written, before the database closes. */
   drain(): Promise<void>;
 }
 
-/** At most this many rows in flight; beyond it (the database is struggling) rows are dropped, not queued. */
+/** At most this many rows queued or being written; beyond it (the database is struggling) rows are dropped, not queued. */
 const maxInFlight = 1000;
+/** Rows wait at most this long to be written with the calls that end beside them, and go at once when this many. */
+const gatherMs = 20;
+const mostPerStatement = 200;
 
 /**
- * Writes the call log off the request path, once the answer is on its way (the row is written on the next turn
- * of the event loop, after the answer); failures go to `onError`, never to the caller.
+ * Writes the call log off the request path, once the answer is on its way: the rows of the calls that end within
+ * a few milliseconds of each other go in one statement (a busy api writes one statement for many calls); failures
+ * go to `onError`, never to the caller.
  */
 export function callLogWriter(db: Queryable, onError: (error: unknown) => void): CallLogWriter {
-  const inFlight = new Set<Promise<void>>();
+  let queued: EndedCall[] = [];
+  let timer: NodeJS.Timeout | undefined;
+  const writing = new Set<Promise<void>>();
+  let rowsWriting = 0;
   let dropped = 0;
+  const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
+    while (queued.length > 0) {
+      const calls = queued.slice(0, mostPerStatement);
+      queued = queued.slice(calls.length);
+      rowsWriting += calls.length;
+      const write: Promise<void> = recordCalls(db, calls)
+        .catch(onError)
+        .finally(() => {
+          rowsWriting -= calls.length;
+          writing.delete(write);
+        });
+      writing.add(write);
+    }
+  };
   return {
     record(entry) {
-      if (inFlight.size >= maxInFlight) {
+      if (queued.length + rowsWriting >= maxInFlight) {
         if (dropped === 0) onError(new Error(`call log: ${maxInFlight} rows still being written; dropping rows until it catches up`));
         dropped++;
         return;
@@ -136,15 +175,13 @@ export function callLogWriter(db: Queryable, onError: (error: unknown) => void):
         onError(new Error(`call log: ${dropped} rows were dropped while the database caught up`));
         dropped = 0;
       }
-      const ended = { id: newId('call'), at: new Date() };
-      const write: Promise<void> = new Promise<void>((resolve) => setImmediate(resolve))
-        .then(() => recordCall(db, entry, ended))
-        .catch(onError)
-        .finally(() => inFlight.delete(write));
-      inFlight.add(write);
+      queued.push({ entry, ended: { id: newId('call'), at: new Date() } });
+      if (queued.length >= mostPerStatement) flush();
+      else timer ??= setTimeout(flush, gatherMs);
     },
     async drain() {
-      await Promise.all(inFlight);
+      flush();
+      await Promise.all(writing);
     },
   };
 }

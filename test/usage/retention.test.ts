@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureRetentionSchedule, retentionScheduleId } from '../../runtime/schedules';
 import { newId } from '../../domain/kit/ids';
 import { insertWebhookDelivery } from '../support/fixtures';
@@ -33,8 +33,12 @@ describe('retention, pruned by a Temporal Schedule', () => {
     // Time passes: two decisions a year old, a review still waiting since then, and half the call log old.
     await h.db.query(`UPDATE reviews SET decided_at = now() - interval '400 days' WHERE id = ANY($1)`, [[denied, approved]]);
     await h.db.query(`UPDATE reviews SET created_at = now() - interval '400 days' WHERE id = $1`, [pending]);
-    const { rows: calls } = await h.db.query('SELECT id FROM call_log WHERE org_id = $1 ORDER BY created_at, id', [acme.organization.id]);
-    expect(calls.length).toBeGreaterThanOrEqual(7);
+    // The call log is written off the request path, a moment after each answer.
+    const calls = await vi.waitFor(async () => {
+      const { rows } = await h.db.query('SELECT id FROM call_log WHERE org_id = $1 ORDER BY created_at, id', [acme.organization.id]);
+      expect(rows.length).toBeGreaterThanOrEqual(7);
+      return rows;
+    });
     const old = calls.slice(0, 3).map((row) => row.id as string);
     await h.db.query(`UPDATE call_log SET created_at = now() - interval '31 days' WHERE id = ANY($1)`, [old]);
     // A webhook delivery as old (failed), and one as old still being tried: the first goes with its event.
