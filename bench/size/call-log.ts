@@ -9,14 +9,14 @@ import pg from 'pg';
 import { connectDatabase } from '../../db/database';
 import { createScratchDatabase, type ScratchDatabase } from '../../db/scratch-database';
 import { createApiKey } from '../../domain/identity/api-keys';
-import { updateOrganization } from '../../domain/identity/organizations';
+import { createOrganization, updateOrganization } from '../../domain/identity/organizations';
 import { createUser } from '../../domain/identity/people';
 import { startSession } from '../../domain/identity/sessions';
 import { loadConfig } from '../../runtime/config';
 import { findTemporalCli } from '../../runtime/temporal-binary';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server';
 import { runRounds } from '../measure';
-import { createBenchOrganization } from '../organization';
+import { benchPlan, createBenchOrganization } from '../organization';
 import { startService, waitForHealth, type Service } from '../services';
 import { round, summarize, type Summary } from '../stats';
 import { pruneAt, type PruneRun } from './call-log-retention';
@@ -35,23 +35,32 @@ export interface CallLogSizeRun {
   vacuumAnalyzeSeconds: number;
   /** Milliseconds per read, warm-up left out. */
   reads: Record<CommandCenterRead, Summary>;
-  /** Answers checked, warm-up included. */
-  checked: Record<CommandCenterRead, number>;
+  /** The same reads of the reference organization (the smallest size), in the same rounds, turn about. */
+  referenceReads: Record<CommandCenterRead, Summary>;
+  /** Each read's p50 over the reference's, measured in the same rounds: about 1 at the smallest size. */
+  p50RatiosOverReference: Record<CommandCenterRead, number>;
+  /** Answers checked, warm-up included, the reference's too. */
+  checked: Record<string, number>;
 }
 
 export interface CallLogSizeResult {
   sizes: number[];
   mainRead: CommandCenterRead;
   mainReadIs: string;
-  /** The main read's p50 at the largest size over the smallest (named for the default sizes, 10M and 100k). */
+  /**
+   * The main read's p50 at the largest size over its p50 at the smallest, both measured in the same rounds (the
+   * reference organization holds the smallest size throughout); named for the default sizes, 10M and 100k.
+   */
   p50Ratio10mOver100k: number;
-  /** Each read's p50 at the largest size over the smallest. */
+  /** Each read's p50 at the largest size over the reference's in the same rounds. */
   p50RatiosLargestOverSmallest: Record<CommandCenterRead, number>;
+  /** The same ratios from the runs one after the other (the largest size's run over the smallest's), which load on a shared machine can move. */
+  p50RatiosSequential: Record<CommandCenterRead, number>;
   runs: CallLogSizeRun[];
 }
 
 export interface RetentionSizeResult {
-  /** Call log rows before the prune: the largest size, a year of calls. */
+  /** Call log rows before the prune: a year of calls, the largest size and the reference organization's. */
   rows: number;
   retentionDays: number;
   /** The first prune of the year, down to the retention. */
@@ -94,7 +103,10 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
     for (const started of [createdDatabase, startedTemporal]) if (started.status === 'rejected') throw started.reason;
     if (!database || !temporal) throw new Error('unreachable');
 
+    // The organization that grows, and a reference one seeded once at the smallest size: each size's reads are
+    // measured in the same rounds as the reference's, turn about, so their ratio holds when the machine's load moves.
     const seeded = await prepareOrganization(database.url);
+    const reference = await prepareOrganization(database.url, seeded);
     const port = await freePort();
     const apiUrl = `http://127.0.0.1:${port}`;
     const env = { DATABASE_URL: database.url, TEMPORAL_ADDRESS: temporal.address, PORT: String(port), HOST: '127.0.0.1', PUBLIC_URL: apiUrl, LOG_LEVEL: 'warn', GATEHOUSE_DATA_DIR: dataDir };
@@ -104,6 +116,9 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
 
     const runs: CallLogSizeRun[] = [];
     let seededRows = 0;
+    log(`call log: seeding the reference organization with ${sizes[0]!.toLocaleString('en')} rows…`);
+    await insertRows(pool, reference, 0, sizes[0]!, log);
+    const referenceModel = new CallLogModel(sizes[0]!, reference.anchorMs, listFilters, keptPerFilter);
     for (const size of sizes) {
       log(`call log: growing to ${size.toLocaleString('en')} rows…`);
       const seedSeconds = await insertRows(pool, seeded, seededRows, size, log);
@@ -115,8 +130,10 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
       const model = new CallLogModel(size, seeded.anchorMs, listFilters, keptPerFilter);
       log(`call log: ${size.toLocaleString('en')} rows in ${seedSeconds.toFixed(1)} s + VACUUM ANALYZE ${vacuumAnalyzeSeconds.toFixed(1)} s; answers modelled in ${((performance.now() - modelStarted) / 1000).toFixed(1)} s; measuring ${warmup} + ${samples} rounds…`);
       // A fresh session per size: seeding the largest may outlast the api's idle timeout.
-      const cookie = await sessionCookie(database.url, seeded);
-      const operations = commandCenterOperations({ apiUrl, cookie, keyIds: seeded.keyIds, timezone, model, pool });
+      const [cookie, referenceCookie] = [await sessionCookie(database.url, seeded), await sessionCookie(database.url, reference)];
+      const measuredReads = commandCenterOperations({ apiUrl, cookie, keyIds: seeded.keyIds, timezone, model, pool });
+      const referenceReads = commandCenterOperations({ apiUrl, cookie: referenceCookie, keyIds: reference.keyIds, timezone, model: referenceModel, pool });
+      const operations = Object.fromEntries(commandCenterReads.flatMap((read) => [[read, measuredReads[read]], [`reference ${read}`, referenceReads[read]]]));
       let lastShown = Date.now();
       const measured = await runRounds(operations, {
         samples,
@@ -130,37 +147,52 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
           }
         },
       });
-      const reads = Object.fromEntries(commandCenterReads.map((read) => [read, summarize(measured.samples[read])])) as Record<CommandCenterRead, Summary>;
-      runs.push({ rows: size, seedSeconds: round(seedSeconds, 1), vacuumAnalyzeSeconds: round(vacuumAnalyzeSeconds, 1), reads, checked: measured.checked });
-      log(`call log at ${size.toLocaleString('en')}: ${commandCenterReads.map((read) => `${read} ${reads[read].p50.toFixed(1)}`).join(', ')} ms p50`);
+      const summaries = (prefix: string) =>
+        Object.fromEntries(commandCenterReads.map((read) => [read, summarize(measured.samples[`${prefix}${read}`]!)])) as Record<CommandCenterRead, Summary>;
+      const [reads, referenceSummaries] = [summaries(''), summaries('reference ')];
+      const p50RatiosOverReference = Object.fromEntries(
+        commandCenterReads.map((read) => [read, ratio(reads[read].p50, referenceSummaries[read].p50)]),
+      ) as Record<CommandCenterRead, number>;
+      runs.push({
+        rows: size,
+        seedSeconds: round(seedSeconds, 1),
+        vacuumAnalyzeSeconds: round(vacuumAnalyzeSeconds, 1),
+        reads,
+        referenceReads: referenceSummaries,
+        p50RatiosOverReference,
+        checked: measured.checked,
+      });
+      log(`call log at ${size.toLocaleString('en')}: ${commandCenterReads.map((read) => `${read} ${reads[read].p50.toFixed(1)} (${p50RatiosOverReference[read]}×)`).join(', ')} ms p50 (× the reference's)`);
     }
 
     const [smallest, largest] = [runs[0]!, runs.at(-1)!];
-    const p50RatiosLargestOverSmallest = Object.fromEntries(
+    const p50RatiosSequential = Object.fromEntries(
       commandCenterReads.map((read) => [read, ratio(largest.reads[read].p50, smallest.reads[read].p50)]),
     ) as Record<CommandCenterRead, number>;
+    const p50RatiosLargestOverSmallest = largest.p50RatiosOverReference;
     const callLog: CallLogSizeResult = {
       sizes,
       mainRead,
       mainReadIs: "the Agents page's reads of the call log as it opens them, at once: the agents of the day (agents.list), the newest calls, the last 24 hours' chart, then the busiest key's run",
       p50Ratio10mOver100k: p50RatiosLargestOverSmallest[mainRead],
       p50RatiosLargestOverSmallest,
+      p50RatiosSequential,
       runs,
     };
 
     const retentionMs = loadConfig({ DATABASE_URL: database.url }).retention.callLogMs;
     if (retentionMs === undefined) throw new Error('the default call log retention keeps everything');
-    log(`retention: pruning ${seededRows.toLocaleString('en')} rows of a year down to ${retentionMs / 86_400_000} days…`);
+    log(`retention: pruning ${(seededRows + sizes[0]!).toLocaleString('en')} rows of a year down to ${retentionMs / 86_400_000} days…`);
     const db = connectDatabase(database.url, { maxConnections: 2 });
     try {
-      const seededLog = { ...seeded, size: seededRows };
+      const seededLog = [{ ...seeded, size: seededRows }, { ...reference, size: sizes[0]! }];
       const backlog = await pruneAt(db, pool, seededLog, retentionMs, Date.now());
       log(`retention: ${backlog.pruned.callLog.toLocaleString('en')} rows in ${backlog.seconds.toFixed(1)} s (${Math.round(backlog.rowsPerSecond).toLocaleString('en')} rows/s); the hour after…`);
       const hourly = await pruneAt(db, pool, seededLog, retentionMs, Date.parse(backlog.at) + 60 * 60 * 1000, Date.parse(backlog.cutoff));
       log(`retention: the hour after, ${hourly.pruned.callLog.toLocaleString('en')} rows in ${(hourly.seconds * 1000).toFixed(0)} ms`);
       return {
         callLog,
-        retention: { rows: seededRows, retentionDays: retentionMs / 86_400_000, backlog, rowsPerSecond: round(backlog.rowsPerSecond, 0), hourly },
+        retention: { rows: seededRows + sizes[0]!, retentionDays: retentionMs / 86_400_000, backlog, rowsPerSecond: round(backlog.rowsPerSecond, 0), hourly },
       };
     } finally {
       await db.close();
@@ -174,18 +206,28 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
   }
 }
 
-/** The bench organization in Berlin's zone with eight keys (the bench's own first) and a person. */
-async function prepareOrganization(databaseUrl: string): Promise<SeedContext> {
-  const organization = await createBenchOrganization(databaseUrl);
+/**
+ * The bench organization in Berlin's zone with eight keys (the bench's own first) and a person; or, given the
+ * first, another on the bench plan (the reference), whose rows end a few milliseconds apart from the first's.
+ */
+async function prepareOrganization(databaseUrl: string, first?: SeedContext): Promise<SeedContext> {
   const db = connectDatabase(databaseUrl, { maxConnections: 2 });
   try {
-    await updateOrganization(db, organization.slug, { timezone });
-    const { rows } = await db.query<{ id: string }>('SELECT id FROM api_keys WHERE org_id = $1', [organization.orgId]);
-    const keyIds = [rows[0]!.id];
-    for (const label of keyLabels.slice(1)) keyIds.push((await createApiKey(db, { orgId: organization.orgId, label, access: 'read_write' })).key.id);
-    const person = await createUser(db, { orgId: organization.orgId, email: `watcher@${organization.slug}.bench`, role: 'member' });
-    // Anchored a minute back, so that the newest rows are never in the api's future.
-    return { orgId: organization.orgId, keyIds, userId: person.id, anchorMs: Date.now() - 60_000 };
+    const keyIds: string[] = [];
+    let orgId: string;
+    let slug: string;
+    if (first) {
+      ({ id: orgId, slug } = await createOrganization(db, { slug: `bench-reference-${Date.now().toString(36)}`, name: 'Benchmark reference', plan: benchPlan.name, timezone }));
+    } else {
+      ({ orgId, slug } = await createBenchOrganization(databaseUrl));
+      await updateOrganization(db, slug, { timezone });
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM api_keys WHERE org_id = $1', [orgId]);
+      keyIds.push(rows[0]!.id);
+    }
+    for (const label of keyLabels.slice(keyIds.length)) keyIds.push((await createApiKey(db, { orgId, label, access: 'read_write' })).key.id);
+    const person = await createUser(db, { orgId, email: `watcher@${slug}.bench`, role: 'member' });
+    // Anchored a minute back, so that the newest rows are never in the api's future; the reference's ids differ.
+    return { orgId, keyIds, userId: person.id, anchorMs: first ? first.anchorMs - 7 : Date.now() - 60_000 };
   } finally {
     await db.close();
   }
