@@ -27,13 +27,22 @@ export async function pruneExpiredRecords(db: Database, policy: RetentionRules, 
   const pruned: Pruned = { callLog: 0, reviews: 0, webhookDeliveries: 0 };
   if (policy.callLogMs !== undefined) {
     const before = new Date(now.getTime() - policy.callLogMs);
+    // Oldest first, each batch starting where the last ended: a batch never walks the index entries of the rows the
+    // batches before it removed (not yet vacuumed away), so the prune of a year's backlog takes time in proportion to it.
+    let from = '-infinity';
     for (;;) {
-      const { rowCount } = await db.query(
-        `DELETE FROM call_log WHERE id IN (SELECT id FROM call_log WHERE created_at < $1 LIMIT ${batch})`,
-        [before],
+      const { rows } = await db.query<{ removed: number; last: string | null }>(
+        `WITH removed AS (
+           DELETE FROM call_log WHERE id IN (
+             SELECT id FROM call_log WHERE created_at >= $2::timestamptz AND created_at < $1 ORDER BY created_at LIMIT ${batch})
+           RETURNING created_at)
+         SELECT count(*)::int AS removed, max(created_at)::text AS last FROM removed`,
+        [before, from],
       );
-      pruned.callLog += rowCount ?? 0;
-      if ((rowCount ?? 0) < batch) break;
+      const { removed, last } = rows[0]!;
+      pruned.callLog += removed;
+      if (removed < batch || last === null) break;
+      from = last;
     }
     // The webhook delivery log goes with the call log; an event goes once it is relayed and none of its deliveries is left.
     for (;;) {
