@@ -36,6 +36,7 @@ import { countSearchMatches, customerSearch, seedLarge, startWriteLoad, taskList
 import { buildReport, machineOf, printableReport, printableTuning, writeJson, writeReport } from './report';
 import { measureTuning } from './tuning';
 import { measureQueueAndAuditAtSize } from './size/queue-audit';
+import { measureCallLogAtSize } from './size/call-log';
 import { printableSize } from './size/report';
 import { defaultSoakOptions, printableSoak, runSoak, soakKinds, type SoakOptions, type SoakRates } from './soak';
 import { startService, waitForHealth, type Service } from './services';
@@ -61,6 +62,7 @@ function options() {
       size: { type: 'boolean', default: false },
       'size-queue': { type: 'string', default: '10000,100000,1000000' },
       'size-audit': { type: 'string', default: '10000,100000,1000000' },
+      'size-calls': { type: 'string', default: '100000,1000000,10000000' },
       'size-samples': { type: 'string', default: '40' },
       'size-passes': { type: 'string', default: '3' },
       soak: { type: 'boolean', default: false },
@@ -106,7 +108,13 @@ function sizeOptions(values: Record<string, string | boolean | undefined>) {
     if (!Number.isInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer, not "${values[name]}"`);
     return n;
   };
-  return { queueSizes: sizes('size-queue'), auditSizes: sizes('size-audit'), samples: count('size-samples'), passes: count('size-passes') };
+  return {
+    queueSizes: sizes('size-queue'),
+    auditSizes: sizes('size-audit'),
+    callLogSizes: sizes('size-calls'),
+    samples: count('size-samples'),
+    passes: count('size-passes'),
+  };
 }
 
 /** `--soak`'s options: minutes measured, warm-up minutes, rates a second (gated writes, reads, MCP calls, reviews), sampling. */
@@ -510,8 +518,11 @@ async function tuning(): Promise<void> {
 async function size(settings: NonNullable<ReturnType<typeof options>['size']>, warmup: number): Promise<void> {
   const started = Date.now();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
-  const { queue, audit } = await measureQueueAndAuditAtSize({ adminUrl, ...settings, warmup, log });
-  const result = { date: new Date().toISOString(), machine: await machineOf(), settings: { ...settings, warmup }, size: { queue, audit } };
+  const { callLogSizes, ...queueAndAudit } = settings;
+  // One after the other, each on a scratch database of its own: the call log's seeding is the longest part.
+  const { queue, audit } = await measureQueueAndAuditAtSize({ adminUrl, ...queueAndAudit, warmup, log });
+  const { callLog, retention } = await measureCallLogAtSize({ adminUrl, sizes: callLogSizes, samples: settings.samples, warmup, log });
+  const result = { date: new Date().toISOString(), machine: await machineOf(), settings: { ...settings, warmup }, size: { queue, audit, callLog, retention } };
   writeJson(result, sizeResultsPath);
   process.stdout.write(`\n${printableSize(result.size)}\n\n`);
   log(`wrote ${sizeResultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
