@@ -23,7 +23,7 @@ export interface TuningVariant {
 }
 
 /** The settings before this tuning: the CLI's refresh on read, gzip on loopback, the SDK's pollers, nothing preloaded. */
-const before = { TEMPORAL_GRPC_COMPRESSION: 'gzip', TEMPORAL_PRELOAD_WORKFLOW_MODULES: 'off' };
+const before = { TEMPORAL_GRPC_COMPRESSION: 'gzip', TEMPORAL_NON_STICKY_POLL_RATIO: '0.2', TEMPORAL_PRELOAD_WORKFLOW_MODULES: 'off' };
 
 export const tuningVariants: TuningVariant[] = [
   { name: 'before', change: 'nothing: the settings before this tuning', server: 'refreshOnRead', env: before },

@@ -178,11 +178,7 @@ export interface Config {
      * machine's loopback, where compressing costs CPU and saves nothing.
      */
     grpcCompression: 'auto' | 'gzip' | 'none';
-    /**
-     * The worker's workflow-task pollers (the SDK's default 10) and the share of them that polls the task queue
-     * rather than the worker's own sticky queue (the SDK's default 0.2): the first task of every gated write comes
-     * from the task queue.
-     */
+    /** The worker's workflow-task pollers and their share on the task queue (worker/index.ts's defaults when not given). */
     workflowTaskPollers: number | undefined;
     nonStickyPollRatio: number | undefined;
     /** Whether the worker loads the workflows' stateless modules once per reused sandbox rather than once per run. */

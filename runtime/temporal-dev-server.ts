@@ -28,8 +28,10 @@ export interface TemporalDevServerOptions {
   searchAttributes?: boolean;
   /**
    * Whether the server reads its search attributes from the database on every lookup
-   * (`system.forceSearchAttributesCacheRefreshOnRead`). The CLI turns it on so that attributes added while it runs
-   * are seen at once; a server whose attributes are all registered as it starts has nothing to refresh.
+   * (`system.forceSearchAttributesCacheRefreshOnRead`, which Temporal says should not be on in production). The CLI
+   * turns it on so that attributes added while it runs are seen at once; a server whose attributes are all
+   * registered as it starts has nothing to refresh, so it is off then (default), and on for a bare server
+   * (`searchAttributes: false`), to which they are added later.
    */
   refreshSearchAttributesOnRead?: boolean;
   /** Where the Web UI's browser decodes encrypted payloads (Temporal's remote codec). */
@@ -67,9 +69,8 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions):
   if (uiPort) await assertPortFree(uiPort, `the Temporal Web UI's port ${uiPort}`);
   const args = ['server', 'start-dev', '--ip', '127.0.0.1', '--port', String(port), '--log-level', 'error'];
   for (const setting of devDynamicConfig) args.push('--dynamic-config-value', setting);
-  if (options.refreshSearchAttributesOnRead !== undefined) {
-    args.push('--dynamic-config-value', `system.forceSearchAttributesCacheRefreshOnRead=${options.refreshSearchAttributesOnRead}`);
-  }
+  const refreshOnRead = options.refreshSearchAttributesOnRead ?? options.searchAttributes === false;
+  args.push('--dynamic-config-value', `system.forceSearchAttributesCacheRefreshOnRead=${refreshOnRead}`);
   if (options.searchAttributes !== false) args.push(...devServerSearchAttributeFlags());
   if (options.dbFile) {
     mkdirSync(dirname(options.dbFile), { recursive: true });

@@ -64,9 +64,9 @@ describe('configuration', () => {
   it("Temporal's connection and worker settings: gzip except over loopback, the SDK's pollers unless given", () => {
     expect(loadConfig({}).temporal).toMatchObject({ grpcCompression: 'auto', workflowTaskPollers: undefined, nonStickyPollRatio: undefined, preloadWorkflowModules: false });
     expect(
-      loadConfig({ TEMPORAL_GRPC_COMPRESSION: 'gzip', TEMPORAL_WORKFLOW_TASK_POLLERS: '20', TEMPORAL_NON_STICKY_POLL_RATIO: '0.5', TEMPORAL_PRELOAD_WORKFLOW_MODULES: 'on' })
+      loadConfig({ TEMPORAL_GRPC_COMPRESSION: 'gzip', TEMPORAL_WORKFLOW_TASK_POLLERS: '20', TEMPORAL_NON_STICKY_POLL_RATIO: '0.2', TEMPORAL_PRELOAD_WORKFLOW_MODULES: 'on' })
         .temporal,
-    ).toMatchObject({ grpcCompression: 'gzip', workflowTaskPollers: 20, nonStickyPollRatio: 0.5, preloadWorkflowModules: true });
+    ).toMatchObject({ grpcCompression: 'gzip', workflowTaskPollers: 20, nonStickyPollRatio: 0.2, preloadWorkflowModules: true });
     for (const [name, value] of [
       ['TEMPORAL_GRPC_COMPRESSION', 'brotli'],
       ['TEMPORAL_WORKFLOW_TASK_POLLERS', '1'],
