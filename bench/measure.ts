@@ -121,6 +121,11 @@ export async function runRounds<K extends string = Kind>(
     samples: number;
     warmup: number;
     alternate?: boolean;
+    /**
+     * For comparing several alike things (settings, servers): each round starts one further along and goes the
+     * other way every other round, so that none always runs first, last, or right after another.
+     */
+    rotate?: boolean;
     onProgress?: (done: number, total: number) => void;
     aborted?: () => boolean;
   },
@@ -131,36 +136,10 @@ export async function runRounds<K extends string = Kind>(
   const rounds = options.warmup + options.samples;
   for (let round = 0; round < rounds; round++) {
     if (options.aborted?.()) throw new Error('interrupted');
-    const order = options.alternate && round % 2 === 1 ? [...keys].reverse() : keys;
+    const start = options.rotate ? round % keys.length : 0;
+    const rotated = keys.map((_, step) => keys[(start + step) % keys.length]!);
+    const order = (options.alternate || options.rotate) && round % 2 === 1 ? rotated.reverse() : rotated;
     for (const kind of order) {
-      const started = performance.now();
-      await operations[kind](round);
-      const elapsed = performance.now() - started;
-      checked[kind]++;
-      if (round >= options.warmup) samples[kind].push(elapsed);
-    }
-    options.onProgress?.(round + 1, rounds);
-  }
-  return { samples, checked };
-}
-
-/**
- * Like runRounds, for comparing several alike things (settings, servers): each round visits every one, starting
- * one further along each time and in the other direction every other round, so that none always runs first, last,
- * or right after another.
- */
-export async function runRoundsRotating<K extends string>(
-  operations: Record<K, Operation>,
-  options: { samples: number; warmup: number; onProgress?: (done: number, total: number) => void; aborted?: () => boolean },
-): Promise<RoundsResult<K>> {
-  const keys = Object.keys(operations) as K[];
-  const samples = Object.fromEntries(keys.map((kind) => [kind, [] as number[]])) as Record<K, number[]>;
-  const checked = Object.fromEntries(keys.map((kind) => [kind, 0])) as Record<K, number>;
-  const rounds = options.warmup + options.samples;
-  for (let round = 0; round < rounds; round++) {
-    if (options.aborted?.()) throw new Error('interrupted');
-    const rotated = keys.map((_, step) => keys[(round + step) % keys.length]!);
-    for (const kind of round % 2 === 0 ? rotated : rotated.reverse()) {
       const started = performance.now();
       await operations[kind](round);
       const elapsed = performance.now() - started;

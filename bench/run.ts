@@ -39,7 +39,7 @@ import { measureQueueAndAuditAtSize } from './size/queue-audit';
 import { measureCallLogAtSize } from './size/call-log';
 import { printableSize } from './size/report';
 import { defaultSoakOptions, printableSoak, runSoak, soakKinds, type SoakOptions, type SoakRates } from './soak';
-import { startService, waitForHealth, type Service } from './services';
+import { cleanUp, startService, waitForHealth, type Service } from './services';
 
 const resultsPath = fileURLToPath(new URL('./results/latest.json', import.meta.url));
 const tuningResultsPath = fileURLToPath(new URL('./results/tuning.json', import.meta.url));
@@ -168,16 +168,7 @@ async function main(): Promise<void> {
   if (chosen.size) return size(chosen.size, chosen.warmup);
   const { samples, warmup, readSamples, mcpSamples, limitSamples, encryptionSamples, journalSamples, throughputSeconds, throughputRepeats } = options();
   const adminUrl = process.env.BENCH_DATABASE_ADMIN_URL;
-  const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
-  if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
-
-  // The floor's worker runs in this process: Temporal's runtime logs warnings and worse only.
-  Runtime.install({ logger: new DefaultLogger('WARN') });
-  let interrupted = false;
-  process.once('SIGINT', () => {
-    interrupted = true;
-    log('interrupted; cleaning up…');
-  });
+  const { cliPath, interrupted } = await benchStart();
 
   let database: ScratchDatabase | undefined;
   let temporal: TemporalDevServer | undefined;
@@ -272,7 +263,7 @@ async function main(): Promise<void> {
         }
       };
     };
-    const measured = await runRounds(operations, { samples, warmup, aborted: () => interrupted, onProgress: progress('gated writes') });
+    const measured = await runRounds(operations, { samples, warmup, aborted: interrupted, onProgress: progress('gated writes') });
 
     log(`reading back the histories of ${historiesPerKind} workflows of each kind…`);
     const histories = {
@@ -290,7 +281,7 @@ async function main(): Promise<void> {
     floors.push(defaultJournalFloor);
     const journals = await runRounds(
       { wal: floor.operation('floor (journal_mode=wal)', 'floor'), defaultJournal: defaultJournalFloor.operation('floor (default journal)', 'floor') },
-      { samples: journalSamples, warmup, alternate: true, aborted: () => interrupted, onProgress: progress('SQLite settings') },
+      { samples: journalSamples, warmup, alternate: true, aborted: interrupted, onProgress: progress('SQLite settings') },
     );
     await defaultJournalFloor.close();
     floors.pop();
@@ -317,7 +308,7 @@ async function main(): Promise<void> {
       for (const writers of writerLevels) {
         const order = (repeat + writers) % 2 === 0 ? throughputKinds : [...throughputKinds].reverse();
         for (const kind of order) {
-          if (interrupted) throw new Error('interrupted');
+          if (interrupted()) throw new Error('interrupted');
           for (const service of services) service.assertRunning();
           const window = await runWindow(kind, throughputOperations[kind], { writers, seconds: throughputSeconds, firstSequence: sequence, processes: measuredProcesses });
           sequence += window.writes + window.errors + writers;
@@ -337,7 +328,7 @@ async function main(): Promise<void> {
       taskPage: taskListPage(apiUrl, organization.token),
     };
     log(`measuring reads alone, ${warmup} + ${readSamples} rounds…`);
-    const alone = await runRounds(reads, { samples: readSamples, warmup, aborted: () => interrupted, onProgress: progress('reads alone') });
+    const alone = await runRounds(reads, { samples: readSamples, warmup, aborted: interrupted, onProgress: progress('reads alone') });
 
     log(`starting ${writeLoadConcurrency} loops of gated writes, then measuring the same reads under that load…`);
     const load = startWriteLoad(apiUrl, organization.token, writeLoadConcurrency, writeLoadFirstSequence);
@@ -349,7 +340,7 @@ async function main(): Promise<void> {
       underLoad = await runRounds(reads, {
         samples: readSamples,
         warmup,
-        aborted: () => interrupted,
+        aborted: interrupted,
         onProgress: progress('reads under write load', () => {
           load.assertFlowing(15_000);
           for (const service of services) service.assertRunning();
@@ -372,7 +363,7 @@ async function main(): Promise<void> {
           samples: mcpSamples,
           warmup,
           alternate: true,
-          aborted: () => interrupted,
+          aborted: interrupted,
           onProgress: progress(label, () => {
             for (const service of services) service.assertRunning();
           }),
@@ -390,7 +381,7 @@ async function main(): Promise<void> {
       samples: limitSamples,
       warmup,
       alternate: true,
-      aborted: () => interrupted,
+      aborted: interrupted,
       onProgress: progress('limits on and off', () => {
         for (const service of services) service.assertRunning();
       }),
@@ -424,7 +415,7 @@ async function main(): Promise<void> {
       samples: encryptionSamples,
       warmup,
       alternate: true,
-      aborted: () => interrupted,
+      aborted: interrupted,
       onProgress: progress('plain and encrypted writes', () => {
         for (const service of services) service.assertRunning();
       }),
@@ -457,7 +448,7 @@ async function main(): Promise<void> {
     log(`wrote ${resultsPath} (${((Date.now() - started) / 1000).toFixed(1)} s in all)`);
   } finally {
     // Each step runs even when an earlier one fails.
-    const steps: Array<[string, () => Promise<void> | undefined]> = [
+    const steps: Parameters<typeof cleanUp>[0] = [
       ['stopping the floor workers', async () => void (await Promise.all(floors.map((floor) => floor.close())))],
       ['stopping the apis and the workers', async () => void (await Promise.all(services.map((service) => service.stop())))],
       ['closing the insert pool', () => pool?.end()],
@@ -466,19 +457,15 @@ async function main(): Promise<void> {
       ['dropping the database', () => database?.drop()],
       ['removing the data folder', async () => rmSync(dataDir, { recursive: true, force: true })],
     ];
-    for (const [what, step] of steps) {
-      try {
-        await step();
-      } catch (error) {
-        log(`${what} failed: ${(error as Error).message}`);
-      }
-    }
+    await cleanUp(steps, log);
   }
 }
 
-/** `--tuning`: each of the issue's settings alone against the settings before them (bench/tuning.ts). */
-async function tuning(): Promise<void> {
-  const { samples, warmup, throughputSeconds, throughputRepeats } = options();
+/**
+ * What every run of the bench with Temporal needs first: the CLI, Temporal's runtime in this process (the floors'
+ * workers run here; it logs warnings and worse only), and Ctrl-C noted, so the run stops and cleans up.
+ */
+async function benchStart(): Promise<{ cliPath: string; interrupted: () => boolean }> {
   const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI, log });
   if (!cliPath) throw new Error('the benchmark needs the Temporal CLI: install Go, or set TEMPORAL_CLI to the binary');
   Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -487,6 +474,13 @@ async function tuning(): Promise<void> {
     interrupted = true;
     log('interrupted; cleaning up…');
   });
+  return { cliPath, interrupted: () => interrupted };
+}
+
+/** `--tuning`: each of the issue's settings alone against the settings before them (bench/tuning.ts). */
+async function tuning(): Promise<void> {
+  const { samples, warmup, throughputSeconds, throughputRepeats } = options();
+  const { cliPath, interrupted } = await benchStart();
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-bench-tuning-'));
   const database = await createScratchDatabase('bench', process.env.BENCH_DATABASE_ADMIN_URL);
   const started = Date.now();
@@ -502,7 +496,7 @@ async function tuning(): Promise<void> {
       throughputSeconds,
       throughputRepeats,
       log,
-      aborted: () => interrupted,
+      aborted: interrupted,
     });
     const written = { date: new Date().toISOString(), machine: await machineOf(cliPath), tuning: report };
     process.stdout.write(`\n${printableTuning(report)}\n\n`);

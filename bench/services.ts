@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { createScratchDatabase, type ScratchDatabase } from '../db/scratch-database';
+import { startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 
 const cliEntry = fileURLToPath(new URL('../bin/gatehouse.js', import.meta.url));
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
@@ -79,4 +81,33 @@ export async function waitForHealth(baseUrl: string, services: Service[], timeou
     await sleep(200);
   }
   throw new Error(`GET ${baseUrl}/${probe} did not answer 200 within ${timeoutMs / 1000} s (${last})`);
+}
+
+/** Runs every clean-up step even when an earlier one fails; a failure is logged, not thrown. */
+export async function cleanUp(steps: Array<[what: string, step: () => Promise<unknown> | undefined]>, log: (line: string) => void): Promise<void> {
+  for (const [what, step] of steps) {
+    try {
+      await step();
+    } catch (error) {
+      log(`${what} failed: ${(error as Error).message}`);
+    }
+  }
+}
+
+/**
+ * A scratch database and a Temporal dev server on a file database, made together; if either fails, the other is
+ * removed before the error is thrown.
+ */
+export async function startDatabaseAndTemporal(
+  name: string,
+  options: { adminUrl?: string; cliPath: string; dbFile: string },
+): Promise<{ database: ScratchDatabase; temporal: TemporalDevServer }> {
+  const [database, temporal] = await Promise.allSettled([
+    createScratchDatabase(name, options.adminUrl),
+    startTemporalDevServer({ cliPath: options.cliPath, headless: true, dbFile: options.dbFile }),
+  ]);
+  if (database.status === 'fulfilled' && temporal.status === 'fulfilled') return { database: database.value, temporal: temporal.value };
+  if (database.status === 'fulfilled') await database.value.drop().catch(() => {});
+  if (temporal.status === 'fulfilled') await temporal.value.stop().catch(() => {});
+  throw database.status === 'rejected' ? database.reason : (temporal as PromiseRejectedResult).reason;
 }

@@ -22,7 +22,7 @@ import { connectBenchMcp } from './mcp';
 import { gatedWrite } from './measure';
 import { createBenchOrganization, type BenchOrganization } from './organization';
 import { countSearchMatches, seedLarge, taskPagesPerWalk } from './reads';
-import { startService, waitForHealth, type Service } from './services';
+import { cleanUp, startService, waitForHealth, type Service } from './services';
 import { lateStartMs, startOpenLoad } from './soak-load';
 import { soakOperations } from './soak-operations';
 import { buildSoakResult, soakKinds, type SoakRates, type SoakResult } from './soak-result';
@@ -247,7 +247,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       deliveryLog: Object.fromEntries(rows.map((row) => [row.status, row.n])),
     });
   } finally {
-    const steps: Array<[string, () => Promise<void> | undefined]> = [
+    const steps: Parameters<typeof cleanUp>[0] = [
       ['closing the MCP client', () => mcp?.close()],
       ['stopping the api and the worker', async () => void (await Promise.all(services.map((service) => service.stop())))],
       ['stopping the Temporal dev server', () => temporal?.stop()],
@@ -255,13 +255,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakResult> {
       ['dropping the database', () => database?.drop()],
       ['removing the data folder', async () => rmSync(dataDir, { recursive: true, force: true })],
     ];
-    for (const [what, step] of steps) {
-      try {
-        await step();
-      } catch (error) {
-        log(`${what} failed: ${(error as Error).message}`);
-      }
-    }
+    await cleanUp(steps, log);
   }
 }
 

@@ -6,7 +6,7 @@
 import { join } from 'node:path';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
 import { startFloor, type Floor } from './floor/index';
-import { gatedWrite, runRoundsRotating, type Operation } from './measure';
+import { gatedWrite, runRounds, type Operation } from './measure';
 import { startService, waitForHealth, type Service } from './services';
 import { round, summarize } from './stats';
 import { combine, runWindow, type Window } from './throughput';
@@ -130,7 +130,7 @@ export async function measureTuning(options: TuningOptions): Promise<TuningRepor
     };
 
     log(`gated Allow on each variant, one at a time, ${options.warmup} + ${options.samples} rounds rotating through the variants…`);
-    const latency = await runRoundsRotating(writes, { samples: options.samples, warmup: options.warmup, aborted: options.aborted, onProgress: assertRunning });
+    const latency = await runRounds(writes, { rotate: true, samples: options.samples, warmup: options.warmup, aborted: options.aborted, onProgress: assertRunning });
 
     // The fair floor on each server: what the server setting alone is worth, without the gate.
     const sampleIds: string[] = [];
@@ -144,7 +144,8 @@ export async function measureTuning(options: TuningOptions): Promise<TuningRepor
       floorByServer[setting] = floor.operation(`fair floor (${setting})`, 'fairFloorLocal');
     }
     log(`the fair floor with a local activity on each server, ${options.warmup} + ${options.samples} rounds…`);
-    const floorRounds = await runRoundsRotating(floorByServer as Record<ServerSetting, Operation>, {
+    const floorRounds = await runRounds(floorByServer as Record<ServerSetting, Operation>, {
+      rotate: true,
       samples: options.samples,
       warmup: options.warmup,
       aborted: options.aborted,

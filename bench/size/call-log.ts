@@ -7,17 +7,17 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { connectDatabase } from '../../db/database';
-import { createScratchDatabase, type ScratchDatabase } from '../../db/scratch-database';
+import type { ScratchDatabase } from '../../db/scratch-database';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization, updateOrganization } from '../../domain/identity/organizations';
 import { createUser } from '../../domain/identity/people';
 import { startSession } from '../../domain/identity/sessions';
 import { loadConfig } from '../../runtime/config';
 import { findTemporalCli } from '../../runtime/temporal-binary';
-import { freePort, startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server';
+import { freePort, type TemporalDevServer } from '../../runtime/temporal-dev-server';
 import { runRounds } from '../measure';
 import { benchPlan, createBenchOrganization } from '../organization';
-import { startService, waitForHealth, type Service } from '../services';
+import { cleanUp, startDatabaseAndTemporal, startService, waitForHealth, type Service } from '../services';
 import { round, summarize, type Summary } from '../stats';
 import { pruneAt, type PruneRun } from './call-log-retention';
 import { CallLogModel, insertRows, keyLabels, type SeedContext } from './call-log-rows';
@@ -94,14 +94,7 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
   let pool: pg.Pool | undefined;
   try {
     // The api connects to Temporal on start (it serves gated writes); these reads never reach it, so no worker runs.
-    const [createdDatabase, startedTemporal] = await Promise.allSettled([
-      createScratchDatabase('size_calls', options.adminUrl),
-      startTemporalDevServer({ cliPath, headless: true, dbFile: join(dataDir, 'temporal.db') }),
-    ]);
-    if (createdDatabase.status === 'fulfilled') database = createdDatabase.value;
-    if (startedTemporal.status === 'fulfilled') temporal = startedTemporal.value;
-    for (const started of [createdDatabase, startedTemporal]) if (started.status === 'rejected') throw started.reason;
-    if (!database || !temporal) throw new Error('unreachable');
+    ({ database, temporal } = await startDatabaseAndTemporal('size_calls', { adminUrl: options.adminUrl, cliPath, dbFile: join(dataDir, 'temporal.db') }));
 
     // The organization that grows, and a reference one seeded once at the smallest size: each size's reads are
     // measured in the same rounds as the reference's, turn about, so their ratio holds when the machine's load moves.
@@ -198,11 +191,16 @@ export async function measureCallLogAtSize(options: CallLogSizeOptions): Promise
       await db.close();
     }
   } finally {
-    await pool?.end().catch(() => {});
-    for (const service of services.reverse()) await service.stop().catch(() => {});
-    await temporal?.stop().catch(() => {});
-    await database?.drop().catch((error: unknown) => log(`could not drop ${database?.name}: ${(error as Error).message}`));
-    rmSync(dataDir, { recursive: true, force: true });
+    await cleanUp(
+      [
+        ['closing the pool', () => pool?.end()],
+        ['stopping the api', async () => void (await Promise.all(services.map((service) => service.stop())))],
+        ['stopping the Temporal dev server', () => temporal?.stop()],
+        ['dropping the database', () => database?.drop()],
+        ['removing the data folder', async () => rmSync(dataDir, { recursive: true, force: true })],
+      ],
+      log,
+    );
   }
 }
 

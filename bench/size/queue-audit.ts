@@ -7,12 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connectDatabase, type Database } from '../../db/database';
-import { createScratchDatabase, type ScratchDatabase } from '../../db/scratch-database';
+import type { ScratchDatabase } from '../../db/scratch-database';
 import { startSession } from '../../domain/identity/sessions';
 import { findTemporalCli } from '../../runtime/temporal-binary';
-import { freePort, startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server';
+import { freePort, type TemporalDevServer } from '../../runtime/temporal-dev-server';
 import { runRounds, type Operation } from '../measure';
-import { startService, waitForHealth, type Service } from '../services';
+import { cleanUp, startDatabaseAndTemporal, startService, waitForHealth, type Service } from '../services';
 import { round, summarize } from '../stats';
 import { auditOperationNames, auditOperations, exportPass, verifyPass, type AuditOperationName, type Pass } from './audit-operations';
 import { seedAuditTrail, type AuditSeed } from './audit-fixtures';
@@ -99,14 +99,8 @@ export async function measureQueueAndAuditAtSize(options: SizeQueueAuditOptions)
   const dataDir = mkdtempSync(join(tmpdir(), 'gatehouse-size-'));
   try {
     log('creating the database and starting the Temporal dev server…');
-    const [createdDatabase, startedTemporal] = await Promise.allSettled([
-      createScratchDatabase('size', options.adminUrl),
-      startTemporalDevServer({ cliPath, headless: true, dbFile: join(dataDir, 'temporal.db') }),
-    ]);
-    if (createdDatabase.status === 'fulfilled') database = createdDatabase.value;
-    if (startedTemporal.status === 'fulfilled') temporal = startedTemporal.value;
-    for (const started of [createdDatabase, startedTemporal]) if (started.status === 'rejected') throw started.reason;
-    db = connectDatabase(database!.url, { maxConnections: 2 });
+    ({ database, temporal } = await startDatabaseAndTemporal('size', { adminUrl: options.adminUrl, cliPath, dbFile: join(dataDir, 'temporal.db') }));
+    db = connectDatabase(database.url, { maxConnections: 2 });
 
     // Organizations 0–4 hold the queues, 5–9 the trails (their seeded ids differ by that digit).
     const queues: Array<{ decided: number; organization: SizeOrganization; seed: QueueSeed; sessionCookie: string }> = [];
@@ -218,20 +212,14 @@ export async function measureQueueAndAuditAtSize(options: SizeQueueAuditOptions)
       },
     };
   } finally {
-    const steps: Array<[string, () => Promise<void> | undefined]> = [
+    const steps: Parameters<typeof cleanUp>[0] = [
       ['stopping the api', () => api?.stop()],
       ['closing the database pool', () => db?.close()],
       ['stopping the Temporal dev server', () => temporal?.stop()],
       ['dropping the database', () => database?.drop()],
       ['removing the data folder', async () => rmSync(dataDir, { recursive: true, force: true })],
     ];
-    for (const [what, step] of steps) {
-      try {
-        await step();
-      } catch (error) {
-        log(`${what} failed: ${(error as Error).message}`);
-      }
-    }
+    await cleanUp(steps, log);
   }
 }
 

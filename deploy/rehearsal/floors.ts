@@ -1,5 +1,5 @@
 import { startFloor, type Floor, type FloorShape } from '../../bench/floor/index';
-import { gatedWrite, runRoundsRotating, type Operation } from '../../bench/measure';
+import { gatedWrite, runRounds, type Operation } from '../../bench/measure';
 import { round, summarize } from '../../bench/stats';
 import { combine, runWindow, type Window } from '../../bench/throughput';
 import { connectDatabase } from '../../db/database';
@@ -61,7 +61,7 @@ export async function measureFloorsOnCluster(deployment: Deployment, settings: F
       kinds.map((kind) => [kind, kind === 'allow' ? allow : floor!.operation(kind, kind)]),
     ) as Record<Kind, Operation>;
     log(`floors on the deployment's Temporal: ${settings.warmup} + ${settings.samples} rounds of ${kinds.join(', ')}…`);
-    const rounds = await runRoundsRotating(operations, { samples: settings.samples, warmup: settings.warmup, aborted: () => signal.aborted });
+    const rounds = await runRounds(operations, { rotate: true, samples: settings.samples, warmup: settings.warmup, aborted: () => signal.aborted });
     const windows: Window<string>[] = [];
     let sequence = 1_000_000;
     for (let repeat = 0; repeat < settings.repeats && !signal.aborted; repeat++) {
