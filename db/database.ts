@@ -1,6 +1,6 @@
 import pg from 'pg';
 import pRetry from 'p-retry';
-import { isStalePlan, StatementNames } from './statement-names';
+import { isSharedSession, isStalePlan, StatementNames } from './statement-names';
 
 // Dates stay RFC 3339 strings end to end (what the API shows), and bigint counts come back as numbers.
 pg.types.setTypeParser(pg.types.builtins.DATE, (value) => value);
@@ -104,9 +104,12 @@ export function connectDatabase(url: string, options: DatabaseOptions = {}): Dat
 
   const names = options.preparedStatements === false ? undefined : new StatementNames();
   // A stale plan is refused before the statement runs (in a transaction, it aborts it): it is sent again, renamed.
+  // A session that is not the connection's alone: sent again unnamed, as everything after it.
   const renamedAfterStalePlan = (error: unknown) => {
-    if (!names || !isStalePlan(error)) return false;
-    names.forget();
+    if (!names) return false;
+    if (isStalePlan(error)) names.forget();
+    else if (isSharedSession(error)) names.stopNaming();
+    else return false;
     return true;
   };
   const query = ((text: string | pg.QueryConfig, values?: unknown[]) =>

@@ -9,12 +9,15 @@ import type pg from 'pg';
  *
  * A migration that changes what a named statement returns (a column added under `RETURNING *`) makes PostgreSQL
  * refuse the old plan ("cached plan must not change result type"); `forget` then renames every statement, so the
- * next attempt prepares it afresh on whichever connection it lands.
+ * next attempt prepares it afresh on whichever connection it lands. A server session that does not hold what this
+ * connection prepared, or holds a name already (a pooler in transaction mode between us and PostgreSQL, sessions
+ * shared by several clients), makes `stopNaming` send every statement unnamed from then on.
  */
 export class StatementNames {
   private sent = new Map<string, number>();
   private names = new Map<string, string>();
   private generation = 0;
+  private naming = true;
 
   constructor(
     private readonly options: { namedAfter: number; most: number } = { namedAfter: 3, most: 400 },
@@ -22,7 +25,7 @@ export class StatementNames {
 
   /** The statement to hand `pg`: named when it has earned it, else as given. */
   statement(text: string | pg.QueryConfig, values?: unknown[]): { text: string | pg.QueryConfig; values?: unknown[] } {
-    if (typeof text !== 'string' || values === undefined) return { text, values };
+    if (!this.naming || typeof text !== 'string' || values === undefined) return { text, values };
     const name = this.names.get(text) ?? this.earn(text);
     return name ? { text: { name, text, values } } : { text, values };
   }
@@ -30,6 +33,13 @@ export class StatementNames {
   /** After a refused stale plan: every statement is prepared again under a new name. */
   forget(): void {
     this.generation++;
+    this.names.clear();
+    this.sent.clear();
+  }
+
+  /** After a session that lost or already had a name: nothing is named again in this process. */
+  stopNaming(): void {
+    this.naming = false;
     this.names.clear();
     this.sent.clear();
   }
@@ -53,4 +63,13 @@ export class StatementNames {
 /** PostgreSQL refused a prepared statement's plan because what it returns changed since it was prepared. */
 export function isStalePlan(error: unknown): boolean {
   return (error as { code?: unknown })?.code === '0A000' && /cached plan must not change result type/.test((error as Error).message);
+}
+
+/**
+ * The server session does not hold a statement this connection prepared (26000), or holds its name already (42P05):
+ * the session is not this connection's alone. Refused before anything ran.
+ */
+export function isSharedSession(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  return (code === '26000' || code === '42P05') && /prepared statement/.test((error as Error).message);
 }

@@ -18,6 +18,13 @@ export interface OpenedDatabase {
 export const embeddedPoolSize = 1;
 
 /**
+ * How this process connects to the embedded database: one connection, and no statements prepared by name. Every
+ * socket of the embedded server shares one backend session, so a name one process (or an earlier connection of
+ * this one) prepared would already exist for the next.
+ */
+export const embeddedConnection = { maxConnections: embeddedPoolSize, preparedStatements: false } as const;
+
+/**
  * The server named by DATABASE_URL; else the embedded database of a running `gatehouse dev`; else the
  * embedded database opened by this process (served on a local port for as long as it runs).
  */
@@ -29,14 +36,14 @@ export async function openDatabase(config: Config, options: { migrate?: boolean 
     const running = readRunningDevState(config.dataDir);
     if (running) {
       opened = {
-        db: connectDatabase(running.databaseUrl, { maxConnections: embeddedPoolSize }),
+        db: connectDatabase(running.databaseUrl, embeddedConnection),
         description: `${running.databaseUrl} (embedded, served by ${running.owner === 'dev' ? 'gatehouse dev' : 'another gatehouse command'}, pid ${running.pid})`,
         embedded: true,
       };
     } else {
       const embedded = await startEmbeddedPostgres(config.dataDir);
       writeDevState(config.dataDir, { owner: 'cli', pid: process.pid, databaseUrl: embedded.url, startedAt: new Date().toISOString() });
-      const db = connectDatabase(embedded.url, { maxConnections: embeddedPoolSize });
+      const db = connectDatabase(embedded.url, embeddedConnection);
       opened = {
         db: {
           ...db,

@@ -7,7 +7,7 @@ import { countOrganizations } from '../domain/identity/organizations';
 import { seedOrganization } from '../data-import/seed';
 import { startApi } from './api-process';
 import type { Config } from './config';
-import { embeddedPoolSize } from './database';
+import { embeddedConnection } from './database';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { clearDevState, readRunningDevState, writeDevState, type DevState } from './dev-state';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
@@ -91,7 +91,7 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
       databaseUrl = embedded.url;
     }
     await migrate(databaseUrl);
-    const db = connectDatabase(databaseUrl, { maxConnections: embedded ? embeddedPoolSize : 10 });
+    const db = connectDatabase(databaseUrl, embedded ? embeddedConnection : { preparedStatements: config.databasePreparedStatements });
     cleanups.push(() => db.close());
 
     const demo = (await countOrganizations(db)) === 0 ? await createDemoOrganization(db, config.publicUrl) : undefined;

@@ -50,7 +50,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     ...(options.workflowBundle
       ? { workflowBundle: options.workflowBundle }
       : { workflowsPath, bundlerOptions: options.preloadWorkflowModules ? { preloadModules: statelessWorkflowModules } : undefined }),
-    maxConcurrentWorkflowTaskPolls: options.workflowTaskPollers,
+    ...(options.workflowTaskPollers ? { workflowTaskPollerBehavior: { type: 'simple-maximum' as const, maximum: options.workflowTaskPollers } } : {}),
     // Every gated write's first task comes from the task queue, not the worker's sticky queue: half the pollers wait
     // there (the SDK's default is a fifth; `npm run bench -- --tuning` measured half as faster, a little).
     nonStickyToStickyPollRatio: options.nonStickyPollRatio ?? 0.5,

@@ -137,32 +137,53 @@ const maxInFlight = 1000;
 /** Rows wait at most this long to be written with the calls that end beside them, and go at once when this many. */
 const gatherMs = 20;
 const mostPerStatement = 200;
+/**
+ * At most this many statements at once, so the log never takes more than two of the pool's connections (rows wait
+ * their turn meanwhile, and go together): a slow log, a lock, a migration, holds back the log, not the requests.
+ */
+const statementsAtOnce = 2;
+
+/** Text as PostgreSQL takes it: no NUL, which it refuses in text (a tool's name comes as the client sent it). */
+const storable = (text: string | null) => (text === null ? null : text.replaceAll('\0', '\uFFFD'));
 
 /**
  * Writes the call log off the request path, once the answer is on its way: the rows of the calls that end within
- * a few milliseconds of each other go in one statement (a busy api writes one statement for many calls); failures
- * go to `onError`, never to the caller.
+ * a few milliseconds of each other go in one statement (a busy api writes one statement for many calls). A
+ * statement the database refuses is tried again row by row, so that one row it will not take costs only that row;
+ * failures go to `onError`, never to the caller.
  */
 export function callLogWriter(db: Queryable, onError: (error: unknown) => void): CallLogWriter {
   let queued: EndedCall[] = [];
   let timer: NodeJS.Timeout | undefined;
-  const writing = new Set<Promise<void>>();
+  let statements = 0;
   let rowsWriting = 0;
   let dropped = 0;
+  const idle: Array<() => void> = [];
+  const write = async (calls: EndedCall[]) => {
+    try {
+      await recordCalls(db, calls);
+    } catch (error) {
+      if (calls.length === 1) throw error;
+      for (const call of calls) await recordCalls(db, [call]).catch(onError);
+    }
+  };
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
-    while (queued.length > 0) {
+    while (queued.length > 0 && statements < statementsAtOnce) {
       const calls = queued.slice(0, mostPerStatement);
       queued = queued.slice(calls.length);
+      statements++;
       rowsWriting += calls.length;
-      const write: Promise<void> = recordCalls(db, calls)
+      void write(calls)
         .catch(onError)
         .finally(() => {
+          statements--;
           rowsWriting -= calls.length;
-          writing.delete(write);
+          // What queued while the database was busy goes now, together.
+          if (queued.length > 0) flush();
+          else if (statements === 0) for (const resolve of idle.splice(0)) resolve();
         });
-      writing.add(write);
     }
   };
   return {
@@ -176,13 +197,14 @@ export function callLogWriter(db: Queryable, onError: (error: unknown) => void):
         onError(new Error(`call log: ${dropped} rows were dropped while the database caught up`));
         dropped = 0;
       }
-      queued.push({ entry, ended: { id: newId('call'), at: new Date() } });
+      const row = { ...entry, operation: storable(entry.operation)!, tool: storable(entry.tool) };
+      queued.push({ entry: row, ended: { id: newId('call'), at: new Date() } });
       if (queued.length >= mostPerStatement) flush();
       else timer ??= setTimeout(flush, gatherMs);
     },
     async drain() {
       flush();
-      await Promise.all(writing);
+      if (statements > 0 || queued.length > 0) await new Promise<void>((resolve) => idle.push(resolve));
     },
   };
 }

@@ -232,8 +232,10 @@ describe("the Agent Command Center's charts", () => {
 
     await run.getByLabel('Run of').selectOption({ label: narrowLabel });
     await page.getByRole('figure', { name: `The last 2 calls of “${narrowLabel}”` }).waitFor();
-    const narrowMarks = await runFigure().locator('rect[data-event]').evaluateAll((bars) => bars.map((bar) => bar.getAttribute('data-event')));
     const narrowNow: { id: string }[] = json(await adminApi.request({ method: 'GET', url: `/console/api/v1/agents/calls?api_key_id=${keyIdOf(narrowToken)}` })).data;
+    // A chart draws once its width is measured, a frame after its figure (and its name) is there.
+    await expect.poll(() => runFigure().locator('rect[data-event]').count(), { timeout: 10_000 }).toBe(narrowNow.length);
+    const narrowMarks = await runFigure().locator('rect[data-event]').evaluateAll((bars) => bars.map((bar) => bar.getAttribute('data-event')));
     expect(narrowMarks.sort()).toEqual(narrowNow.map((known) => known.id).sort());
     for (const known of agentCalls) expect(narrowMarks).not.toContain(known.id);
   });

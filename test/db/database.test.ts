@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { CommitOutcomeUnknown, connectDatabase, isConnectionFault, type Database } from '../../db/database';
+import { embeddedConnection } from '../../runtime/database';
 import { toAppError } from '../../domain/kit/errors';
 
 // The connection survives what a failover or an idle timeout does to it: the server ending backends, also in
@@ -68,6 +69,22 @@ describe('statements sent often are prepared once per connection', () => {
       return (await tx.query(`SELECT count(*)::int AS n FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'gh%'`, [text])).rows[0].n;
     });
     expect(named).toBe(1);
+  });
+
+  it('a session that lost what the connection prepared (a pooler in transaction mode) costs a retry, and nothing is named after it', async () => {
+    const single = connectDatabase(inject('databaseUrl'), { maxConnections: 1 });
+    try {
+      const text = `SELECT $1::int + 1 AS n`;
+      for (let i = 0; i < 4; i++) expect((await single.query(text, [i])).rows).toEqual([{ n: i + 1 }]);
+      // As if the statement's session were another's now: the server forgets it, the connection still thinks it has it.
+      await single.query('DEALLOCATE ALL');
+      expect((await single.query(text, [41])).rows).toEqual([{ n: 42 }]);
+      expect(await single.transaction(async (tx) => (await tx.query(text, [1])).rows)).toEqual([{ n: 2 }]);
+      for (let i = 0; i < 4; i++) await single.query(`SELECT $1::int * 2 AS n`, [i]);
+      expect((await single.query(`SELECT count(*)::int AS n FROM pg_prepared_statements`)).rows).toEqual([{ n: 0 }]);
+    } finally {
+      await single.close();
+    }
   });
 
   it('a migration that changes what a prepared statement returns costs a retry, not an error', async () => {
@@ -201,7 +218,7 @@ describe('dropped connections', () => {
     let server = new PGLiteSocketServer({ db: pglite, host: '127.0.0.1', port: 0, maxConnections: 8 });
     await server.start();
     const port = Number(server.getServerConn().split(':')[1]);
-    const embedded = connectDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`, { maxConnections: 1 });
+    const embedded = connectDatabase(`postgres://postgres@127.0.0.1:${port}/postgres`, embeddedConnection);
     try {
       await embedded.query('CREATE TABLE rounds (n int PRIMARY KEY)');
       for (let round = 0; round < 3; round++) {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { connectDatabase } from '../../db/database';
-import { listCalls, recordCall, type LoggedCall } from '../../domain/usage/call-log';
+import { callLogWriter, listCalls, recordCall, type CallRecord, type LoggedCall } from '../../domain/usage/call-log';
 import { parseToken } from '../../domain/identity/tokens';
 import { startHarness, type Harness, type TestOrganization } from '../support/harness';
 
@@ -159,6 +159,38 @@ describe('what a row costs', () => {
     } finally {
       await single.close();
     }
+  });
+});
+
+describe('the call log writer', () => {
+  it('writes the calls that end together in one go; a row the database refuses costs that row alone, and a NUL in a name is stored', async () => {
+    const { keyId } = await freshKey(['tasks.read'], 'read');
+    const errors: unknown[] = [];
+    const writer = callLogWriter(h.db, (error) => errors.push(error));
+    const call = (operation: string, orgId = org.organization.id): CallRecord => ({
+      orgId,
+      apiKeyId: keyId,
+      userId: null,
+      interface: 'mcp',
+      operation,
+      tool: operation,
+      status: 200,
+      outcome: 'ok',
+      latencyMs: 1,
+    });
+    writer.record(call('tasks.list'));
+    writer.record(call('x\u0000y'));
+    // An organization that does not exist: the database refuses the row (its foreign key).
+    writer.record(call('tasks.get', `org_${'0'.repeat(26)}`));
+    writer.record(call('tasks.search'));
+    await writer.drain();
+    expect(errors).toHaveLength(1);
+    const rows = await rowsOf(org.organization.id, keyId, 3);
+    expect(rows.map((row) => [row.operation, row.tool])).toEqual([
+      ['tasks.list', 'tasks.list'],
+      ['x\uFFFDy', 'x\uFFFDy'],
+      ['tasks.search', 'tasks.search'],
+    ]);
   });
 });
 
