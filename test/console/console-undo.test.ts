@@ -50,7 +50,15 @@ describe('undo in the console', () => {
     expect(await accessibilityViolations(page)).toEqual([]);
     await screenshot(page, 'undo-audit');
     await row(created.id).getByRole('button', { name: /^Undo now: / }).click();
-    await page.getByRole('status').getByText('Undone. The record is back as it was.').waitFor();
+    // Up to a minute, as the changeset's below: under the whole suite's load this answer once took longer than 30 s.
+    await page
+      .getByRole('status')
+      .getByText('Undone. The record is back as it was.')
+      .waitFor({ timeout: 60_000 })
+      .catch(async (failure: unknown) => {
+        const said = await page.locator('[role="status"], [role="alert"]').allInnerTexts().catch(() => []);
+        throw new Error(`no "Undone" status; the row says: ${await row(created.id).innerText().catch(() => '(gone)')}; the page says: ${said.join(' | ')}`, { cause: failure });
+      });
     expect((await taskOf(created.id)).data).toMatchObject({ priority: 'normal', status: 'todo' });
 
     // The undo is in the trail, naming what it undid.
