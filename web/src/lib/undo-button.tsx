@@ -20,6 +20,9 @@ const outcomeNames = {
   undone: 'Every record the changeset wrote is back as it was.',
 } as const;
 
+/** What the person is told once a write is taken back. */
+export const undoneSentence = (undone: Undone) => `Undone. ${outcomeNames[undone.outcome]}`;
+
 /**
  * A person's undo, signed first with their passkey where the organization needs approvals signed (`signed`); one
  * sent unsigned that the service refuses with passkey_required (the setting changed since the page loaded) is
@@ -41,7 +44,18 @@ async function undoAt(write: string, signed: boolean): Promise<Undone> {
  * Undo of an applied write, for people who decide reviews: asks once more (what it does), then takes the write
  * back at once. A refusal (the record changed since, the window passed) is said beside it.
  */
-export function UndoButton({ write, what, onUndone }: { write: string; what: string; onUndone: (undone: Undone) => void }) {
+export function UndoButton({
+  write,
+  what,
+  onUndone,
+  saidByPage = false,
+}: {
+  write: string;
+  what: string;
+  onUndone: (undone: Undone) => void;
+  /** The page says what was undone (in a status of its own, which outlives this button): nothing is said here. */
+  saidByPage?: boolean;
+}) {
   const [open, setOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
@@ -63,7 +77,7 @@ export function UndoButton({ write, what, onUndone }: { write: string; what: str
     }
   }
 
-  if (done) return <span role="status">Undone. {outcomeNames[done.outcome]}</span>;
+  if (done) return saidByPage ? null : <span role="status">{undoneSentence(done)}</span>;
   return (
     <div className="undo">
       {open ? (

@@ -7,7 +7,7 @@ import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
-import { UndoButton } from '../../lib/undo-button';
+import { UndoButton, undoneSentence } from '../../lib/undo-button';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { auditApi, type AuditEvent, type AuditFilters, type Decision } from './api';
 
@@ -126,6 +126,11 @@ export function AuditPage() {
   const [exporting, setExporting] = useState<string>();
   /** Bumped after an undo, to read the trail again (the undo's own event, the write now undone). */
   const [reads, setReads] = useState(0);
+  /**
+   * The last undo, said above the trail: the row's own button goes as the trail is read again (the write is undone
+   * now), and its word with it.
+   */
+  const [undoneNote, setUndoneNote] = useState('');
 
   const filters: AuditFilters = {
     type: form.type,
@@ -275,6 +280,9 @@ export function AuditPage() {
           {exporting ?? ''}
         </p>
       </div>
+      <p role="status" className="hint">
+        {undoneNote}
+      </p>
       <DataTable label="Audit events, newest first" columns={['When', 'Event', 'Who', 'Operation', 'Decision', 'Details']}>
         {(events ?? []).map((event) => (
           <tr key={event.id} data-event-id={event.id}>
@@ -295,7 +303,15 @@ export function AuditPage() {
               ) : null}
               {event.type === 'write.applied' && event.undone_by ? <> Undone ({event.undone_by}).</> : null}
               {event.type === 'write.applied' && event.workflow_id && event.undoable_until && can('decideReviews') ? (
-                <UndoButton write={event.workflow_id} what={summary(event)} onUndone={() => setReads((count) => count + 1)} />
+                <UndoButton
+                  write={event.workflow_id}
+                  what={summary(event)}
+                  saidByPage
+                  onUndone={(undone) => {
+                    setUndoneNote(`${undoneSentence(undone)} (${summary(event)})`);
+                    setReads((count) => count + 1);
+                  }}
+                />
               ) : null}
             </td>
           </tr>
