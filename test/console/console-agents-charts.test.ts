@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseToken } from '../../domain/identity/tokens';
-import { accessibilityViolations, launchChromium, signedInConsole } from '../support/browser';
+import { accessibilityViolations, launchChromium, signedInConsole, chartDescription as descriptionOf, chartFigures as figures } from '../support/browser';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
@@ -55,19 +55,6 @@ type Bucket = { start: string; calls: number } & Record<(typeof outcomes)[number
 
 async function activity(query: string): Promise<Bucket[]> {
   return json(await adminApi.request({ method: 'GET', url: `/console/api/v1/agents/activity?${query}` })).data.buckets;
-}
-
-/** A chart's figures as its table holds them: each row's cells (the first names the row), the headings first. */
-async function figures(figure: Locator): Promise<string[][]> {
-  const details = figure.locator('details.chart-table');
-  if (!(await details.evaluate((element) => (element as unknown as { open: boolean }).open))) await details.locator('summary').click();
-  return figure.locator('table tr').evaluateAll((rows) => rows.map((row) => [...(row as unknown as { cells: { textContent: string }[] }).cells].map((cell) => cell.textContent.trim())));
-}
-
-/** The figure's sentence, as a screen reader is given it (its aria-describedby). */
-async function descriptionOf(figure: Locator): Promise<string> {
-  const id = await figure.getAttribute('aria-describedby');
-  return figure.page().locator(`[id="${id}"]`).innerText();
 }
 
 /** The rows of a bar chart's table as numbers by outcome, summed over its bars. */

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessibilityViolations, launchChromium, signedInConsole } from '../support/browser';
+import { accessibilityViolations, launchChromium, signedInConsole, chartDescription as descriptionOf, chartFigures as figures } from '../support/browser';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
@@ -53,18 +53,6 @@ afterAll(async () => {
 });
 
 const agentWrite = (title: string) => h.request({ method: 'POST', url: '/api/v1/tasks', token: acme.readWriteToken, payload: { title } });
-
-/** A chart's figures as its table holds them: each row's cells (the first names the row), the headings first. */
-async function figures(figure: Locator): Promise<string[][]> {
-  const details = figure.locator('details.chart-table');
-  if (!(await details.evaluate((element) => (element as unknown as { open: boolean }).open))) await details.locator('summary').click();
-  return figure.locator('table tr').evaluateAll((rows) => rows.map((row) => [...(row as unknown as { cells: { textContent: string }[] }).cells].map((cell) => cell.textContent.trim())));
-}
-
-async function descriptionOf(figure: Locator): Promise<string> {
-  const id = await figure.getAttribute('aria-describedby');
-  return figure.page().locator(`[id="${id}"]`).innerText();
-}
 
 /** Each bar's drawn parts: its key, and the value of each series in it. */
 async function bars(figure: Locator): Promise<Record<string, Record<string, number>>> {

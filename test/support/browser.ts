@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 
 /** Installed by the system (apt-get install chromium, done by `npm test` where it can); the tests download nothing. */
 export const chromiumPath = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -68,4 +68,17 @@ export async function signedInConsole(
   await opened.getByRole('button', { name: 'Sign in' }).click();
   await opened.getByRole('navigation', { name: 'Console' }).waitFor();
   return opened;
+}
+
+/** A chart's figures as its table holds them: each row's cells (the first names the row), the headings first. */
+export async function chartFigures(figure: Locator): Promise<string[][]> {
+  const details = figure.locator('details.chart-table');
+  if (!(await details.evaluate((element) => (element as unknown as { open: boolean }).open))) await details.locator('summary').click();
+  return figure.locator('table tr').evaluateAll((rows) => rows.map((row) => [...(row as unknown as { cells: { textContent: string }[] }).cells].map((cell) => cell.textContent.trim())));
+}
+
+/** A chart's sentence, as a screen reader is given it (its aria-describedby). */
+export async function chartDescription(figure: Locator): Promise<string> {
+  const id = await figure.getAttribute('aria-describedby');
+  return figure.page().locator(`[id="${id}"]`).innerText();
 }
