@@ -1,6 +1,9 @@
 import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/client';
+import pLimit from 'p-limit';
 import type { Database } from '../db/database';
-import type { deliverWebhook, DeliveryRetry, relayWebhookEvent } from '../workflows/webhooks';
+import { planEventDeliveries } from '../domain/notify/deliveries';
+import type { superviseReview } from '../workflows/notifications';
+import type { deliverWebhook, DeliveryRetry } from '../workflows/webhooks';
 
 export interface OutboxRelayOptions {
   db: Database;
@@ -22,12 +25,24 @@ export interface OutboxRelay {
 /** How long a claimed row is left to the relay that claimed it, should that one die before handing it on. */
 const claimSeconds = 30;
 const batch = 50;
+/**
+ * Events a relay hands on at once. One at a time, a relay carried about 5 events a second while a busy dev server
+ * answered each start in 0.2 s: less than the soak's mixed load raises (9 a second), so the outbox grew. Many at
+ * once took Temporal from the gated writes (16: writes waited past their deadline); a few keep up.
+ */
+const eventsAtOnce = 4;
 
 /**
- * Hands what the outbox holds to Temporal: each event to a relayWebhookEvent run, each redelivery to a
- * deliverWebhook run, by workflow ids made from theirs (a second start of the same one is refused by Temporal, so
- * a relay that dies between starting and marking costs a repeat start, never a second delivery). Several relays
- * (one per worker) share the work: rows are claimed for a while, skipping those another holds.
+ * Hands what the outbox holds to Temporal: each event's deliveries planned here (a row per endpoint that asks for
+ * it, in the database) and each started as a deliverWebhook run, with a held write's supervisor (superviseReview);
+ * each redelivery to a deliverWebhook run. Workflow ids are made from the rows' (a second start of the same one is
+ * refused by Temporal, and planning again finds the deliveries planned before), so a relay that dies between
+ * starting and marking costs a repeat start, never a second delivery. Several relays (one per worker) share the
+ * work: rows are claimed for a while, skipping those another holds.
+ *
+ * Until 2026-11-27 an event was handed to a relayWebhookEvent run that planned and started the same children: a
+ * workflow, an activity and its tasks more for each event, half of what a webhook cost Temporal. Runs of it still
+ * open finish on the worker, which keeps the type.
  */
 export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, onError = () => {} }: OutboxRelayOptions): OutboxRelay {
   const start = async (run: () => Promise<unknown>) => {
@@ -39,8 +54,9 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
   };
 
   /**
-   * Claims the waiting rows of one queue (the outbox's events, or redeliveries), starts a workflow for each, in
-   * order, and marks it handed on.
+   * Claims the waiting rows of one queue (the outbox's events, or redeliveries), starts a workflow for each, oldest
+   * first and several at once (events are not ordered across deliveries: receivers order by `timestamp`), and marks
+   * those started handed on. A start that failed leaves its row claimed: a later round takes it again.
    */
   async function handOver(queue: { table: string; order: string; handed: string }, startFor: (id: string) => Promise<unknown>) {
     const { rows } = await db.query<{ id: string; position: string }>(
@@ -52,30 +68,49 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
       [claimSeconds, batch],
     );
     rows.sort((a, b) => String(a.position).localeCompare(String(b.position), 'en', { numeric: true }));
-    for (const { id } of rows) {
-      await start(() => startFor(id));
-      await db.query(`UPDATE ${queue.table} SET ${queue.handed} = now() WHERE id = $1`, [id]);
-    }
+    const limit = pLimit(eventsAtOnce);
+    const started = await Promise.allSettled(rows.map(({ id }) => limit(() => start(() => startFor(id)).then(() => id))));
+    const handed = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
+    if (handed.length) await db.query(`UPDATE ${queue.table} SET ${queue.handed} = now() WHERE id = ANY($1::text[])`, [handed]);
+    const failed = started.find((outcome) => outcome.status === 'rejected');
+    if (failed) throw failed.reason;
     return rows.length;
   }
 
-  async function relayOnce(): Promise<number> {
-    const events = await handOver({ table: 'webhook_events', order: 'seq', handed: 'relayed_at' }, (id) =>
-      client.workflow.start<typeof relayWebhookEvent>('relayWebhookEvent', {
-        workflowId: `webhook-event-${id}`,
-        taskQueue,
-        args: [id, retry],
-        workflowIdReusePolicy: 'REJECT_DUPLICATE',
-      }),
-    );
-    const redeliveries = await handOver({ table: 'webhook_deliveries', order: 'id', handed: 'started_at' }, (id) =>
+  const deliver = (deliveryId: string) =>
+    start(() =>
       client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
-        workflowId: `webhook-delivery-${id}`,
+        workflowId: `webhook-delivery-${deliveryId}`,
         taskQueue,
-        args: [id, retry],
+        args: [deliveryId, retry],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
       }),
     );
+
+  /** An event's deliveries, planned and started, and for a held write its reviewers' supervision. */
+  async function relayEvent(eventId: string): Promise<void> {
+    const planned = await planEventDeliveries(db, eventId);
+    const reviewId = planned.type === 'review.created' ? planned.reviewId : null;
+    await Promise.all([
+      ...planned.deliveryIds.map(deliver),
+      ...(reviewId
+        ? [
+            start(() =>
+              client.workflow.start<typeof superviseReview>('superviseReview', {
+                workflowId: `review-people-${reviewId}`,
+                taskQueue,
+                args: [reviewId],
+                workflowIdReusePolicy: 'REJECT_DUPLICATE',
+              }),
+            ),
+          ]
+        : []),
+    ]);
+  }
+
+  async function relayOnce(): Promise<number> {
+    const events = await handOver({ table: 'webhook_events', order: 'seq', handed: 'relayed_at' }, relayEvent);
+    const redeliveries = await handOver({ table: 'webhook_deliveries', order: 'id', handed: 'started_at' }, deliver);
     return events + redeliveries;
   }
 
@@ -84,10 +119,15 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
   let round: Promise<unknown> = Promise.resolve();
   const loop = () => {
     if (stopped) return;
+    let relayed = 0;
     round = relayOnce()
+      .then((count) => {
+        relayed = count;
+      })
       .catch((error: Error) => onError(error))
       .finally(() => {
-        if (!stopped) timer = setTimeout(loop, everyMs);
+        // A full batch may have more behind it: the next round goes at once.
+        if (!stopped) timer = setTimeout(loop, relayed >= batch ? 0 : everyMs);
       });
   };
   timer = setTimeout(loop, 0);

@@ -17,9 +17,10 @@ const bookkeeping = proxyActivities<Activities>({
 });
 
 /**
- * An outbox event, relayed (runtime/outbox-relay.ts starts one run per event): one delivery for each endpoint that
- * asks for it, each a workflow of its own that outlives this one; for a held write, its reviewers' supervision
- * (telling them, then escalating), a workflow of its own too.
+ * An outbox event, relayed: one delivery for each endpoint that asks for it, each a workflow of its own that
+ * outlives this one; for a held write, its reviewers' supervision (telling them, then escalating), a workflow of its
+ * own too. The outbox relay (runtime/outbox-relay.ts) started one run per event until 2026-11-27; it now plans and
+ * starts the same children itself. Kept for the runs started before (and their histories' replay).
  */
 export async function relayWebhookEvent(eventId: string, retry: DeliveryRetry): Promise<{ deliveries: string[] }> {
   const planned = await bookkeeping.planWebhookEvent(eventId);

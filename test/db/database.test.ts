@@ -71,6 +71,31 @@ describe('statements sent often are prepared once per connection', () => {
     expect(named).toBe(1);
   });
 
+  it('a named statement is planned for each call’s values, never by a generic plan (one text serves organizations of every size)', async () => {
+    const single = connectDatabase(inject('databaseUrl'), { maxConnections: 1 });
+    try {
+      expect((await single.query('SHOW plan_cache_mode')).rows).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
+      const text = `SELECT $1::int * 3 AS n`;
+      for (let i = 0; i < 12; i++) expect((await single.query(text, [i])).rows).toEqual([{ n: i * 3 }]);
+      const { rows } = await single.query(`SELECT generic_plans::int, custom_plans::int FROM pg_prepared_statements WHERE statement = $1 AND name LIKE 'gh%'`, [text]);
+      // Named on its third call: the ten after it each planned for their own value.
+      expect(rows).toEqual([{ generic_plans: 0, custom_plans: 10 }]);
+    } finally {
+      await single.close();
+    }
+    // Options the URL gives are kept beside it.
+    const url = new URL(inject('databaseUrl'));
+    url.searchParams.set('options', '-c statement_timeout=4321');
+    const withOptions = connectDatabase(url.toString(), { maxConnections: 1 });
+    try {
+      expect((await withOptions.query(`SELECT current_setting('plan_cache_mode') AS mode, current_setting('statement_timeout') AS timeout`)).rows).toEqual([
+        { mode: 'force_custom_plan', timeout: '4321ms' },
+      ]);
+    } finally {
+      await withOptions.close();
+    }
+  });
+
   it('a session that lost what the connection prepared (a pooler in transaction mode) costs a retry, and nothing is named after it', async () => {
     const single = connectDatabase(inject('databaseUrl'), { maxConnections: 1 });
     try {
