@@ -69,7 +69,7 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
     );
     rows.sort((a, b) => String(a.position).localeCompare(String(b.position), 'en', { numeric: true }));
     const limit = pLimit(eventsAtOnce);
-    const started = await Promise.allSettled(rows.map(({ id }) => limit(() => start(() => startFor(id)).then(() => id))));
+    const started = await Promise.allSettled(rows.map(({ id }) => limit(() => startFor(id).then(() => id))));
     const handed = started.flatMap((outcome) => (outcome.status === 'fulfilled' ? [outcome.value] : []));
     if (handed.length) await db.query(`UPDATE ${queue.table} SET ${queue.handed} = now() WHERE id = ANY($1::text[])`, [handed]);
     const failed = started.find((outcome) => outcome.status === 'rejected');
