@@ -14,7 +14,8 @@ export const workerKill: Scenario = {
       prefix: 'worker-kill',
       rounds: kills,
       answersBetween: 24,
-      maxWritesPerWriter: context.short ? 60 : 200,
+      // With a second worker the writes never pause for a kill: enough for them to write on through each.
+      maxWritesPerWriter: context.short ? 250 : 600,
       async fault(round) {
         const worker = stack.workers[round % stack.workers.length]!;
         // Somewhere inside a write: the moment of the kill falls anywhere in the writes' activities.
