@@ -84,6 +84,9 @@ export function connectDatabase(url: string, options: DatabaseOptions = {}): Dat
     // A server that accepts the socket but never answers must not hold a request forever (this bounds the wait
     // for a pooled connection too).
     connectionTimeoutMillis: 10_000,
+    // A connection keeps its prepared statements: one idle between bursts of load is kept for a minute (pg's default
+    // is 10 s), not closed and opened again with each statement prepared anew.
+    idleTimeoutMillis: 60_000,
     keepAlive: true,
   });
   // An idle connection that the server drops must not crash the process.

@@ -2,6 +2,7 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import pLimit from 'p-limit';
 import type { Database } from '../db/database';
 import { planEventDeliveries } from '../domain/notify/deliveries';
+import { reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from '../workflows/messages';
 import type { superviseReview } from '../workflows/notifications';
 import type { deliverWebhook, DeliveryRetry } from '../workflows/webhooks';
 
@@ -80,7 +81,7 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
   const deliver = (deliveryId: string) =>
     start(() =>
       client.workflow.start<typeof deliverWebhook>('deliverWebhook', {
-        workflowId: `webhook-delivery-${deliveryId}`,
+        workflowId: webhookDeliveryWorkflowId(deliveryId),
         taskQueue,
         args: [deliveryId, retry],
         workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -97,7 +98,7 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
         ? [
             start(() =>
               client.workflow.start<typeof superviseReview>('superviseReview', {
-                workflowId: `review-people-${reviewId}`,
+                workflowId: reviewPeopleWorkflowId(reviewId),
                 taskQueue,
                 args: [reviewId],
                 workflowIdReusePolicy: 'REJECT_DUPLICATE',

@@ -16,6 +16,12 @@ export const gateAnswerUpdate = defineUpdate<GateAnswer>('gateAnswer');
  */
 export const reviewDecidedSignal = defineSignal<[verdict?: ReviewVerdict]>('reviewDecided');
 
+/** The workflow id of a webhook delivery (one per delivery, whoever starts it: the outbox relay, an older relay run). */
+export const webhookDeliveryWorkflowId = (deliveryId: string) => `webhook-delivery-${deliveryId}`;
+
+/** The workflow id of a held write's reviewers' supervision (telling them, then escalating): one per review. */
+export const reviewPeopleWorkflowId = (reviewId: string) => `review-people-${reviewId}`;
+
 /** The workflow type the api starts (see workflows/gated-write.ts for the older one, kept for its runs). */
 export const gatedWriteWorkflowType = 'gatedWriteV3';
 

@@ -1,5 +1,6 @@
 import { ActivityFailure, ParentClosePolicy, proxyActivities, startChild } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from './messages';
 import { superviseReview } from './notifications';
 
 /** How long a delivery keeps trying: Temporal's retry policy for its attempts (WEBHOOK_RETRY_* settings). */
@@ -26,7 +27,7 @@ export async function relayWebhookEvent(eventId: string, retry: DeliveryRetry): 
   const planned = await bookkeeping.planWebhookEvent(eventId);
   for (const deliveryId of planned.deliveryIds) {
     await startChild(deliverWebhook, {
-      workflowId: `webhook-delivery-${deliveryId}`, // as the relay starts a redelivery's
+      workflowId: webhookDeliveryWorkflowId(deliveryId),
       args: [deliveryId, retry],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',
@@ -34,7 +35,7 @@ export async function relayWebhookEvent(eventId: string, retry: DeliveryRetry): 
   }
   if (planned.type === 'review.created' && planned.reviewId) {
     await startChild(superviseReview, {
-      workflowId: `review-people-${planned.reviewId}`,
+      workflowId: reviewPeopleWorkflowId(planned.reviewId),
       args: [planned.reviewId],
       parentClosePolicy: ParentClosePolicy.ABANDON,
       workflowIdReusePolicy: 'REJECT_DUPLICATE',

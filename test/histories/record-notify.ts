@@ -25,6 +25,7 @@ import { startOutboxRelay } from '../../runtime/outbox-relay';
 import { findTemporalCli } from '../../runtime/temporal-binary';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
+import { reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from '../../workflows/messages';
 import { startReceiver } from '../support/receiver';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
@@ -108,26 +109,26 @@ try {
   const allowed = await call('POST', '/v1/tasks', agent, { title: 'Allowed' });
   const applied = await eventOf("SELECT id FROM webhook_events WHERE type = 'write.applied' AND data->>'resource_id' = $1", [allowed.body.data.id]);
   const delivered = await eventOf('SELECT id FROM webhook_deliveries WHERE event_id = $1', [applied]);
-  await settle('delivery-delivered', `webhook-delivery-${delivered}`);
+  await settle('delivery-delivered', webhookDeliveryWorkflowId(delivered));
 
   // Refused at every attempt: failed, and the endpoint switched off (disableAfter 1).
   receiver.answerWith(500, 500, 500);
   const refused = await call('POST', '/v1/tasks', agent, { title: 'Refused at every attempt' });
   const unwanted = await eventOf("SELECT id FROM webhook_events WHERE type = 'write.applied' AND data->>'resource_id' = $1", [refused.body.data.id]);
   const failed = await eventOf('SELECT id FROM webhook_deliveries WHERE event_id = $1', [unwanted]);
-  await settle('delivery-failed', `webhook-delivery-${failed}`);
+  await settle('delivery-failed', webhookDeliveryWorkflowId(failed));
 
   // A held write that escalates to the admins, then finds no owner, then is approved.
   await updateReviewNotificationSettings(db, org.id, { reviewEscalationMs: 1000 }, loopback, system);
   const held = await call('POST', '/v1/tasks', agent, { title: 'review and escalate' });
   await eventOf("SELECT id FROM webhook_events WHERE type = 'review.created' AND data->>'review_id' = $1", [held.body.review.id]);
-  await settle('supervise-escalated', `review-people-${held.body.review.id}`);
+  await settle('supervise-escalated', reviewPeopleWorkflowId(held.body.review.id));
   await call('POST', `/v1/reviews/${held.body.review.id}/approve`, reviewer);
 
   // Decided before its wait ran out: told once, then nothing more.
   const quick = await call('POST', '/v1/tasks', agent, { title: 'review and decide at once' });
   await call('POST', `/v1/reviews/${quick.body.review.id}/approve`, reviewer);
-  await settle('supervise-decided', `review-people-${quick.body.review.id}`);
+  await settle('supervise-decided', reviewPeopleWorkflowId(quick.body.review.id));
 } finally {
   await app.close();
   await relay.stop();
