@@ -33,6 +33,7 @@ import { publicOnly } from '../domain/notify/outbound';
 import type { Mailer } from '../domain/notify/mailer';
 import { emitAuditHeads } from '../domain/notify/witness';
 import { superviseReviewStep, tellOwnersEndpointDisabled, type SupervisionStep } from '../domain/notify/notifications';
+import { alertOwners, type AlertOutcome } from '../domain/notify/owner-alerts';
 
 export interface ActivityDependencies {
   db: Database;
@@ -151,6 +152,15 @@ export function createActivities({
     async superviseReviewStep(reviewId: string, tier: number): Promise<SupervisionStep> {
       const tolerateFailures = Context.current().info.attempt >= 5;
       return superviseReviewStep(db, reviewId, tier, webhooks, { now: clock(), tolerateFailures });
+    },
+
+    /**
+     * Emails an organization's owners an alert from the outbox (workflows/owner-alerts.ts). From the fifth attempt,
+     * what cannot be sent is recorded in the answer rather than retried again.
+     */
+    async alertOwners(eventId: string): Promise<AlertOutcome> {
+      const tolerateFailures = Context.current().info.attempt >= 5;
+      return alertOwners(db, eventId, webhooks, { tolerateFailures });
     },
   };
 }

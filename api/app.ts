@@ -20,6 +20,7 @@ import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './r
 import { restApi } from './rest/plugin';
 import { slackInteractions } from './slack/plugin';
 import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
+import type { Mailer } from '../domain/notify/mailer';
 
 export interface AppDependencies {
   db: Database;
@@ -44,6 +45,8 @@ export interface AppDependencies {
   consoleDir?: string;
   /** Where webhook endpoints and OAuth clients' metadata documents may be fetched from (default: public addresses only). */
   outbound?: OutboundRules;
+  /** Email to people (SMTP_URL): set-password links are sent to their person alone; absent, they are answered to whoever asked. */
+  mailer?: Mailer;
 }
 
 export const defaultSessionPolicy: SessionRules = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
@@ -159,6 +162,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     mcpResource: `${deps.publicUrl}/mcp`,
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
+    mailer: deps.mailer,
     sessions,
     clock: deps.clock,
     rateLimits: deps.rateLimits,

@@ -2,9 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import type { Database } from '../db/database';
+import { smtpMailer } from '../domain/notify/mailer';
 import { outboundPolicy, type Config } from './config';
 import { connectTemporalClient } from './temporal';
 import { tracingFor } from './tracing';
+
+/**
+ * How long the api waits for the SMTP server as it sends a set-password link (connecting, its greeting, each
+ * silence): a person waits for the answer, which says when it could not be sent.
+ */
+const linkMailTimeoutMs = 10_000;
 
 export interface RunningApi {
   app: FastifyInstance;
@@ -20,6 +27,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     throw error;
   });
   const gate = createGateClient(temporal.client, { taskQueue: config.temporal.taskQueue });
+  const mailer = config.smtp.url ? smtpMailer(config.smtp.url, config.smtp.from, { timeoutMs: linkMailTimeoutMs }) : undefined;
   const app = await buildApp({
     db,
     gate,
@@ -31,7 +39,9 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     temporalUi: temporalUiUrl ? { url: temporalUiUrl, namespace: config.temporal.namespace, roles: config.temporal.uiRoles } : undefined,
     trustProxy: config.trustProxy,
     outbound: outboundPolicy(config),
+    mailer,
   });
+  app.addHook('onClose', async () => mailer?.close());
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');
   // The CLI says where the api listens, in its banner (gatehouse dev) or its one line (gatehouse api): Fastify's
   // own "Server listening" log line would only repeat it, as JSON among the lines meant for people.

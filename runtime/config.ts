@@ -146,8 +146,9 @@ const environmentSchema = z.object({
   WEBHOOK_RETRY_INITIAL: duration.default(5000),
   WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(50).default(10),
   WEBHOOK_DISABLE_AFTER: z.coerce.number().int().min(1).max(1000).default(5),
-  // Email to people (a held write's reviewers, escalations, a switched-off webhook): smtp://user:password@host:587
-  // or smtps://…:465; unset, no email is sent.
+  // Email to people (a held write's reviewers, escalations, a switched-off webhook, owners' alerts, and set-password
+  // links, which the api then sends to the person alone): smtp://user:password@host:587 or smtps://…:465; unset, no
+  // email is sent, and the console answers set-password links to the owner or admin who asked.
   SMTP_URL: z.preprocess(emptyAsUndefined, z.string().regex(/^smtps?:\/\//, { message: 'an smtp:// or smtps:// URL' }).optional()),
   SMTP_FROM: z.string().default('Gatehouse <gatehouse@localhost>'),
   WEBHOOK_TIMEOUT: duration.default(10_000).refine((ms) => ms <= 50_000, { message: 'must be at most 50s' }),
@@ -222,7 +223,7 @@ export interface Config {
     timeoutMs: number;
     disableAfter: number;
   };
-  /** Email to people through this SMTP server (undefined: none is sent), from this sender. */
+  /** Email to people through this SMTP server (undefined: none is sent), from this sender: the worker's, and the api's set-password links. */
   smtp: { url: string | undefined; from: string };
 }
 

@@ -2,8 +2,10 @@ import { WorkflowExecutionAlreadyStartedError, type Client } from '@temporalio/c
 import pLimit from 'p-limit';
 import type { Database } from '../db/database';
 import { planEventDeliveries } from '../domain/notify/deliveries';
-import { reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from '../workflows/messages';
+import { ownerAlertTypes } from '../domain/notify/owner-alerts';
+import { ownerAlertWorkflowId, reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from '../workflows/messages';
 import type { superviseReview } from '../workflows/notifications';
+import type { alertOwners } from '../workflows/owner-alerts';
 import type { deliverWebhook, DeliveryRetry } from '../workflows/webhooks';
 
 export interface OutboxRelayOptions {
@@ -35,7 +37,8 @@ const eventsAtOnce = 4;
 
 /**
  * Hands what the outbox holds to Temporal: each event's deliveries planned here (a row per endpoint that asks for
- * it, in the database) and each started as a deliverWebhook run, with a held write's supervisor (superviseReview);
+ * it, in the database) and each started as a deliverWebhook run, with a held write's supervisor (superviseReview)
+ * or an owners' alert's sending (alertOwners);
  * each redelivery to a deliverWebhook run. Workflow ids are made from the rows' (a second start of the same one is
  * refused by Temporal, and planning again finds the deliveries planned before), so a relay that dies between
  * starting and marking costs a repeat start, never a second delivery. Several relays (one per worker) share the
@@ -88,12 +91,24 @@ export function startOutboxRelay({ db, client, taskQueue, retry, everyMs = 500, 
       }),
     );
 
-  /** An event's deliveries, planned and started, and for a held write its reviewers' supervision. */
+  /** An event's deliveries, planned and started; for a held write its reviewers' supervision; for an owners' alert its sending. */
   async function relayEvent(eventId: string): Promise<void> {
     const planned = await planEventDeliveries(db, eventId);
     const reviewId = planned.type === 'review.created' ? planned.reviewId : null;
     await Promise.all([
       ...planned.deliveryIds.map(deliver),
+      ...(ownerAlertTypes.includes(planned.type)
+        ? [
+            start(() =>
+              client.workflow.start<typeof alertOwners>('alertOwners', {
+                workflowId: ownerAlertWorkflowId(eventId),
+                taskQueue,
+                args: [eventId],
+                workflowIdReusePolicy: 'REJECT_DUPLICATE',
+              }),
+            ),
+          ]
+        : []),
       ...(reviewId
         ? [
             start(() =>

@@ -4,3 +4,4 @@ export { pruneRetention } from './retention';
 export { sealAuditLedger, witnessAuditLedger } from './audit-seal';
 export { relayWebhookEvent, deliverWebhook } from './webhooks';
 export { superviseReview } from './notifications';
+export { alertOwners } from './owner-alerts';

@@ -22,6 +22,9 @@ export const webhookDeliveryWorkflowId = (deliveryId: string) => `webhook-delive
 /** The workflow id of a held write's reviewers' supervision (telling them, then escalating): one per review. */
 export const reviewPeopleWorkflowId = (reviewId: string) => `review-people-${reviewId}`;
 
+/** The workflow id of an alert to an organization's owners: one per alert (its outbox event). */
+export const ownerAlertWorkflowId = (eventId: string) => `owner-alert-${eventId}`;
+
 /** The workflow type the api starts (see workflows/gated-write.ts for the older one, kept for its runs). */
 export const gatedWriteWorkflowType = 'gatedWriteV3';
 

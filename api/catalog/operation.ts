@@ -10,6 +10,7 @@ import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
 import type { GateClient } from './gate-client';
 import type { OutboundRules } from '../../domain/notify/outbound';
+import type { Mailer } from '../../domain/notify/mailer';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -25,6 +26,8 @@ export interface OperationContext {
   publicUrl: string;
   /** Where webhook endpoints may point (outgoing requests: public addresses only, unless the operator allows more). */
   outbound: OutboundRules;
+  /** Email to people (SMTP_URL): set-password links go to their person alone this way; absent, none is sent. */
+  mailer?: Mailer;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */

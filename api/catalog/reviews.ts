@@ -162,6 +162,7 @@ function verdictPorts({ gate, publicUrl }: OperationContext) {
     reviewEnded: (workflowId: string, given: 'approved' | 'denied') => gate.reviewDecided(workflowId, given, outcomeWaitMs),
     finishUrl: (reviewId: string) => reviewWebUrl(publicUrl, reviewId),
     verifyPasskey: (tx: Parameters<typeof verifyApprovalPasskey>[0], check: Parameters<typeof verifyApprovalPasskey>[1]) => verifyApprovalPasskey(tx, check, publicUrl),
+    decidingRoles: reviewerRoles,
   };
 }
 
@@ -191,11 +192,11 @@ export const approveReviewOperation = defineOperation({
   family: 'reviews',
   summary: 'Approve a held write',
   description:
-    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval). Send `edit` to change fields of a held create or update as you approve it, or `items[k].edit` for an item of a held changeset: the edited write (or changeset) is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Send `trust` to also open a trust window for the key that made the write (the same operation and picked attribute values, bounded in minutes and uses; see trust_windows.list). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
+    "Approves a pending review. When the policy asks for more than one approval (@approvals), each distinct person's approval counts and the review stays pending until enough have approved; then the held write runs and the answer carries its result. At that moment only approvals of people still active and still reviewers or above count, and a person set up by an owner or admin (see people.list set_up_by) counts as one with them. Nobody approves a write made with a key they created, unless the organization allows self-approval (403 self_approval); nor, then, a person set up by the key's creator (403 set_up_by_key_creator). Send `edit` to change fields of a held create or update as you approve it, or `items[k].edit` for an item of a held changeset: the edited write (or changeset) is decided by the policy again (403 policy_denied refuses the edit and the review keeps waiting). Send `trust` to also open a trust window for the key that made the write (the same operation and picked attribute values, bounded in minutes and uses; see trust_windows.list). Only people with the reviewer role or above, with a personal token; a review is decided once (409 after), and a person approves it once (409).",
   method: 'POST',
   path: '/reviews/:id/approve',
   input: approveWithEditInput,
-  refusals: ['self_approval', 'policy_denied', 'passkey_required', 'passkey_failed'],
+  refusals: ['self_approval', 'set_up_by_key_creator', 'policy_denied', 'passkey_required', 'passkey_failed'],
   output: reviewSchema,
   access: { person: { roles: reviewerRoles } },
   handler: (input, context) => giveVerdict('approved', input, context),

@@ -19,6 +19,8 @@ export function userCommands(): Command {
     .action(
       withDatabase(async (db, options: { org: string; email: string; role: Role; name?: string }, command, config) => {
         const org = await findOrganization(db, options.org);
+        // The operator's CLI prints the link whatever SMTP_URL says, for the first set-up of an organization; the
+        // operator is outside it, so nobody is recorded as having set the person up (domain/identity/set-up.ts).
         const { user: created, link } = await invitePerson(db, { orgId: org.id, email: options.email, role: options.role, name: options.name }, cliManager);
         const url = passwordLinkUrl(config.publicUrl, link);
         emit(command, { ...created, set_password_url: url, link_expires_at: link.expiresAt }, [

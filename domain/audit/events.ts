@@ -144,12 +144,32 @@ export type AuditEvent =
   /** A key's own daily request budget or write caps set or changed (key_…), with what they were. */
   | { type: 'api_key.budget_changed'; actor: ActorRef; resourceId: string; data: { label: string; daily_request_budget: number | null; write_caps: Record<string, number>; before: { daily_request_budget: number | null; write_caps: Record<string, number> } } }
   | {
-      type: 'person.invited' | 'person.updated' | 'person.password_set' | 'person.password_reset' | 'person.sessions_ended' | 'person.signed_in' | 'person.locked';
+      type:
+        | 'person.invited'
+        | 'person.updated'
+        | 'person.password_set'
+        | 'person.password_reset'
+        | 'person.sessions_ended'
+        | 'person.signed_in'
+        | 'person.locked'
+        /** A set-password link that could not be emailed to its person: it was voided (`problem`: why not sent). */
+        | 'person.password_link_unsent';
       actor: ActorRef;
       /** The person concerned (usr_…). */
       resourceId: string;
       data: Record<string, unknown>;
     }
+  /**
+   * A person approved a held write within a day of their password being reset by someone else (`reset_by`, an owner
+   * or admin, at `reset_at`); `resourceId`: the person. The organization's owners are emailed of the first such
+   * approval after a reset (domain/notify/owner-alerts.ts).
+   */
+  | (GateEvent & {
+      type: 'person.approved_after_reset';
+      actor: ActorRef;
+      resourceId: string;
+      data: { reset_by: string; reset_at: string; via: VerdictProvenance['via'] };
+    })
   /** A person's passkey registered (usr_…), with its public key for verifiers that work offline (docs/verify-audit-export.mjs). */
   | {
       type: 'person.passkey_added';
@@ -178,7 +198,7 @@ export type AuditEvent =
       type: 'slack.unlinked';
       actor: ActorRef;
       resourceId: string;
-      data: { slack_team_id: string; slack_user_id: string; reason: 'removed by the person' | 'replaced by a newer link' | 'signing secret changed' };
+      data: { slack_team_id: string; slack_user_id: string; reason: 'removed by the person' | 'replaced by a newer link' | 'signing secret changed' | 'password reset of an account someone else set up' };
     }
   | {
       type: 'webhook.created' | 'webhook.updated' | 'webhook.deleted' | 'webhook.disabled';

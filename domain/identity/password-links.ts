@@ -10,6 +10,8 @@ import { digestToken, issueToken, parseToken } from './tokens';
 export const passwordLinkTtlMs = 3 * 24 * 60 * 60 * 1000;
 
 export interface PasswordLink {
+  /** The link's id (pwl_…), which names it without its secret. */
+  id: string;
   /** The secret, shown once: it goes in the link's fragment, so it never reaches a server log or a Referer. */
   token: string;
   expiresAt: string;
@@ -30,7 +32,12 @@ export async function issuePasswordLink(tx: Queryable, user: { id: string; orgId
      VALUES ($1, $2, $3, $4, now() + make_interval(secs => $5 / 1000.0)) RETURNING expires_at`,
     [id, user.id, user.orgId, digest, ttlMs],
   );
-  return { token, expiresAt: (rows[0].expires_at as Date).toISOString() };
+  return { id, token, expiresAt: (rows[0].expires_at as Date).toISOString() };
+}
+
+/** Spends a link nobody received (its email could not be sent): it works for no one who may find it later. */
+export async function voidPasswordLink(db: Queryable, linkId: string): Promise<void> {
+  await db.query('UPDATE password_links SET used_at = now() WHERE id = $1 AND used_at IS NULL', [linkId]);
 }
 
 export interface LinkHolder {

@@ -6,6 +6,7 @@ import { newId } from '../kit/ids';
 import { roles, type Role } from './actors';
 import { issuePasswordLink, type PasswordLink } from './password-links';
 import { endSessionsOf } from './sessions';
+import { recordPasswordReset, recordSetUp, type LinkRecipient } from './set-up';
 import { issueToken } from './tokens';
 
 export interface User {
@@ -19,6 +20,11 @@ export interface User {
   hasPassword: boolean;
   /** The team member they are: when it is inactive or out of office, they are not asked to review. */
   teamMemberId: string | null;
+  /**
+   * The owner or admin who was answered this person's last set-password link (no email was configured), and so
+   * could have set their password: see ./set-up.ts. Null: only the person, or the server's operator, had it.
+   */
+  setUpBy: string | null;
   createdAt: string;
 }
 
@@ -51,19 +57,29 @@ export async function createUser(
   return userFromRow(rows[0]);
 }
 
-/** Adds a person and answers the one-time link with which they set their password. */
+/**
+ * Adds a person and answers the one-time link with which they set their password. `linkTo`: whom the caller gives
+ * it to: the person (emailed to them), or the one who asked (answered to them; see ./set-up.ts).
+ */
 export async function invitePerson(
   db: Database,
   input: { orgId: string; email: string; role: Role; name?: string },
   by: RosterManager,
+  { linkTo = 'requester' }: { linkTo?: LinkRecipient } = {},
 ): Promise<{ user: User; link: PasswordLink }> {
   return db.transaction(async (tx) => {
     await lockRoster(tx, input.orgId);
     assertMayGrant(await currentManager(tx, input.orgId, by), input.role);
     const user = await createUser(tx, input);
     const link = await issuePasswordLink(tx, user);
-    await recordAudit(tx, input.orgId, { type: 'person.invited', actor: by.ref, resourceId: user.id, data: { email: user.email, role: user.role } });
-    return { user, link };
+    const { setUpBy } = await recordSetUp(tx, user, by.ref, linkTo);
+    await recordAudit(tx, input.orgId, {
+      type: 'person.invited',
+      actor: by.ref,
+      resourceId: user.id,
+      data: { email: user.email, role: user.role, link: linkTo === 'person' ? 'emailed' : 'answered', set_up_by: setUpBy },
+    });
+    return { user: { ...user, setUpBy }, link };
   });
 }
 
@@ -135,8 +151,16 @@ export async function updatePerson(
   });
 }
 
-/** The person's password stops working and their sessions end; the answer is a new link to set one. */
-export async function resetPassword(db: Database, target: { orgId: string; userId: string }, by: RosterManager): Promise<{ user: User; link: PasswordLink }> {
+/**
+ * The person's password stops working and their sessions end; the answer is a new link to set one, which the caller
+ * gives to `linkTo` (see invitePerson).
+ */
+export async function resetPassword(
+  db: Database,
+  target: { orgId: string; userId: string },
+  by: RosterManager,
+  { linkTo = 'requester' }: { linkTo?: LinkRecipient } = {},
+): Promise<{ user: User; link: PasswordLink }> {
   return db.transaction(async (tx) => {
     const user = await lockPerson(tx, target);
     by = await currentManager(tx, target.orgId, by);
@@ -148,8 +172,21 @@ export async function resetPassword(db: Database, target: { orgId: string; userI
     await tx.query('UPDATE users SET password_hash = NULL, failed_sign_ins = 0, locked_until = NULL, updated_at = now() WHERE id = $1', [user.id]);
     const ended = await endSessionsOf(tx, user.id);
     const link = await issuePasswordLink(tx, user);
-    await recordAudit(tx, target.orgId, { type: 'person.password_reset', actor: by.ref, resourceId: user.id, data: { sessions_ended: ended } });
-    return { user: { ...user, hasPassword: false }, link };
+    const setUp = await recordSetUp(tx, user, by.ref, linkTo);
+    await recordPasswordReset(tx, user, by.ref);
+    await recordAudit(tx, target.orgId, {
+      type: 'person.password_reset',
+      actor: by.ref,
+      resourceId: user.id,
+      data: {
+        sessions_ended: ended,
+        link: linkTo === 'person' ? 'emailed' : 'answered',
+        set_up_by: setUp.setUpBy,
+        ...(setUp.passkeysRemoved ? { passkeys_removed: setUp.passkeysRemoved } : {}),
+        ...(setUp.slackLinksRemoved ? { slack_links_removed: setUp.slackLinksRemoved } : {}),
+      },
+    });
+    return { user: { ...user, hasPassword: false, setUpBy: setUp.setUpBy }, link };
   });
 }
 
@@ -246,6 +283,7 @@ function userFromRow(row: Record<string, unknown>): User {
     active: row.deactivated_at === null || row.deactivated_at === undefined,
     hasPassword: typeof row.password_hash === 'string',
     teamMemberId: (row.team_member_id as string | null | undefined) ?? null,
+    setUpBy: (row.set_up_by as string | null | undefined) ?? null,
     createdAt: (row.created_at as Date).toISOString(),
   };
 }

@@ -13,6 +13,7 @@ export const errorStatus = {
   csrf_failed: 403,
   policy_denied: 403,
   self_approval: 403,
+  set_up_by_key_creator: 403,
   passkey_required: 403,
   passkey_failed: 403,
   feature_not_in_plan: 403,

@@ -244,7 +244,12 @@ export interface DecisionLinkConfirmation {
  * differs). The person's links to the review are spent first, so a second confirm (this link or their other)
  * is refused; a verdict refused without anything recorded gives them back.
  */
-export async function confirmDecisionLink(db: Database, token: string, confirmation: DecisionLinkConfirmation, ports: VerdictPorts): Promise<Review> {
+export async function confirmDecisionLink(
+  db: Database,
+  token: string,
+  confirmation: DecisionLinkConfirmation,
+  ports: Omit<VerdictPorts, 'decidingRoles'>,
+): Promise<Review> {
   const link = await claimLink(db, token);
   try {
     return await recordVerdict(
@@ -260,7 +265,7 @@ export async function confirmDecisionLink(db: Database, token: string, confirmat
         comment: confirmation.comment,
         passkey: confirmation.passkey,
       },
-      ports,
+      { ...ports, decidingRoles: reviewerRoles },
     );
   } catch (error) {
     // The refusal is the answer; should giving the links back fail too, they stay spent (the console still decides).

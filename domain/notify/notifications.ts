@@ -221,7 +221,7 @@ export async function tellOwnersEndpointDisabled(db: Queryable, orgId: string, e
 }
 
 /** Sends each; a failure fails the whole (the caller's retry sends again, so a person may get one twice). */
-async function sendAll(mailer: Mailer | undefined, emails: Email[]): Promise<void> {
+export async function sendAll(mailer: Mailer | undefined, emails: Email[]): Promise<void> {
   if (!mailer) return;
   const failures = (await Promise.allSettled(emails.map((email) => mailer.send(email)))).filter((result) => result.status === 'rejected');
   if (failures.length) throw new Error(`${failures.length} of ${emails.length} emails not sent: ${(failures[0] as PromiseRejectedResult).reason}`);

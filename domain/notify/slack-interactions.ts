@@ -53,7 +53,8 @@ export interface PressAnswer {
   replace: boolean;
 }
 
-export interface PressPorts extends VerdictPorts {
+/** What a press needs from outside: the verdict's ports (the roles that decide are the identity's own), and links. */
+export interface PressPorts extends Omit<VerdictPorts, 'decidingRoles'> {
   publicUrl: string;
   /** The review's page in the console. */
   reviewUrl(reviewId: string): string;
@@ -89,7 +90,7 @@ export async function answerPress(db: Database, orgId: string, press: Press, por
     const review = await recordVerdict(
       db,
       { orgId, reviewId: bound.reviewId, person: { userId: person.userId, role: person.role }, verdict, via: 'slack', expectedDigest: bound.digest },
-      ports,
+      { ...ports, decidingRoles: reviewerRoles },
     );
     // A changeset is named by what it holds; it was decided whole (items are rejected on the review's page).
     const what = review.changeset ? `the ${changesetNoun(review.changeset.items.length)}` : review.operation;

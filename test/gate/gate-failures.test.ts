@@ -7,6 +7,7 @@ import { recordDecision } from '../../domain/gate/decide';
 import { createTask } from '../../domain/resources/tasks';
 import { recordVerdict } from '../../domain/gate/reviews/verdicts';
 import { findGatedWrite } from '../../domain/resources';
+import { reviewerRoles } from '../../domain/identity/actors';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 let h: Harness;
@@ -70,7 +71,7 @@ describe('a lost signal', () => {
     await recordVerdict(
       h.db,
       { orgId: org.organization.id, reviewId: held.review.id, person: { userId: rows[0].id, role: 'reviewer' }, verdict: 'approved', via: 'console' },
-      { writeOf: findGatedWrite, reviewEnded: async () => {} },
+      { writeOf: findGatedWrite, reviewEnded: async () => {}, decidingRoles: reviewerRoles },
     );
     await expect.poll(() => countTitled('review without a signal'), { timeout: 10_000 }).toBe(1);
   });

@@ -103,7 +103,8 @@ export interface HarnessOptions {
   payloadKeys?: PayloadKey[];
   /**
    * Webhooks on: the worker delivers them (to loopback, as in development) and an outbox relay runs, on a database
-   * of the harness's own (a relay hands every organization's events to its own worker).
+   * of the harness's own (a relay hands every organization's events to its own worker). With `smtpUrl`, email goes
+   * out there: the worker's, and the api's set-password links (as SMTP_URL configures both).
    */
   webhooks?: { retry?: Partial<DeliveryRetry>; disableAfter?: number; smtpUrl?: string };
   /**
@@ -184,6 +185,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const retry = { ...testDeliveryRetry, ...options.webhooks?.retry };
   const relay = options.webhooks ? startOutboxRelay({ db, client: temporal, taskQueue, retry, everyMs: 100 }) : undefined;
   const gate = createGateClient(temporal, { taskQueue, answerTimeoutMs: options.answerTimeoutMs });
+  const appMailer = options.webhooks?.smtpUrl ? smtpMailer(options.webhooks.smtpUrl, 'Gatehouse <gatehouse@gatehouse.test>', { timeoutMs: 5000 }) : undefined;
   const localPort = options.servedAtLocalhost ? await freePort() : undefined;
   const appUrl = localPort ? `http://localhost:${localPort}` : publicUrl;
   let baseUrl: string | undefined;
@@ -199,6 +201,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     temporalUi: options.temporalUi,
     consoleDir: inject('consoleDir'),
     outbound: options.outbound ?? loopbackAllowed,
+    mailer: appMailer,
   });
 
   const harness: Harness = {
@@ -264,6 +267,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     async close() {
       for (const client of mcpClients) await client.close().catch(() => {});
       await app.close();
+      appMailer?.close();
       await relay?.stop();
       await stopWorker();
       await workerConnection.close();

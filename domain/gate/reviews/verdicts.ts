@@ -11,6 +11,7 @@ import { getReview } from './reads';
 import type { Review } from './schema';
 import { approvalChallenge, decidedPayload, payloadDigest, type ApprovalTerms, type DecidedPayload, type Verdict } from './signing';
 import { reviewStatusSql, type ReviewStatus } from './state';
+import { noteApprovalAfterReset } from './approval-after-reset';
 
 // A review's verdict: a person's approval (of the agent's version, or with their edit) or denial, and the expiry its
 // workflow records when nobody gave one. (The policy *decides* a write; a person gives a *verdict* on its review.)
@@ -94,6 +95,11 @@ export interface VerdictPorts {
   verifyPasskey?(tx: Queryable, check: PasskeyCheck): Promise<void>;
   /** Where a person finishes an approval that needs a passkey (the review's page, or a decision link). */
   finishUrl?(reviewId: string): string;
+  /**
+   * The roles that decide reviews (domain/identity/actors.ts reviewerRoles): an approval counts toward a quorum only
+   * while its person is active and still has one of them.
+   */
+  decidingRoles: readonly string[];
 }
 
 /**
@@ -134,18 +140,18 @@ export async function recordVerdict(db: Database, given: PersonsVerdict, ports: 
       return { workflowId: review.workflowId, ...(await approveWithItemEdits(tx, review, given, ports, digest)) };
     }
     if (given.edit === undefined) {
-      assertNotSelfApproval(review, given.person.userId);
+      await assertNotSelfApproval(tx, review, given.person.userId);
       assertSawCurrentVersion(review, given.seenEditId);
       if (given.items?.length) await recordItemVerdicts(tx, { reviewId: review.id, orgId: review.orgId, workflowId: review.workflowId, changesetId: review.changesetId, mode: review.changesetMode }, given.person, given.items);
-      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, decidedPayload(review, termsOf(given)), digest) };
+      return { workflowId: review.workflowId, ended: await approveIn(tx, review, given, ports, decidedPayload(review, termsOf(given)), digest) };
     }
     const write = heldWrite(review, ports);
     assertEditable(review, write);
-    assertNotSelfApproval(review, given.person.userId);
+    await assertNotSelfApproval(tx, review, given.person.userId);
     const edited = await editHeldWrite(tx, review, write, given.person, given.edit);
     // A refused edit stays on the record (with its decision): the transaction commits, then the person is told.
     if ('refusal' in edited) return { workflowId: review.workflowId, ended: false, refused: edited };
-    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, decidedPayload(review, termsOf(given)), digest, { edit_id: edited.editId }) };
+    return { workflowId: review.workflowId, ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, ports, decidedPayload(review, termsOf(given)), digest, { edit_id: edited.editId }) };
   });
   if (refused) throw refused.refusal;
   if (ended) await ports.reviewEnded(workflowId, given.verdict);
@@ -169,14 +175,14 @@ async function approveWithItemEdits(
   const held = { reviewId: review.id, orgId: review.orgId, workflowId: review.workflowId, changesetId: review.changesetId, mode: review.changesetMode };
   const checked = await checkItemVerdicts(tx, held, verdicts);
   assertItemsEditable(checked, ports.writeOf, verdicts);
-  assertNotSelfApproval(review, given.person.userId);
+  await assertNotSelfApproval(tx, review, given.person.userId);
   // Items edited before stay edited in the new version: the person must have seen them.
   assertSawCurrentVersion(review, given.seenEditId);
   const edited = await editHeldChangeset(tx, { ...review, changesetId: review.changesetId! }, ports.writeOf, given.person, verdicts, checked);
   if ('refusal' in edited) return { ended: false, refused: edited };
   await recordItemVerdicts(tx, held, given.person, verdicts);
   const payload = decidedPayload(review, termsOf(given));
-  return { ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, payload, digest, { edit_id: edited.editId }) };
+  return { ended: await approveIn(tx, { ...review, approvalsRequired: edited.approvalsRequired }, given, ports, payload, digest, { edit_id: edited.editId }) };
 }
 
 /**
@@ -283,12 +289,27 @@ function assertSawCurrentVersion(review: LockedReview, seenEditId: string | unde
   );
 }
 
-/** Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created. */
-function assertNotSelfApproval(review: LockedReview, userId: string): void {
-  if (review.keyCreatedBy === userId && !review.selfApproval) {
+/**
+ * Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created;
+ * nor does a person set up by the key's creator (their set-password link was answered to that owner or admin, who
+ * could have set the password and approve as them: domain/identity/set-up.ts).
+ */
+async function assertNotSelfApproval(tx: Queryable, review: LockedReview, userId: string): Promise<void> {
+  if (review.selfApproval || review.keyCreatedBy === null) return;
+  if (review.keyCreatedBy === userId) {
     throw new AppError(
       'self_approval',
       `you created the API key that made this write, so you cannot approve it; another reviewer must (an owner or admin can allow self-approval in the organization's settings)`,
+    );
+  }
+  const { rows } = await tx.query<{ email: string }>(
+    'SELECT k.email FROM users u JOIN users k ON k.id = u.set_up_by WHERE u.id = $1 AND u.set_up_by = $2',
+    [userId, review.keyCreatedBy],
+  );
+  if (rows[0]) {
+    throw new AppError(
+      'set_up_by_key_creator',
+      `${rows[0].email} created the API key that made this write, and was given the link that set your password (no email was configured), so they could approve as you: you cannot approve it; another reviewer must. A password reset whose link is emailed to you, or made with the CLI, ends this`,
     );
   }
 }
@@ -302,6 +323,7 @@ async function approveIn(
   tx: Queryable,
   review: LockedReview,
   given: PersonsVerdict,
+  ports: VerdictPorts,
   payload: DecidedPayload,
   digest: string,
   auditData: { edit_id?: string } = {},
@@ -321,19 +343,15 @@ async function approveIn(
   if (!added.rowCount) {
     throw new AppError('conflict', `you have approved review ${review.id} already; it needs ${required} approvals from different people`, { status: 'pending' });
   }
-  // Where approvals must be signed, only signed ones count (those given before the organization asked do not).
-  const approvers = (
-    await tx.query('SELECT user_id FROM review_approvals WHERE review_id = $1 AND (NOT $2 OR passkey IS NOT NULL) ORDER BY approved_at, user_id', [
-      review.id,
-      review.approvalsNeedPasskey,
-    ])
-  ).rows.map((row) => row.user_id as string);
+  await noteApprovalAfterReset(tx, { orgId: review.orgId, reviewId: review.id, workflowId: review.workflowId, userId, via: given.via });
+  const approvers = await countedApprovers(tx, review, ports.decidingRoles);
+  const counted = independentApprovals(approvers);
   const how = howDecided(given, digest);
-  if (approvers.length < required) {
+  if (counted < required) {
     if (given.trust) {
       throw new AppError(
         'conflict',
-        `review ${review.id} needs ${required} approvals and has ${approvers.length} with yours: a trust window is opened only by the approval that ends the review; approve without one, and the last approver may open it`,
+        `review ${review.id} needs ${required} approvals and has ${counted} with yours: a trust window is opened only by the approval that ends the review; approve without one, and the last approver may open it`,
         { status: 'pending' },
       );
     }
@@ -342,13 +360,66 @@ async function approveIn(
       actor: { type: 'user', id: userId },
       workflowId: review.workflowId,
       reviewId: review.id,
-      data: { comment, approvals: approvers.length, required, ...auditData, ...how },
+      data: { comment, approvals: counted, required, ...auditData, ...how },
     });
     return false;
   }
-  await settle(tx, review, given, 'approved', { ...(required > 1 ? { approvals: approvers } : {}), ...auditData, ...how });
+  await settle(tx, review, given, 'approved', { ...(required > 1 ? { approvals: approvers.map((approver) => approver.userId) } : {}), ...auditData, ...how });
   if (given.trust) await openTrustWindow(tx, { orgId: review.orgId, reviewId: review.id, workflowId: review.workflowId, userId, terms: given.trust });
   return true;
+}
+
+/** An approval that counts toward a review's quorum: whose, and who could have approved as them (see independentApprovals). */
+interface CountedApprover {
+  userId: string;
+  /** Who set this person up, who set that one up, and so on (domain/identity/set-up.ts). */
+  setUpChain: string[];
+}
+
+/**
+ * The approvals of a review that count now, in the order given: of people still active and still allowed to decide
+ * reviews (an approval of someone deactivated or demoted since does not), and where approvals must be signed, only
+ * signed ones (those given before the organization asked do not); each with the chain of those who set them up.
+ */
+async function countedApprovers(tx: Queryable, review: LockedReview, decidingRoles: readonly string[]): Promise<CountedApprover[]> {
+  const { rows } = await tx.query(
+    `WITH RECURSIVE approvers AS (
+       SELECT a.user_id, a.approved_at FROM review_approvals a JOIN users u ON u.id = a.user_id
+       WHERE a.review_id = $1 AND (NOT $2 OR a.passkey IS NOT NULL) AND u.deactivated_at IS NULL AND u.role = ANY($3::text[])
+     ), chain (approver, person) AS (
+       SELECT user_id, user_id FROM approvers
+       UNION
+       SELECT c.approver, u.set_up_by FROM chain c JOIN users u ON u.id = c.person WHERE u.set_up_by IS NOT NULL
+     )
+     SELECT a.user_id, array_remove(array_agg(c.person), a.user_id) AS set_up_chain
+     FROM approvers a JOIN chain c ON c.approver = a.user_id
+     GROUP BY a.user_id, a.approved_at ORDER BY a.approved_at, a.user_id`,
+    [review.id, review.approvalsNeedPasskey, decidingRoles],
+  );
+  return rows.map((row) => ({ userId: row.user_id as string, setUpChain: row.set_up_chain as string[] }));
+}
+
+/**
+ * How many independent people approved: a person and whoever set them up (directly, or further up the chain) could
+ * each have approved as the other, so approvers whose chains meet count as one.
+ */
+function independentApprovals(approvers: readonly CountedApprover[]): number {
+  const parent = new Map<string, string>();
+  const root = (id: string): string => {
+    let at = id;
+    while (parent.get(at) !== undefined && parent.get(at) !== at) at = parent.get(at)!;
+    return at;
+  };
+  const join = (a: string, b: string) => {
+    for (const id of [a, b]) if (!parent.has(id)) parent.set(id, id);
+    const [ra, rb] = [root(a), root(b)];
+    if (ra !== rb) parent.set(ra, rb);
+  };
+  for (const { userId, setUpChain } of approvers) {
+    join(userId, userId);
+    for (const controller of setUpChain) join(userId, controller);
+  }
+  return new Set(approvers.map(({ userId }) => root(userId))).size;
 }
 
 /** What the audit trail keeps of how a verdict was given: where, on which payload, and the passkey's signature (and the batch it signed). */

@@ -5,7 +5,11 @@ import { directory } from '../../lib/directory';
 export type { Person } from '../../lib/directory';
 /** A member of the team roster (the organization's staff, as imported). */
 export type TeamMember = Item<'team_list'>;
-export type PasswordLink = Data<'people_invite'>['set_password_link'];
+/**
+ * What an invite or a reset answers of the person's new set-password link: the link itself when no email is
+ * configured (to give them), or whether it was emailed to them (the link is then never shown here).
+ */
+export type LinkHandOver = Pick<Data<'people_invite'>, 'set_password_link' | 'set_password_email'>;
 
 const personPath = (id: string) => `/v1/people/${encodeURIComponent(id)}`;
 

@@ -3,9 +3,9 @@ import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
 import { roleNames } from '../../lib/format';
 import type { Role } from '../../lib/session';
-import { peopleApi, type PasswordLink, type Person } from './api';
+import { peopleApi, type LinkHandOver, type Person } from './api';
 
-export function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: (person: Person, link: PasswordLink) => void }) {
+export function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: (person: Person, link: LinkHandOver) => void }) {
   const [email, setEmail] = useState('');
   const [name, setName] = useState('');
   const [role, setRole] = useState<Role>('reviewer');
@@ -18,7 +18,7 @@ export function InviteForm({ roles, onInvited }: { roles: Role[]; onInvited: (pe
     setError(undefined);
     try {
       const invited = await peopleApi.invite({ email, role, ...(name.trim() ? { name: name.trim() } : {}) });
-      onInvited(invited.person, invited.set_password_link);
+      onInvited(invited.person, invited);
       setEmail('');
       setName('');
     } catch (failure) {

@@ -1,12 +1,12 @@
 import { useEffect, useRef, useState } from 'react';
 import { actionsColumn, DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
-import { ShownOnce } from '../../lib/shown-once';
 import { day, roleNames, when } from '../../lib/format';
 import { useSignedIn, type Role } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
-import { peopleApi, type PasswordLink, type Person, type TeamMember } from './api';
+import { peopleApi, type LinkHandOver as HandOver, type Person, type TeamMember } from './api';
 import { InviteForm } from './invite-form';
+import { LinkHandOver } from './link-hand-over';
 import { TeamMemberLink } from './team-member-link';
 
 const allRoles: Role[] = ['owner', 'admin', 'reviewer', 'member'];
@@ -16,7 +16,7 @@ export function PeoplePage() {
   useDocumentTitle('People');
   const me = useSignedIn();
   const [people, setPeople] = useState<Person[]>();
-  const [link, setLink] = useState<{ person: Person; link: PasswordLink; why: string }>();
+  const [link, setLink] = useState<{ person: Person; handOver: HandOver; why: 'invited' | 'reset' }>();
   const [notice, setNotice] = useState<string>();
   const [error, setError] = useState<unknown>();
   const peopleHeading = useRef<HTMLHeadingElement>(null);
@@ -31,6 +31,7 @@ export function PeoplePage() {
     peopleApi.teamMembers().then(setRoster, () => setRoster([]));
   }, []);
 
+  const emailOf = (id: string) => people?.find((person) => person.id === id)?.email ?? 'someone no longer listed';
   const replace = (changed: Person) => setPeople((list) => list?.map((person) => (person.id === changed.id ? { ...person, ...changed } : person)));
 
   async function act(work: () => Promise<void>) {
@@ -54,26 +55,13 @@ export function PeoplePage() {
       <section className="card">
         <InviteForm
           roles={grantable}
-          onInvited={(person, newLink) => {
+          onInvited={(person, handOver) => {
             setPeople((list) => [...(list ?? []), person]);
-            setLink({ person, link: newLink, why: 'invited' });
+            setLink({ person, handOver, why: 'invited' });
           }}
         />
       </section>
-      {link && (
-        <ShownOnce
-          id="link-heading"
-          title={link.why === 'invited' ? `${link.person.email} is invited` : `The password of ${link.person.email} is reset`}
-          secret={link.link.url}
-          secretLabel="Set-password link"
-          copyLabel="Copy link"
-          dismissLabel="Done"
-          onDismiss={() => setLink(undefined)}
-          returnFocus={peopleHeading}
-        >
-          <p>Give them this link to set a password. It is shown once, works once, and expires {when(link.link.expires_at)}.</p>
-        </ShownOnce>
-      )}
+      {link && <LinkHandOver {...link} onDismiss={() => setLink(undefined)} returnFocus={peopleHeading} />}
       {notice && (
         <p className="notice" role="status">
           {notice}
@@ -138,6 +126,7 @@ export function PeoplePage() {
                   <td>
                     {!person.active ? 'Deactivated' : person.has_password ? 'Active' : 'Invited'}
                     <span className="hint block">since {day(person.created_at)}</span>
+                    {person.set_up_by && <span className="hint block">Set up by {emailOf(person.set_up_by)}</span>}
                   </td>
                   <td>
                     <TeamMemberLink
@@ -167,7 +156,7 @@ export function PeoplePage() {
                             void act(async () => {
                               const reset = await peopleApi.resetPassword(person.id);
                               replace(reset.person);
-                              setLink({ person: reset.person, link: reset.set_password_link, why: 'reset' });
+                              setLink({ person: reset.person, handOver: reset, why: 'reset' });
                             })
                           }
                         >
