@@ -128,7 +128,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return refusal ? { kind: 'refused', error: refusal } : failed(error, `${request.operation?.name ?? request.tool} could not be read`);
     }
 
-    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, mailer: options.mailer, catalog, limits, usage: admission.verdict?.today };
+    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, mailer: options.mailer, log: options.log, catalog, limits, usage: admission.verdict?.today };
     try {
       switch (operation.kind) {
         case 'gated_write':

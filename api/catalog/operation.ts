@@ -28,6 +28,8 @@ export interface OperationContext {
   outbound: OutboundRules;
   /** Email to people (SMTP_URL): set-password links go to their person alone this way; absent, none is sent. */
   mailer?: Mailer;
+  /** Told of what failed on our side that the answer tells in fewer words (an email not sent). */
+  log?: (error: unknown, message: string) => void;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */

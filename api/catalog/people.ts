@@ -84,6 +84,7 @@ async function handOver(issued: { user: User; link: PasswordLink }, occasion: Li
     publicUrl,
     organization: caller.organization,
     by: { ref: { type: 'user', id: by.userId }, email: by.email },
+    log: context.log,
   });
   return { set_password_email: emailWire(emailed) };
 }

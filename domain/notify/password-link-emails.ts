@@ -2,7 +2,7 @@ import type { Database } from '../../db/database';
 import { recordAudit, type ActorRef } from '../audit/events';
 import { passwordLinkUrl, voidPasswordLink, type PasswordLink } from '../identity/password-links';
 import type { User } from '../identity/people';
-import type { Mailer } from './mailer';
+import { mailFailureInWords, type Mailer } from './mailer';
 
 // A set-password link sent to its person alone, when email is configured (SMTP_URL): the owner or admin who invited
 // or reset them never sees it, so they cannot set the password, sign in as the person and approve as them. The api
@@ -22,6 +22,8 @@ export interface LinkEmailContext {
   organization: { name: string; slug: string };
   /** Who asked (their email is named in the message) and as whom the audit trail records a failure. */
   by: { ref: ActorRef; email: string };
+  /** Told of a send that failed, with the mail server's own words, for the operator (the person is told less). */
+  log?: (error: unknown, message: string) => void;
 }
 
 /** Sends the link to the person; when it cannot be sent, voids it and records why. Never throws for the mail's sake. */
@@ -31,7 +33,8 @@ export async function emailPasswordLink(db: Database, issued: { user: User; link
     await context.mailer.send({ to: user.email, ...linkEmail(user, link, occasion, context) });
     return { sent: true, to: user.email, expiresAt: link.expiresAt };
   } catch (error) {
-    const problem = firstLine(error);
+    context.log?.(error, 'a set-password link could not be emailed; it was voided');
+    const problem = mailFailureInWords(error);
     await db.transaction(async (tx) => {
       await voidPasswordLink(tx, link.id);
       await recordAudit(tx, user.orgId, { type: 'person.password_link_unsent', actor: context.by.ref, resourceId: user.id, data: { occasion, problem } });
@@ -70,5 +73,3 @@ function linkEmail(user: User, link: PasswordLink, occasion: LinkOccasion, { pub
     ].join('\n'),
   };
 }
-
-const firstLine = (error: unknown) => (error instanceof Error ? error.message : String(error)).split('\n')[0]!.slice(0, 300);

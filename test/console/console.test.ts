@@ -170,7 +170,10 @@ describe("the owner's journey", () => {
     await page.getByRole('button', { name: 'Invite' }).click();
     const link = (await page.getByLabel('Set-password link').innerText()).trim();
     expect(link.startsWith(`http://gatehouse.test/set-password#gate_l_`)).toBe(true);
+    // No email is configured here: the link came to the owner, and Max is recorded as set up by her.
+    await page.getByText('No email is configured, so the link came to you').waitFor();
     await page.getByRole('row', { name: /Max Member/ }).getByText('Invited').waitFor();
+    await page.getByRole('row', { name: /Max Member/ }).getByText(`Set up by ${ownerEmail}`).waitFor();
     await expectAccessible(page);
     await screenshot(page, 'people');
 

@@ -211,7 +211,7 @@ describe('a link that cannot be sent', () => {
     const invited = await admin.session.request({ method: 'POST', url: '/console/api/v1/people', payload: { email, role: 'member' } });
     expect(invited.statusCode, invited.body).toBe(200);
     const data = json(invited).data;
-    expect(data.set_password_email).toEqual({ to: email, sent: false, expires_at: null, problem: expect.any(String) });
+    expect(data.set_password_email).toEqual({ to: email, sent: false, expires_at: null, problem: 'the mail server could not be reached' });
     expect(data.set_password_link).toBeUndefined();
     expect(invited.body).not.toContain('gate_l_');
     const links = await h.db.query('SELECT used_at FROM password_links WHERE user_id = $1', [data.person.id]);

@@ -62,13 +62,13 @@ function EmailedLink({
     heading.current?.focus();
   }, [email]);
   return (
-    <section className="card" aria-labelledby="link-heading">
+    <section className="card stack" aria-labelledby="link-heading">
       <h2 id="link-heading" ref={heading} tabIndex={-1}>
         {title}
       </h2>
       {email.sent ? (
         <p role="status">
-          A link to set a password was sent to {email.to}. It works once, until {when(email.expires_at)}; only they receive it.
+          A link to set a password was sent to {email.to}, and to nobody else. It works once, until {when(email.expires_at)}.
         </p>
       ) : (
         <p className="error" role="alert">
