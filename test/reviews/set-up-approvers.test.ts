@@ -170,6 +170,10 @@ describe('a person set up by an admin and that admin count as one toward a quoru
     const twin = await inviteAndSetUp(org, ownerAsAdmin, 'reviewer', 'zoe');
     expect((await approveAs(twin.session, held)).statusCode).toBe(200);
     expect(await statusOf(held)).toBe('pending');
+    // Nor does the end of the chain approve the owner's key's write.
+    const ownersKey = await createApiKey(h.db, { orgId: org.organization.id, label: "the owner's agent", access: 'read_write' }, { type: 'user', id: owner.user.id });
+    const refused = await approveAs(chained.session, await hold(ownersKey.token, 'review for the owner'));
+    expect(json(refused).error).toMatchObject({ code: 'set_up_by_key_creator', message: expect.stringContaining(owner.email) });
   });
 });
 

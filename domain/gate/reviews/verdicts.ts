@@ -291,8 +291,8 @@ function assertSawCurrentVersion(review: LockedReview, seenEditId: string | unde
 
 /**
  * Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created;
- * nor does a person set up by the key's creator (their set-password link was answered to that owner or admin, who
- * could have set the password and approve as them: domain/identity/set-up.ts).
+ * nor does a person the key's creator set up, directly or through someone they set up in turn (a set-password link
+ * answered to that owner or admin, who could have set the password and approve as them: domain/identity/set-up.ts).
  */
 async function assertNotSelfApproval(tx: Queryable, review: LockedReview, userId: string): Promise<void> {
   if (review.selfApproval || review.keyCreatedBy === null) return;
@@ -303,13 +303,18 @@ async function assertNotSelfApproval(tx: Queryable, review: LockedReview, userId
     );
   }
   const { rows } = await tx.query<{ email: string }>(
-    'SELECT k.email FROM users u JOIN users k ON k.id = u.set_up_by WHERE u.id = $1 AND u.set_up_by = $2',
+    `WITH RECURSIVE chain (person) AS (
+       SELECT set_up_by FROM users WHERE id = $1 AND set_up_by IS NOT NULL
+       UNION
+       SELECT u.set_up_by FROM chain c JOIN users u ON u.id = c.person WHERE u.set_up_by IS NOT NULL
+     )
+     SELECT k.email FROM chain c JOIN users k ON k.id = c.person WHERE c.person = $2`,
     [userId, review.keyCreatedBy],
   );
   if (rows[0]) {
     throw new AppError(
       'set_up_by_key_creator',
-      `${rows[0].email} created the API key that made this write, and was given the link that set your password (no email was configured), so they could approve as you: you cannot approve it; another reviewer must. A password reset whose link is emailed to you, or made with the CLI, ends this`,
+      `${rows[0].email} created the API key that made this write and was given the link that set your password (no email was configured), so they could approve as you: you cannot approve it; another reviewer must. A reset of your password whose link is emailed to you ends this`,
     );
   }
 }
