@@ -178,6 +178,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     db: deps.db,
     gate: deps.gate,
     publicUrl: deps.publicUrl,
+    sessions,
     verifyPasskey: (tx, check) => verifyApprovalPasskey(tx, check, deps.publicUrl),
   });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl, resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'api') });

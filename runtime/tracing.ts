@@ -7,6 +7,7 @@ import type { BasicTracerProvider, SpanProcessor } from '@opentelemetry/sdk-trac
 import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
 import { OpenTelemetryPlugin } from '@temporalio/interceptors-opentelemetry';
 import { createRequire } from 'node:module';
+import { incomingRequestRedactions, outgoingRequestRedactions } from './trace-redaction';
 
 /**
  * OpenTelemetry traces, off unless the standard variables ask for them (see `tracingWanted`): one trace per
@@ -17,6 +18,9 @@ import { createRequire } from 'node:module';
  *
  * The OpenTelemetry packages stay on the 1.x line that @temporalio/interceptors-opentelemetry 1.24 is built on: the
  * workflow's spans cross the sandbox as that line's spans.
+ *
+ * Secrets never reach a span (./trace-redaction.ts): an incoming path or query that carries a link's token is
+ * redacted, and so are the path and query of every URL the service sends a request to (webhook endpoints, Slack).
  */
 export interface Tracing {
   /** Temporal's interceptors for the api's client and the worker, and the sink the workflow's spans leave by. */
@@ -53,6 +57,8 @@ export function startTracing(serviceName: string, options: { spanProcessor?: Spa
       new HttpInstrumentation({
         // Probes, scrapes and the Web UI's codec calls are not requests anyone follows.
         ignoreIncomingRequestHook: (request) => /^\/(healthz|readyz|metrics|decode|encode)(\?|$)/.test(request.url ?? ''),
+        startIncomingSpanHook: incomingRequestRedactions,
+        startOutgoingSpanHook: outgoingRequestRedactions,
       }),
       new PgInstrumentation({ requireParentSpan: true }),
     ],

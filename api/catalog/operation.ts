@@ -75,6 +75,11 @@ interface OperationBase<Input extends z.ZodObject> {
 export interface ReadOperation<Input extends z.ZodObject = z.ZodObject> extends OperationBase<Input> {
   kind: 'read';
   list: boolean;
+  /**
+   * A read whose input is a secret (a one-time link's token): a POST, so that the secret travels in the body, never
+   * in a URL that proxies log and traces record. Other reads are GETs.
+   */
+  secretInBody?: true;
   handler(input: z.infer<Input>, context: OperationContext): Promise<unknown | Page<unknown>>;
 }
 

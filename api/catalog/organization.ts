@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { roles, rolesThat, type PersonActor } from '../../domain/identity/actors';
-import { updateOrganization, type Organization } from '../../domain/identity/organizations';
+import { approveLinkRules, updateOrganization, type Organization } from '../../domain/identity/organizations';
 import { assertSomeoneCanSignApprovals } from '../../domain/identity/passkeys';
 import { text } from '../../domain/kit/fields';
 import { defineOperation } from './operation';
@@ -21,6 +21,11 @@ const organizationSchema = z.object({
   approvals_need_passkey: z
     .boolean()
     .describe("Whether every approval must be signed with the approving person's passkey (off by default); approvals that cannot carry one (a personal token, a Slack button) are refused with where to finish"),
+  approve_links: z
+    .enum(approveLinkRules)
+    .describe(
+      "What confirming an Approve link from a review email needs: anyone_with_link (the link alone) or signed_in (the console session of the person it was sent to; a new organization's choice). Where approvals need a passkey, the person's passkey is asked instead. Deny links always work by the link alone",
+    ),
   undo_window_days: z.number().int().describe('How many days after it was applied a gated write may be undone (7 by default, 1 to 365)'),
 });
 
@@ -34,6 +39,7 @@ const wireOf = (organization: Organization): z.infer<typeof organizationSchema> 
   self_approval: organization.selfApproval,
   share_policy_text: organization.sharePolicyText,
   approvals_need_passkey: organization.approvalsNeedPasskey,
+  approve_links: organization.approveLinks,
   undo_window_days: organization.undoWindowDays,
 });
 
@@ -42,7 +48,8 @@ export const getOrganizationOperation = defineOperation({
   name: 'organization.get',
   family: 'organization',
   summary: "The organization's settings",
-  description: 'Its name, slug, plan, time zone, whether API access is on, whether people may approve writes of keys they created, and whether agents see the policy text.',
+  description:
+    'Its name, slug, plan, time zone, whether API access is on, whether people may approve writes of keys they created, whether agents see the policy text, and what an Approve link from an email needs.',
   method: 'GET',
   path: '/organization',
   list: false,
@@ -59,7 +66,7 @@ export const updateOrganizationOperation = defineOperation({
   family: 'organization',
   summary: "Change the organization's settings",
   description:
-    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, need every approval signed with a passkey (refused with 409 while nobody who decides reviews has one), set how many days applied writes may be undone, rename, or change the time zone.',
+    'Switch API access on or off (every key and personal token is refused while it is off; people keep signing in), allow or refuse self-approval, share or keep the policy text from agents, need every approval signed with a passkey (refused with 409 while nobody who decides reviews has one), choose whether an Approve link from an email needs its person signed in, set how many days applied writes may be undone, rename, or change the time zone.',
   method: 'PATCH',
   path: '/organization',
   input: z.strictObject({
@@ -67,6 +74,7 @@ export const updateOrganizationOperation = defineOperation({
     self_approval: z.boolean().optional(),
     share_policy_text: z.boolean().optional(),
     approvals_need_passkey: z.boolean().optional(),
+    approve_links: z.enum(approveLinkRules).optional().describe('anyone_with_link, or signed_in: an Approve link needs the console session of the person it was sent to'),
     undo_window_days: z.number().int().min(1).max(365).optional().describe('How many days after it was applied a gated write may be undone'),
     name: text({ min: 1, max: 200 }).optional(),
     timezone: text({ min: 1, max: 100 }).optional(),
@@ -85,6 +93,7 @@ export const updateOrganizationOperation = defineOperation({
           selfApproval: input.self_approval,
           sharePolicyText: input.share_policy_text,
           approvalsNeedPasskey: input.approvals_need_passkey,
+          approveLinks: input.approve_links,
           undoWindowDays: input.undo_window_days,
           name: input.name,
           timezone: input.timezone,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { reviewerRoles, rolesThat, type PersonActor } from '../../domain/identity/actors';
 import { text, instantField } from '../../domain/kit/fields';
 import { findSlackAppSettings, slackRequestUrl, updateSlackAppSettings, type SlackAppSettings } from '../../domain/notify/slack-app';
-import { confirmSlackLink, listSlackLinks, readSlackLinkOffer, removeSlackLink, type SlackLink } from '../../domain/notify/slack-links';
+import { confirmSlackLink, listSlackLinks, readSlackLinkOffer, removeSlackLink, type NamedSlackUser, type SlackLink } from '../../domain/notify/slack-links';
 import { defineOperation, type OperationContext } from './operation';
 
 // Slack's Approve and Deny buttons: the organization's Slack app (owners and admins: its signing secret and
@@ -71,12 +71,22 @@ export const updateSlackAppOperation = defineOperation({
     ),
 });
 
-const linkSchema = z.object({
+/** A Slack user by Slack's ids, and by the names the signed press that offered it gave. */
+const namedSlackUserFields = {
   workspace: z.string().describe('The Slack workspace (T…)'),
+  workspace_name: z.string().nullable().describe("The workspace's domain as Slack's signed press gave it (null: it gave none, or the link is older than names)"),
   slack_user: z.string().describe('The Slack user, as Slack names them (U…)'),
-  linked_at: instantField('When the person confirmed the link'),
+  slack_user_name: z.string().nullable().describe("The Slack user's name (their handle) as Slack's signed press gave it (null: none)"),
+};
+const namedSlackUserOf = (slack: NamedSlackUser) => ({
+  workspace: slack.teamId,
+  workspace_name: slack.teamDomain,
+  slack_user: slack.slackUserId,
+  slack_user_name: slack.slackUserName,
 });
-const wireOfLink = (link: SlackLink): z.infer<typeof linkSchema> => ({ workspace: link.teamId, slack_user: link.slackUserId, linked_at: link.linkedAt.toISOString() });
+
+const linkSchema = z.object({ ...namedSlackUserFields, linked_at: instantField('When the person confirmed the link') });
+const wireOfLink = (link: SlackLink): z.infer<typeof linkSchema> => ({ ...namedSlackUserOf(link), linked_at: link.linkedAt.toISOString() });
 const personOf = (context: OperationContext) => ({ orgId: context.caller.organization.id, userId: (context.caller.actor as PersonActor).userId });
 // Those who decide reviews link their Slack user; one who is a member later is refused at the press all the same.
 const ownAccess = { person: { roles: reviewerRoles } };
@@ -112,7 +122,7 @@ export const removeSlackLinkOperation = defineOperation({
   handler: async (input, context) => ({ removed: await removeSlackLink(context.db, personOf(context), { teamId: input.workspace, userId: input.slack_user }) }),
 });
 
-const offerToken = text({ min: 20, max: 100 }).describe('The secret of the link a Slack press answered with (the last part of its address)');
+const offerToken = text({ min: 20, max: 100 }).describe('The secret of the link a Slack press answered with (the fragment of its address)');
 
 export const slackLinkOfferOperation = defineOperation({
   kind: 'read',
@@ -120,18 +130,15 @@ export const slackLinkOfferOperation = defineOperation({
   family: 'notifications',
   summary: 'An offer to link a Slack user',
   description:
-    'What a one-time Slack link would link to the signed-in person: the workspace and the Slack user; null when the link was used, expired, or is for another organization.',
-  method: 'GET',
+    "What a one-time Slack link would link to the signed-in person: the Slack user who pressed and their workspace, by Slack's ids and by the names the press gave; null when the link was used, expired, or is for another organization. A POST, though it changes nothing: the link's secret travels in the body.",
+  method: 'POST',
+  secretInBody: true,
   path: '/notifications/slack-link-offer',
   list: false,
   input: z.strictObject({ token: offerToken }),
   output: z.object({
     offer: z
-      .object({
-        workspace: z.string().describe('The Slack workspace (T…)'),
-        slack_user: z.string().describe('The Slack user who pressed (U…)'),
-        expires_at: instantField('When the offer stops working'),
-      })
+      .object({ ...namedSlackUserFields, expires_at: instantField('When the offer stops working') })
       .nullable()
       .describe('The offer; null when it cannot be confirmed by this person'),
   }),
@@ -139,11 +146,7 @@ export const slackLinkOfferOperation = defineOperation({
   interfaces: consoleOnly,
   handler: async (input, context) => {
     const offer = await readSlackLinkOffer(context.db, context.caller.organization.id, input.token);
-    return {
-      offer: offer
-        ? { workspace: offer.teamId, slack_user: offer.slackUserId, expires_at: offer.expiresAt.toISOString() }
-        : null,
-    };
+    return { offer: offer ? { ...namedSlackUserOf(offer), expires_at: offer.expiresAt.toISOString() } : null };
   },
 });
 
@@ -153,15 +156,15 @@ export const confirmSlackLinkOperation = defineOperation({
   family: 'notifications',
   summary: 'Link a Slack user to yourself',
   description:
-    "Confirms a one-time Slack link: from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts, and the Slack user the person linked before in that workspace is unlinked. The link works once, for 15 minutes, for a person of the organization whose Slack it came from (410 link_invalid otherwise; 404 for another organization's).",
+    "Confirms a one-time Slack link, naming the Slack user the person confirms is them (the one the offer shows; another is refused with 422): from now on that Slack user's presses of Approve or Deny are the signed-in person's verdicts, and the Slack user the person linked before in that workspace is unlinked. The link works once, for 15 minutes, for a person of the organization whose Slack it came from (410 link_invalid otherwise; 404 for another organization's).",
   method: 'POST',
   path: '/notifications/slack-links',
-  input: z.strictObject({ token: offerToken }),
+  input: z.strictObject({ token: offerToken, slack_user: slackIdField('The Slack user the person confirms is them: the one the offer shows (U…)') }),
   refusals: ['link_invalid'],
   output: linkSchema,
   access: ownAccess,
   interfaces: consoleOnly,
-  handler: async (input, context) => wireOfLink(await confirmSlackLink(context.db, personOf(context), input.token)),
+  handler: async (input, context) => wireOfLink(await confirmSlackLink(context.db, personOf(context), input.token, input.slack_user)),
 });
 
 export const slackOperations = [slackAppOperation, updateSlackAppOperation, slackLinksOperation, removeSlackLinkOperation, slackLinkOfferOperation, confirmSlackLinkOperation];

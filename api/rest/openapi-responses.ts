@@ -15,6 +15,8 @@ const meaning: Record<ErrorCode, string> = {
   person_required: 'only a person may do this, with a personal token; API keys never can',
   insufficient_role: "the person's role is not one this operation allows",
   csrf_failed: "a console call that changes something came without the session's `X-CSRF-Token` (the console's own, never the API's)",
+  sign_in_required: 'an Approve decision link of an organization that asks for its person signed in, confirmed without a console session (the console)',
+  wrong_person: 'an Approve decision link confirmed signed in as another person than the one it was sent to (the console)',
   link_invalid: 'the one-time link to set a password has expired or was used already (the console)',
   account_locked: 'too many failed sign-ins: the account is locked for a while (the console)',
   policy_denied:

@@ -1,9 +1,11 @@
 import { Command, InvalidArgumentError } from 'commander';
 import {
+  approveLinkRules,
   createOrganization,
   findOrganization,
   listOrganizations,
   updateOrganization,
+  type ApproveLinkRule,
   type Organization,
 } from '../../domain/identity/organizations';
 import { cliActor } from '../../domain/audit/events';
@@ -17,6 +19,13 @@ const onOff = (value: string) => {
   return value === 'on';
 };
 
+const approveLinkRule = (value: string): ApproveLinkRule => {
+  if (!(approveLinkRules as readonly string[]).includes(value)) throw new InvalidArgumentError('takes anyone_with_link or signed_in');
+  return value as ApproveLinkRule;
+};
+
+const approveLinksInWords: Record<ApproveLinkRule, string> = { anyone_with_link: 'anyone with the link', signed_in: 'signed in as that person' };
+
 function describe(org: Organization): string[] {
   const rows: [string, string][] = [
     ['id', org.id],
@@ -25,6 +34,7 @@ function describe(org: Organization): string[] {
     ['api access', org.apiAccess ? 'on' : 'off'],
     ['self-approval', org.selfApproval ? 'allowed' : 'refused'],
     ['policy text', org.sharePolicyText ? 'shown to agents' : 'kept from agents'],
+    ['approve links', approveLinksInWords[org.approveLinks]],
   ];
   return [`${org.slug}  ${org.name}`, ...rows.map(([label, value]) => `  ${label.padEnd(14)}${value}`)];
 }
@@ -49,7 +59,7 @@ export function organizationCommands(): Command {
 
   org
     .command('update')
-    .description("Change an organization's name, plan, time zone, API access, self-approval or policy-text sharing; takes effect at once")
+    .description("Change an organization's name, plan, time zone, API access, self-approval, policy-text sharing or what Approve links need; takes effect at once")
     .requiredOption('--org <slug>', 'the organization')
     .option('--name <name>', 'display name')
     .option('--plan <plan>', "plan: free, pro, business, or another row of the plans table; its limits apply from the organization's next request")
@@ -57,8 +67,13 @@ export function organizationCommands(): Command {
     .option('--api-access <on|off>', 'whether API keys may be used', onOff)
     .option('--self-approval <on|off>', 'whether a person may approve a held write made with an API key they created', onOff)
     .option('--share-policy-text <on|off>', "whether agents told of a Deny or a Review get the text of the rules that decided", onOff)
+    .option(
+      '--approve-links <anyone_with_link|signed_in>',
+      "what an Approve link from a review email needs: the link alone, or the console session of the person it was sent to (Deny links work by the link alone)",
+      approveLinkRule,
+    )
     .action(
-      withDatabase(async (db, options: { org: string; name?: string; plan?: string; timezone?: string; apiAccess?: boolean; selfApproval?: boolean; sharePolicyText?: boolean }, command) => {
+      withDatabase(async (db, options: { org: string; name?: string; plan?: string; timezone?: string; apiAccess?: boolean; selfApproval?: boolean; sharePolicyText?: boolean; approveLinks?: ApproveLinkRule }, command) => {
         const updated = await updateOrganization(db, options.org, options);
         emit(command, updated, [`Updated organization`, ...describe(updated)]);
       }),

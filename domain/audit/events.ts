@@ -189,7 +189,13 @@ export type AuditEvent =
     }
   | { type: 'data.imported'; actor: ActorRef; data: Record<string, number> }
   /** A Slack user linked to a person (by that person, signed in); `resourceId`: the person (usr_…). */
-  | { type: 'slack.linked'; actor: ActorRef; resourceId: string; data: { slack_team_id: string; slack_user_id: string } }
+  | {
+      type: 'slack.linked';
+      actor: ActorRef;
+      resourceId: string;
+      /** The Slack user by Slack's ids, and by the names its press gave (null: none). */
+      data: { slack_team_id: string; slack_user_id: string; slack_team_domain: string | null; slack_user_name: string | null };
+    }
   /**
    * A Slack user's link to a person (`resourceId`, usr_…) removed: by the person, replaced by a newer link, or with
    * every link of the organization when its Slack app's signing secret changed.

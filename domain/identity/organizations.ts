@@ -5,6 +5,13 @@ import { findPlan, listPlans } from './plans';
 import { defaultPolicySource, savePolicySet } from '../policy-sets/versions';
 import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 
+/**
+ * What confirming an Approve decision link needs besides the link: nothing (`anyone_with_link`), or the console
+ * session of the person it was sent to (`signed_in`). Deny links always work by the link alone.
+ */
+export const approveLinkRules = ['anyone_with_link', 'signed_in'] as const;
+export type ApproveLinkRule = (typeof approveLinkRules)[number];
+
 export interface Organization {
   id: string;
   slug: string;
@@ -18,12 +25,14 @@ export interface Organization {
   sharePolicyText: boolean;
   /** Whether every approval must be signed with the approving person's passkey. */
   approvalsNeedPasskey: boolean;
+  /** What an Approve decision link needs besides the link (a passkey, where approvals need one, wins). */
+  approveLinks: ApproveLinkRule;
   /** How many days after it was applied a write may be undone. */
   undoWindowDays: number;
   createdAt: string;
 }
 
-export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.approvals_need_passkey, o.undo_window_days, o.created_at`;
+export const organizationColumns = `o.id, o.slug, o.name, o.plan, o.timezone, o.api_access, o.self_approval, o.share_policy_text, o.approvals_need_passkey, o.approve_links, o.undo_window_days, o.created_at`;
 
 export function organizationFromRow(row: Record<string, unknown>): Organization {
   return {
@@ -36,6 +45,7 @@ export function organizationFromRow(row: Record<string, unknown>): Organization 
     selfApproval: row.self_approval as boolean,
     sharePolicyText: row.share_policy_text as boolean,
     approvalsNeedPasskey: row.approvals_need_passkey as boolean,
+    approveLinks: row.approve_links as ApproveLinkRule,
     undoWindowDays: row.undo_window_days as number,
     createdAt: (row.created_at as Date).toISOString(),
   };
@@ -49,6 +59,7 @@ export interface OrganizationSettings {
   selfApproval?: boolean;
   sharePolicyText?: boolean;
   approvalsNeedPasskey?: boolean;
+  approveLinks?: ApproveLinkRule;
   undoWindowDays?: number;
 }
 
@@ -65,10 +76,11 @@ export async function createOrganization(
     await checkZoneInDatabase(tx, input.timezone);
     const taken = await tx.query('SELECT 1 FROM organizations WHERE slug = $1', [input.slug]);
     if (taken.rowCount) throw new AppError('conflict', `an organization with slug "${input.slug}" exists already`);
+    // Left out, Approve links take the column's default: a new organization asks for the person signed in.
     const { rows } = await tx.query(
-      `INSERT INTO organizations AS o (id, slug, name, plan, timezone, api_access)
-       VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${organizationColumns}`,
-      [newId('org'), input.slug, input.name, input.plan ?? 'free', input.timezone ?? 'UTC', input.apiAccess ?? true],
+      `INSERT INTO organizations AS o (id, slug, name, plan, timezone, api_access, approve_links)
+       VALUES ($1, $2, $3, $4, $5, $6, ${input.approveLinks ? '$7' : 'DEFAULT'}) RETURNING ${organizationColumns}`,
+      [newId('org'), input.slug, input.name, input.plan ?? 'free', input.timezone ?? 'UTC', input.apiAccess ?? true, ...(input.approveLinks ? [input.approveLinks] : [])],
     );
     const organization = organizationFromRow(rows[0]);
     await savePolicySet(tx, organization.id, defaultPolicySource, 'default');
@@ -86,7 +98,7 @@ export async function updateOrganization(db: Database, slug: string, settings: O
          name = COALESCE($2, name), plan = COALESCE($3, plan), timezone = COALESCE($4, timezone),
          api_access = COALESCE($5, api_access), self_approval = COALESCE($6, self_approval),
          share_policy_text = COALESCE($7, share_policy_text), approvals_need_passkey = COALESCE($8, approvals_need_passkey),
-         undo_window_days = COALESCE($9, undo_window_days), updated_at = now()
+         undo_window_days = COALESCE($9, undo_window_days), approve_links = COALESCE($10, approve_links), updated_at = now()
        WHERE slug = $1 RETURNING ${organizationColumns}`,
       [
         slug,
@@ -98,6 +110,7 @@ export async function updateOrganization(db: Database, slug: string, settings: O
         settings.sharePolicyText ?? null,
         settings.approvalsNeedPasskey ?? null,
         settings.undoWindowDays ?? null,
+        settings.approveLinks ?? null,
       ],
     );
     if (!rows[0]) throw new AppError('not_found', `no organization has the slug "${slug}"`);
@@ -139,6 +152,9 @@ function checkSettings(settings: OrganizationSettings): void {
   }
   if (settings.name !== undefined && settings.name.trim() === '') {
     throw new AppError('validation_failed', 'name must not be empty');
+  }
+  if (settings.approveLinks !== undefined && !approveLinkRules.includes(settings.approveLinks)) {
+    throw new AppError('validation_failed', 'approve_links must be anyone_with_link or signed_in');
   }
 }
 

@@ -4,6 +4,7 @@ import { CommitOutcomeUnknown, isConnectionFault } from '../../db/database';
 /** Every refusal the service gives, by code; the REST and MCP adapters map them to their transports. */
 export const errorStatus = {
   unauthorized: 401,
+  sign_in_required: 401,
   api_access_disabled: 403,
   read_only_key: 403,
   insufficient_ability: 403,
@@ -11,6 +12,7 @@ export const errorStatus = {
   person_required: 403,
   insufficient_role: 403,
   csrf_failed: 403,
+  wrong_person: 403,
   policy_denied: 403,
   self_approval: 403,
   set_up_by_key_creator: 403,

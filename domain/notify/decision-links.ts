@@ -6,6 +6,7 @@ import type { Review } from '../gate/reviews/schema';
 import { heldPayloadDigest, type Verdict } from '../gate/reviews/signing';
 import { recordVerdict, type PasskeyAssertion, type VerdictPorts } from '../gate/reviews/verdicts';
 import { reviewerRoles, type Role } from '../identity/actors';
+import type { ApproveLinkRule } from '../identity/organizations';
 import { digestToken } from '../identity/tokens';
 import { AppError } from '../kit/errors';
 
@@ -15,6 +16,25 @@ import { AppError } from '../kit/errors';
 // The confirm is a verdict like any other (recordVerdict, via 'link'), given as the person the link was sent to.
 // A link is spent only by its person's verdict: a refusal that records nothing (a passkey the organization needs)
 // leaves it usable, and of two confirms at once the second finds it spent.
+//
+// The token is a secret: it travels in the link's fragment (which a browser never sends) and in the bodies of the
+// page's calls, never in a URL path or query that proxies log and traces record. Whether the link alone is enough
+// to approve is the organization's choice (approve_links): where it asks for the person signed in, confirming an
+// Approve link needs the console session of the person it was sent to, so that whoever reads a reviewer's mailbox
+// (an assistant, say) cannot approve as them. Where approvals need a passkey, the person's passkey is asked
+// instead, which proves more. A Deny link always works by the link alone: denying is fail-safe.
+
+/** What confirming a link needs besides the link: nothing, its person's console session, or their passkey. */
+export type LinkConfirmNeeds = 'link' | 'signed_in' | 'passkey';
+
+/** Whom the browser holding a link is signed in to the console as: the link's own person, someone else, nobody. */
+export type LinkSession = 'this_person' | 'someone_else' | 'none';
+
+/** A person signed in to the console, as a link's calls carry their session. */
+export interface SignedInPerson {
+  userId: string;
+  email: string;
+}
 
 /** A person's two links for one review: the secrets, shown once (in their email), never stored. */
 export interface DecisionLinkPair {
@@ -30,7 +50,12 @@ export interface DecisionLinkView {
   verdict: Verdict;
   state: DecisionLinkState;
   person: { email: string; name: string | null };
-  organization: { name: string };
+  /** The organization, with the slug its people sign in with. */
+  organization: { name: string; slug: string };
+  /** What confirming it needs besides the link, so that the page can say so before the person taps. */
+  confirm_needs: LinkConfirmNeeds;
+  /** Whom the caller is signed in as. */
+  session: LinkSession;
   review: {
     id: string;
     status: Review['status'];
@@ -74,9 +99,9 @@ export interface DecisionLinkView {
 
 const isDeleting = (operation: string) => /\.(delete|forget)$/.test(operation);
 
-/** The page a link opens, in the console. */
+/** The page a link opens, in the console: the token in the fragment, which the browser keeps to itself. */
 export function decisionLinkUrl(publicUrl: string, token: string): string {
-  return `${publicUrl}/decide/${token}`;
+  return `${publicUrl}/decide#${token}`;
 }
 
 /** 32 random bytes, base64url: 43 characters of the URL-safe alphabet, nothing else. */
@@ -122,6 +147,9 @@ interface LinkRow {
   role: Role;
   deactivated_at: Date | null;
   org_name: string;
+  org_slug: string;
+  approve_links: ApproveLinkRule;
+  approvals_need_passkey: boolean;
 }
 
 const invalid = () => new AppError('link_invalid', 'This decision link is not valid: it may be mistyped or cut short. Open the review in the console instead');
@@ -131,7 +159,7 @@ async function findLink(db: Queryable, token: string): Promise<LinkRow> {
   if (!tokenShape.test(token)) throw invalid();
   const { rows } = await db.query<LinkRow>(
     `SELECT l.id::text AS id, l.org_id, l.review_id, l.user_id, l.verdict, l.payload_digest, l.edit_id, l.expires_at, l.used_at,
-            u.email, u.name, u.role, u.deactivated_at, o.name AS org_name
+            u.email, u.name, u.role, u.deactivated_at, o.name AS org_name, o.slug AS org_slug, o.approve_links, o.approvals_need_passkey
      FROM decision_links l
      JOIN users u ON u.id = l.user_id AND u.org_id = l.org_id
      JOIN organizations o ON o.id = l.org_id
@@ -151,6 +179,34 @@ function assertMayDecide(link: LinkRow): void {
   }
 }
 
+/**
+ * What confirming the link needs besides it. A Deny link: nothing (denying is fail-safe). An Approve link: the
+ * stricter of the organization's two rules, a passkey where approvals need one, else its person's session where
+ * the organization asks for them signed in, else nothing.
+ */
+function confirmNeeds(link: LinkRow): LinkConfirmNeeds {
+  if (link.verdict === 'denied') return 'link';
+  if (link.approvals_need_passkey) return 'passkey';
+  return link.approve_links === 'signed_in' ? 'signed_in' : 'link';
+}
+
+/** Refuses a confirm that needs the link's person signed in, made by nobody signed in or by someone else. */
+function assertHolderMayConfirm(link: LinkRow, signedIn: SignedInPerson | undefined): void {
+  if (confirmNeeds(link) !== 'signed_in') return;
+  if (!signedIn) {
+    throw new AppError(
+      'sign_in_required',
+      `${link.org_name} approves from a decision link only for the person it was sent to, signed in: sign in to Gatehouse as ${link.email}, then approve again. Nothing was decided; the Deny link works without signing in`,
+    );
+  }
+  if (signedIn.userId !== link.user_id) {
+    throw new AppError(
+      'wrong_person',
+      `This link is for ${link.email}. You are signed in as ${signedIn.email}: sign in as ${link.email} to approve with it. Nothing was decided`,
+    );
+  }
+}
+
 function stateOf(link: LinkRow, review: Review, now: Date): DecisionLinkState {
   if (link.used_at) return 'used';
   if (review.status === 'expired' || link.expires_at <= now) return 'expired';
@@ -159,8 +215,11 @@ function stateOf(link: LinkRow, review: Review, now: Date): DecisionLinkState {
   return 'usable';
 }
 
-/** A link's page: the held write, whom the link is for and its verdict, and whether it can still be used. Decides nothing. */
-export async function readDecisionLink(db: Queryable, token: string, now = new Date()): Promise<DecisionLinkView> {
+/**
+ * A link's page: the held write, whom the link is for and its verdict, whether it can still be used, and what
+ * confirming it needs (with whom `viewer`, the caller's console session, is signed in as). Decides nothing.
+ */
+export async function readDecisionLink(db: Queryable, token: string, viewer?: SignedInPerson, now = new Date()): Promise<DecisionLinkView> {
   const link = await findLink(db, token);
   assertMayDecide(link);
   const review = await getReview(db, link.org_id, link.review_id);
@@ -173,7 +232,9 @@ export async function readDecisionLink(db: Queryable, token: string, now = new D
     verdict: link.verdict,
     state,
     person: { email: link.email, name: link.name },
-    organization: { name: link.org_name },
+    organization: { name: link.org_name, slug: link.org_slug },
+    confirm_needs: confirmNeeds(link),
+    session: !viewer ? 'none' : viewer.userId === link.user_id ? 'this_person' : 'someone_else',
     review: {
       id: review.id,
       status: review.status,
@@ -236,6 +297,11 @@ export async function decisionLinkToSign(
 export interface DecisionLinkConfirmation {
   comment?: string;
   passkey?: PasskeyAssertion;
+  /**
+   * Whom the confirm's console session is of (undefined: nobody signed in), asked only of a link that needs its
+   * person signed in; it refuses a session whose request does not carry the session's CSRF token.
+   */
+  signedIn?: () => Promise<SignedInPerson | undefined>;
 }
 
 /**
@@ -250,7 +316,10 @@ export async function confirmDecisionLink(
   confirmation: DecisionLinkConfirmation,
   ports: Omit<VerdictPorts, 'decidingRoles'>,
 ): Promise<Review> {
-  const link = await claimLink(db, token);
+  // The session is looked up before the link is claimed (never on another connection while the claim's transaction
+  // is open), and only for a link that needs it; the claim checks it against the link as it locks it.
+  const signedIn = confirmNeeds(await findLink(db, token)) === 'signed_in' ? await confirmation.signedIn?.() : undefined;
+  const link = await claimLink(db, token, (claimed) => assertHolderMayConfirm(claimed, signedIn));
   try {
     return await recordVerdict(
       db,
@@ -274,8 +343,11 @@ export async function confirmDecisionLink(
   }
 }
 
-/** Checks a link (it exists, unspent, unexpired; its person may decide) and spends their links to the review. */
-async function claimLink(db: Database, token: string): Promise<LinkRow & { claimedAt: string }> {
+/**
+ * Checks a link (it exists, unspent, unexpired; its person may decide; `mayConfirm`, what the holder brings) and
+ * spends their links to the review.
+ */
+async function claimLink(db: Database, token: string, mayConfirm: (link: LinkRow) => void): Promise<LinkRow & { claimedAt: string }> {
   return db.transaction(async (tx) => {
     const link = await findLink(tx, token);
     // The person's links to the review, locked in one order: a confirm racing this one waits, then finds them spent.
@@ -287,6 +359,7 @@ async function claimLink(db: Database, token: string): Promise<LinkRow & { claim
     if (!locked || locked.used_at) throw new AppError('link_invalid', 'This decision link was used already: each link decides once. Open the review in the console to see how it ended');
     if (link.expires_at <= new Date()) throw new AppError('link_invalid', 'This decision link has expired with its review; nothing was decided');
     assertMayDecide(link);
+    mayConfirm(link);
     // One instant, to the microsecond, marks this claim's links, should they be given back.
     const claimedAt = (await tx.query<{ at: string }>('SELECT clock_timestamp()::text AS at')).rows[0]!.at;
     await tx.query('UPDATE decision_links SET used_at = $3::timestamptz WHERE review_id = $1 AND user_id = $2 AND used_at IS NULL', [

@@ -12,12 +12,14 @@ import { findLinkedPerson, offerSlackLink, slackLinkUrl } from './slack-links';
 // one), through the one way to give a verdict (recordVerdict).
 
 const slackId = z.string().regex(/^[A-Z0-9]{2,30}$/);
+/** A name Slack gives (a handle, a workspace's domain): shown, never trusted for who someone is; an odd one is dropped. */
+const slackName = z.string().max(200).optional().catch(undefined);
 
 /** The fields of Slack's `block_actions` payload a press needs; the rest is ignored. */
 export const blockActionsPayload = z.object({
   type: z.literal('block_actions'),
-  user: z.object({ id: slackId, team_id: slackId.optional() }),
-  team: z.object({ id: slackId }).nullable().optional(),
+  user: z.object({ id: slackId, team_id: slackId.optional(), username: slackName, name: slackName }),
+  team: z.object({ id: slackId, domain: slackName }).nullable().optional(),
   actions: z.array(z.object({ action_id: z.string(), value: z.string().optional() })).min(1),
   response_url: z.string().url().optional(),
 });
@@ -78,7 +80,8 @@ export async function answerPress(db: Database, orgId: string, press: Press, por
   const slackUser = { teamId: press.teamId, userId: press.user.id };
   const person = await findLinkedPerson(db, orgId, slackUser);
   if (!person) {
-    const offer = await offerSlackLink(db, orgId, slackUser);
+    // Bound to the Slack user who pressed, named as the signed press names them, for the person to recognize.
+    const offer = await offerSlackLink(db, orgId, { ...slackUser, teamDomain: press.team?.domain, userName: press.user.username ?? press.user.name });
     return tell(
       `Your Slack user is not linked to a person of this organization yet, so nothing was decided. Link it once, signed in to Gatehouse (the link works once, for 15 minutes): ${slackLinkUrl(ports.publicUrl, offer.token)} — then press again.`,
     );

@@ -43,7 +43,9 @@ describe('the operation catalog', () => {
 
     switch (op.kind) {
       case 'read':
-        expect(op.method).toBe('GET');
+        // A read whose input is a secret carries it in a POST's body, never in the URL.
+        expect(op.method).toBe(op.secretInBody ? 'POST' : 'GET');
+        if (op.secretInBody) expect(op.interfaces).toEqual(['console']);
         // Open to every key only where the answer is about the key itself: who it is, the writes it submitted.
         if (ability === null) expect(['me.get', 'reviews.status', 'writes.get']).toContain(op.name);
         // The organization's own settings are for people in the console alone; its audit trail, for people in the

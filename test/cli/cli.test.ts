@@ -37,7 +37,13 @@ describe('gatehouse CLI', { timeout: 180_000 }, () => {
     expect(badZone.json.error).toMatchObject({ code: 'validation_failed', message: expect.stringContaining('Mars/Olympus') });
 
     const updated = await runCli(['org', 'update', '--org', slug, '--plan', 'business', '--json'], env());
-    expect(updated.json).toMatchObject({ slug, plan: 'business', timezone: 'Europe/Berlin' });
+    expect(updated.json).toMatchObject({ slug, plan: 'business', timezone: 'Europe/Berlin', approveLinks: 'signed_in' });
+    const linksAlone = await runCli(['org', 'update', '--org', slug, '--approve-links', 'anyone_with_link'], env());
+    expect(linksAlone.code, linksAlone.stderr).toBe(0);
+    expect(linksAlone.stdout).toMatch(/approve links +anyone with the link/);
+    const badLinks = await runCli(['org', 'update', '--org', slug, '--approve-links', 'passkey'], env());
+    expect(badLinks.code).not.toBe(0);
+    expect(badLinks.stderr).toContain('anyone_with_link or signed_in');
 
     const shown = await runCli(['org', 'show', '--org', slug], env());
     expect(shown.stdout).toContain('business');

@@ -581,7 +581,10 @@ describe('every operation the console offers', () => {
     'notifications.update_slack_app': async () => ({ input: { signing_secret: 'a-signing-secret-from-slack', workspace: 'T0TABLE' } }),
     'notifications.slack_links': async () => ({}),
     'notifications.slack_link_offer': async () => ({ input: { token: (await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0TABLE', userId: `U${slackUsers++}` })).token } }),
-    'notifications.confirm_slack_link': async () => ({ input: { token: (await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0TABLE', userId: `U${slackUsers++}` })).token } }),
+    'notifications.confirm_slack_link': async () => {
+      const slackUser = `U${slackUsers++}`;
+      return { input: { token: (await offerSlackLink(h.db, acme.organization.id, { teamId: 'T0TABLE', userId: slackUser })).token, slack_user: slackUser } };
+    },
     'notifications.remove_slack_link': async () => ({ input: { workspace: 'T0TABLE', slack_user: 'U0NOBODY' } }),
     'webhooks.event_types': async () => ({}),
     'webhooks.list': async () => ({}),

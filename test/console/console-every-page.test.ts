@@ -119,7 +119,7 @@ describe.each([
   });
 
   it('opens a decision link’s page, outside the console’s frame, the same way', async () => {
-    await page.goto(`${origin}/decide/${decisionToken}`);
+    await page.goto(`${origin}/decide#${decisionToken}`);
     // The page says "Decision link" while it reads the link, then asks the question.
     await page.getByRole('heading', { level: 1, name: /^Approve this .*\?$/ }).waitFor();
     await settled(page);

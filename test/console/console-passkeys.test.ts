@@ -504,7 +504,7 @@ describe('passkeys', () => {
     it('a decision link asks the passkey of the person it was sent to, over the payload it was sent for', async () => {
       const linked = await holdTask('review the linked approval');
       const token = (await issueDecisionLinks(h.db, acme.organization.id, linked, [owner.user.id])).get(owner.user.id)!.approve;
-      const asked = await h.request({ method: 'POST', url: `/console/api/decision-links/${token}/passkey-challenge`, payload: {} });
+      const asked = await h.request({ method: 'POST', url: '/console/api/decision-links/passkey-challenge', payload: { token } });
       expect(asked.statusCode).toBe(200);
       const { rows } = await h.db.query("SELECT payload_digest FROM decision_links WHERE review_id = $1 AND verdict = 'approved'", [linked]);
       const challenge = json(asked).data;
@@ -515,7 +515,7 @@ describe('passkeys', () => {
       // The console's challenge for the same review commits to the same payload: one write, one digest.
       const inConsole = json(await ownerSession.request({ method: 'POST', url: `/console/api/v1/reviews/${linked}/passkey-challenge`, payload: { verdict: 'approved' } })).data;
       expect(inConsole.payload_digest).toBe(rows[0].payload_digest);
-      expect((await h.request({ method: 'POST', url: `/console/api/decision-links/${'x'.repeat(43)}/passkey-challenge`, payload: {} })).statusCode).toBe(410);
+      expect((await h.request({ method: 'POST', url: '/console/api/decision-links/passkey-challenge', payload: { token: 'x'.repeat(43) } })).statusCode).toBe(410);
     });
 
     it('signs in over HTTP once per challenge, and never a deactivated person', async () => {
@@ -640,8 +640,8 @@ describe('passkeys', () => {
     const reviewId = await holdTask('review from the link');
     const token = (await issueDecisionLinks(h.db, acme.organization.id, reviewId, [owner.user.id])).get(owner.user.id)!.approve;
     const { rows } = await h.db.query("SELECT payload_digest FROM decision_links WHERE review_id = $1 AND verdict = 'approved'", [reviewId]);
-    await page.goto(`${origin}/decide/${token}`);
-    const signedConfirm = page.waitForRequest((request) => request.url().endsWith(`/decision-links/${token}/confirm`) && Boolean(request.postDataJSON()?.passkey));
+    await page.goto(`${origin}/decide#${token}`);
+    const signedConfirm = page.waitForRequest((request) => request.url().endsWith('/decision-links/confirm') && request.postDataJSON()?.token === token && Boolean(request.postDataJSON()?.passkey));
     await page.getByRole('button', { name: 'Approve this write' }).click();
     const { passkey } = (await signedConfirm).postDataJSON() as { passkey: Record<string, string> };
     expect(passkey.credential_id).toBe(passkeyCredentialId);

@@ -221,6 +221,31 @@ describe('the Policy page', () => {
     expect(await organization()).toMatchObject({ self_approval: false, share_policy_text: true });
   });
 
+  it('chooses what an Approve link needs: signed in as its person (a new organization’s choice) or the link alone', async () => {
+    const region = page.getByRole('region', { name: 'Approvals and what agents see' });
+    const choice = region.getByRole('radiogroup', { name: 'Approve links in emails' });
+    const signedIn = choice.getByRole('radio', { name: 'Signed in as that person' });
+    const anyone = choice.getByRole('radio', { name: 'Anyone with the link' });
+    const organization = async () => json(await ownerApi.request({ method: 'GET', url: '/console/api/v1/organization' })).data;
+    expect(await signedIn.isChecked()).toBe(true);
+    expect(await organization()).toMatchObject({ approve_links: 'signed_in' });
+
+    await anyone.check();
+    await expect.poll(async () => (await organization()).approve_links).toBe('anyone_with_link');
+    await choice.getByText('whoever can read the email can approve with it').waitFor();
+    expect(await anyone.isChecked()).toBe(true);
+    await expectAccessible();
+    await screenshot(page, 'policy-approve-links');
+    const { rows } = await h.db.query("SELECT data FROM audit_events WHERE org_id = $1 AND type = 'organization.updated' ORDER BY id DESC LIMIT 1", [acme.organization.id]);
+    expect(rows[0].data).toEqual({ approveLinks: 'anyone_with_link' });
+
+    // From the keyboard: the arrow moves the choice, and saves it.
+    await anyone.focus();
+    await page.keyboard.press('ArrowDown');
+    await expect.poll(async () => (await organization()).approve_links).toBe('signed_in');
+    expect(await signedIn.isChecked()).toBe(true);
+  });
+
   it('shows a reviewer the policy and its versions, with no editor, no shadow controls and no switches', async () => {
     const reviewers = await signedInPage(acme, reviewer);
     await navLink(reviewers).click();
@@ -235,6 +260,7 @@ describe('the Policy page', () => {
       expect(await reviewers.getByRole('button', { name }).count()).toBe(0);
     }
     expect(await reviewers.getByRole('switch').count()).toBe(0);
+    expect(await reviewers.getByRole('radiogroup').count()).toBe(0);
     expect(await reviewers.getByRole('heading', { name: 'Approvals and what agents see' }).count()).toBe(0);
     await expectAccessible(reviewers);
     await reviewers.context().close();

@@ -6,7 +6,9 @@ import { linksIn, startMailCatcher, type MailCatcher } from '../support/mail-cat
 
 // A decision link's page in Chromium at a phone's width (390 × 844), against the real api, worker, Temporal and
 // PostgreSQL: opened from the email without signing in, it shows the write and changes nothing; its one button
-// applies the write; opened again, it says it was used.
+// applies the write; opened again, it says it was used. The token lives in the link's fragment and the calls' bodies:
+// an older link with it in the path still works, moved to the fragment at once. These organizations let anyone with
+// an Approve link confirm it (decision-link-sign-in.test.ts: "signed in as that person").
 
 let h: Harness;
 let catcher: MailCatcher;
@@ -45,7 +47,7 @@ const focusedText = (page: Page) => page.evaluate(() => (globalThis as any).docu
 
 describe('a decision link’s page at a phone’s width', () => {
   it('shows the write without signing in, decides nothing until confirmed, then applies it once', async () => {
-    const org = await h.createOrganization({ name: 'Acme Inc.' });
+    const org = await h.createOrganization({ name: 'Acme Inc.', approveLinks: 'anyone_with_link' });
     const created = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'Pay the rent', priority: 'normal' } });
     expect(created.statusCode).toBe(201);
     const taskId = json(created).data.id as string;
@@ -59,7 +61,7 @@ describe('a decision link’s page at a phone’s width', () => {
     const reviewId = json(held).review.id as string;
     const reviewer = `reviewer@${org.organization.slug}.test`;
     const mail = await catcher.mailTo(reviewer, reviewId);
-    const [approve] = linksIn(mail, `${publicUrl}/decide/`).map((link) => link.slice(publicUrl.length));
+    const [approve] = linksIn(mail, `${publicUrl}/decide#`).map((link) => link.slice(publicUrl.length));
 
     const page = await phonePage(approve!);
     await page.getByRole('heading', { level: 1, name: 'Approve this write?' }).waitFor();
@@ -104,7 +106,7 @@ describe('a decision link’s page at a phone’s width', () => {
     expect(await page.getByRole('button', { name: 'Approve this write' }).count()).toBe(0);
     await page.context().close();
 
-    const broken = await phonePage(`/decide/${'x'.repeat(43)}`);
+    const broken = await phonePage(`/decide#${'x'.repeat(43)}`);
     await broken.getByRole('heading', { level: 1, name: 'This link does not work' }).waitFor();
     expect(await accessibilityViolations(broken)).toEqual([]);
     await broken.context().close();
@@ -112,7 +114,7 @@ describe('a decision link’s page at a phone’s width', () => {
   }, 90_000);
 
   it('a held changeset: every item with its decision and record (a reference by the item that makes it); the link approves all of it, in one transaction', async () => {
-    const org = await h.createOrganization({ name: 'Globex' });
+    const org = await h.createOrganization({ name: 'Globex', approveLinks: 'anyone_with_link' });
     const existing = json(await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'Draft the quote' } })).data.id as string;
     const held = await h.request({
       method: 'POST',
@@ -129,10 +131,10 @@ describe('a decision link’s page at a phone’s width', () => {
     expect(held.statusCode, held.body).toBe(202);
     const reviewId = json(held).review.id as string;
     const reviewer = `reviewer@${org.organization.slug}.test`;
-    const [approve] = linksIn(await catcher.mailTo(reviewer, reviewId), `${publicUrl}/decide/`).map((link) => link.slice(publicUrl.length));
+    const [approve] = linksIn(await catcher.mailTo(reviewer, reviewId), `${publicUrl}/decide#`).map((link) => link.slice(publicUrl.length));
 
     // What the page reads: the changeset's items, no record of its own.
-    const read = json(await h.request({ method: 'GET', url: `/console/api/decision-links${approve!.slice('/decide'.length)}` }));
+    const read = json(await h.request({ method: 'POST', url: '/console/api/decision-links/read', payload: { token: approve!.slice('/decide#'.length) } }));
     expect(read.data.review).toMatchObject({ operation: 'changesets.submit', before: null, after: null, reason: 'item 2 (tasks.create): The title asks for a review' });
     expect(read.data.review.changeset).toMatchObject({ mode: 'all_or_nothing', item_count: 3, summary: 'changeset of 3 writes: projects.create, tasks.create, tasks.update' });
     expect(read.data.review.changeset.items.map((item: { operation: string; decision: string }) => `${item.operation}:${item.decision}`)).toEqual([
@@ -173,6 +175,64 @@ describe('a decision link’s page at a phone’s width', () => {
     expect(rows.filter((row) => row.project_id === project.id)).toHaveLength(2);
     expect((await h.db.query('SELECT status, decided_via FROM reviews WHERE id = $1', [reviewId])).rows[0]).toEqual({ status: 'approved', decided_via: 'link' });
     await page.context().close();
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('an older link with the token in its path still works: the page moves it to the fragment at once, and no request it makes carries the token', async () => {
+    const org = await h.createOrganization({ name: 'Initech', approveLinks: 'anyone_with_link' });
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: org.readWriteToken, payload: { title: 'review the printer budget' } });
+    expect(held.statusCode, held.body).toBe(202);
+    const reviewId = json(held).review.id as string;
+    const [approve, deny] = linksIn(await catcher.mailTo(`reviewer@${org.organization.slug}.test`, reviewId), `${publicUrl}/decide#`).map((link) =>
+      link.slice(`${publicUrl}/decide#`.length),
+    );
+
+    /** A page whose every request (address and Referer) is kept, with the request bodies that carry the token. */
+    const recorded = async () => {
+      const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+      const page = await context.newPage();
+      page.on('pageerror', (error) => pageErrors.push(error.message));
+      const requests: { url: string; referer: string | undefined; body: string | null }[] = [];
+      page.on('request', (request) => requests.push({ url: request.url(), referer: request.headers().referer, body: request.postData() }));
+      return { page, requests };
+    };
+
+    /** The paths of the requests whose bodies carry the token, each once (a development build reads twice). */
+    const carrying = (requests: { url: string; body: string | null }[], token: string) => [
+      ...new Set(requests.filter((request) => request.body?.includes(token)).map((request) => new URL(request.url).pathname)),
+    ];
+
+    // A link as sent now: the token never leaves the browser but in the bodies of the page's calls.
+    const fresh = await recorded();
+    await fresh.page.goto(`${origin}/decide#${deny}`);
+    await fresh.page.getByRole('button', { name: 'Deny this write' }).waitFor();
+    expect(fresh.page.url()).toBe(`${origin}/decide#${deny}`);
+    expect(fresh.requests.length).toBeGreaterThan(2);
+    for (const request of fresh.requests) {
+      expect(request.url, request.url).not.toContain(deny);
+      expect(request.referer ?? '', request.url).not.toContain(deny);
+    }
+    expect(carrying(fresh.requests, deny!)).toEqual(['/console/api/decision-links/read']);
+    const historyOfOneLink = await fresh.page.evaluate(() => (globalThis as any).history.length as number);
+    await fresh.page.context().close();
+
+    // A link sent before: its address is the page's first request, and only that one; the page replaces it with
+    // the fragment form before it calls anything, and decides over the calls that carry the token in their bodies.
+    const old = await recorded();
+    await old.page.goto(`${origin}/decide/${approve}`);
+    const button = old.page.getByRole('button', { name: 'Approve this write' });
+    await button.waitFor();
+    expect(old.page.url()).toBe(`${origin}/decide#${approve}`);
+    await button.click();
+    await old.page.getByRole('heading', { level: 2, name: 'Approved and applied' }).waitFor({ timeout: 30_000 });
+    const [opened, ...after] = old.requests;
+    expect(opened!.url).toBe(`${origin}/decide/${approve}`);
+    for (const request of after) expect(request.url, request.url).not.toContain(approve);
+    expect(carrying(old.requests, approve!)).toEqual(['/console/api/decision-links/read', '/console/api/decision-links/confirm']);
+    // The old address was replaced in the history, not followed by a new entry: going back does not find it.
+    expect(await old.page.evaluate(() => (globalThis as any).history.length)).toBe(historyOfOneLink);
+    expect((await h.db.query('SELECT status, decided_via FROM reviews WHERE id = $1', [reviewId])).rows[0]).toEqual({ status: 'approved', decided_via: 'link' });
+    await old.page.context().close();
     expect(pageErrors).toEqual([]);
   }, 90_000);
 });

@@ -10,9 +10,11 @@ import { linksIn, startMailCatcher, unfolded, type MailCatcher } from '../suppor
 import { SoftwareAuthenticator } from '../support/software-authenticator';
 
 // Decision links on the real Temporal dev server and PostgreSQL, from the email a held write sends (a local SMTP
-// server) to the write applied: each told reviewer's email carries an Approve and a Deny link of their own; opening
-// one changes nothing; confirming it decides once, as that person, under the console's rules; and a link is
-// refused once used, expired, decided elsewhere, or when the write it was sent for has changed.
+// server) to the write applied: each told reviewer's email carries an Approve and a Deny link of their own, the
+// token in the link's fragment and in the body of each call (never in a URL path or query); opening one changes
+// nothing; confirming it decides once, as that person, under the console's rules; and a link is refused once used,
+// expired, decided elsewhere, or when the write it was sent for has changed. These organizations let anyone with an
+// Approve link confirm it (approve_links: anyone_with_link); approve-links.test.ts covers "signed in as that person".
 
 let h: Harness;
 let catcher: MailCatcher;
@@ -41,26 +43,34 @@ const hold = async (token: string, title: string) => {
   return json(response).review.id as string;
 };
 
-/** The Approve and Deny tokens in the email to `email` about the review. */
+/** An organization whose Approve links work by the link alone, as every organization's did before the setting. */
+const linkOrganization = (settings: Parameters<Harness['createOrganization']>[0] = {}) => h.createOrganization({ approveLinks: 'anyone_with_link', ...settings });
+
+/** The Approve and Deny tokens in the email to `email` about the review: each in its link's fragment. */
 async function linksTo(email: string, reviewId: string) {
   const mail = await catcher.mailTo(email, reviewId);
-  const [approve, deny, ...rest] = linksIn(mail, `${publicUrl}/decide/`).map((link) => link.slice(`${publicUrl}/decide/`.length));
+  const [approve, deny, ...rest] = linksIn(mail, `${publicUrl}/decide#`).map((link) => link.slice(`${publicUrl}/decide#`.length));
   expect(rest).toEqual([]);
   expect(approve).toMatch(/^[A-Za-z0-9_-]{43}$/);
   expect(deny).toMatch(/^[A-Za-z0-9_-]{43}$/);
   return { approve: approve!, deny: deny!, mail };
 }
 
-const read = (token: string) => h.app.inject({ method: 'GET', url: `/console/api/decision-links/${token}`, remoteAddress: remoteAddress() });
-
-const confirm = (token: string, payload: unknown = {}, extra: Partial<InjectOptions> = {}) =>
+const post = (path: string, payload: unknown, extra: Partial<InjectOptions> = {}) =>
   h.app.inject({
     method: 'POST',
-    url: `/console/api/decision-links/${token}/confirm`,
+    url: `/console/api/decision-links/${path}`,
     headers: { 'content-type': 'application/json', ...(extra.headers ?? {}) },
     payload: typeof payload === 'string' ? payload : JSON.stringify(payload),
     remoteAddress: remoteAddress(),
   });
+
+/** The link's page reads it: the token in the body. */
+const read = (token: unknown) => post('read', { token });
+
+/** The link's one button: its token, and what the person adds (a comment, a passkey's signature). */
+const confirm = (token: unknown, payload: Record<string, unknown> | string = {}, extra: Partial<InjectOptions> = {}) =>
+  post('confirm', typeof payload === 'string' ? payload : { token, ...payload }, extra);
 
 const tasksTitled = async (org: TestOrganization, title: string) =>
   (await h.db.query('SELECT id FROM tasks WHERE org_id = $1 AND title = $2', [org.organization.id, title])).rowCount;
@@ -81,14 +91,15 @@ const reviewerOf = async (org: TestOrganization) =>
 
 describe('an email’s decision links', () => {
   it('each told reviewer gets links of their own; opening one changes nothing; confirming applies the write once, as that person', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const second = await person(org, 'reviewer', 'second');
     const reviewer = await reviewerOf(org);
     const reviewId = await hold(org.readWriteToken, 'review the supplier contract');
     const mine = await linksTo(reviewer.email, reviewId);
     const theirs = await linksTo(second.user.email, reviewId);
     expect(new Set([mine.approve, mine.deny, theirs.approve, theirs.deny]).size).toBe(4);
-    expect(unfolded(mine.mail.raw)).toMatch(/Approve it: http:\/\/gatehouse\.test\/decide\//);
+    expect(unfolded(mine.mail.raw)).toMatch(/Approve it: http:\/\/gatehouse\.test\/decide#[A-Za-z0-9_-]{43}\r?\n/);
+    expect(unfolded(mine.mail.raw)).not.toContain('/decide/');
     // The member decides nothing, and is sent nothing.
     expect(catcher.mails.filter((mail) => mail.to.includes(`member@${org.organization.slug}.test`))).toEqual([]);
     // Only digests are stored.
@@ -136,7 +147,7 @@ describe('an email’s decision links', () => {
   });
 
   it('confirmed at once from two tabs (and the Deny link too), it decides once', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const reviewer = await reviewerOf(org);
     const reviewId = await hold(org.readWriteToken, 'review in a hurry');
     const { approve, deny } = await linksTo(reviewer.email, reviewId);
@@ -150,7 +161,7 @@ describe('an email’s decision links', () => {
   });
 
   it('a Deny link denies: nothing is written', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const reviewer = await reviewerOf(org);
     const reviewId = await hold(org.readWriteToken, 'review and deny me');
     const { deny, approve } = await linksTo(reviewer.email, reviewId);
@@ -164,7 +175,7 @@ describe('an email’s decision links', () => {
   });
 
   it('is refused after the review expired, and changes nothing', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const reviewer = await reviewerOf(org);
     const reviewId = await hold(org.readWriteToken, 'review before it expires');
     const { approve } = await linksTo(reviewer.email, reviewId);
@@ -180,7 +191,7 @@ describe('an email’s decision links', () => {
   });
 
   it('is refused once the review was decided elsewhere (the console)', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const second = await person(org, 'reviewer', 'elsewhere');
     const reviewer = await reviewerOf(org);
     const reviewId = await hold(org.readWriteToken, 'review decided elsewhere');
@@ -196,7 +207,7 @@ describe('an email’s decision links', () => {
   });
 
   it('is refused, saying why, once the payload changed (another reviewer edited the held write)', async () => {
-    const org = await h.createOrganization({ policy: quorumPolicy });
+    const org = await linkOrganization({ policy: quorumPolicy });
     const second = await person(org, 'reviewer', 'later');
     const reviewId = await hold(org.readWriteToken, 'review a small plan');
     const { approve } = await linksTo(second.user.email, reviewId);
@@ -213,7 +224,7 @@ describe('an email’s decision links', () => {
   });
 
   it('a link sent while an edit is held is bound to the edit, and approves it', async () => {
-    const org = await h.createOrganization({ policy: quorumPolicy });
+    const org = await linkOrganization({ policy: quorumPolicy });
     const admin = await person(org, 'admin', 'escalated');
     await h.db.query('UPDATE organizations SET review_escalation_ms = 1500 WHERE id = $1', [org.organization.id]);
     const reviewId = await hold(org.readWriteToken, 'review an edited plan');
@@ -230,7 +241,7 @@ describe('an email’s decision links', () => {
 
 describe('the console’s rules hold', () => {
   it('no self-approval: the person who created the agent’s key cannot approve from a link (the link stays usable for a deny)', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const maker = await person(org, 'reviewer', 'maker');
     const key = await createApiKey(h.db, { orgId: org.organization.id, label: "maker's agent", access: 'read_write' }, { type: 'user', id: maker.user.id });
     const reviewId = await hold(key.token, 'review my own agent');
@@ -245,7 +256,7 @@ describe('the console’s rules hold', () => {
   });
 
   it('a person no longer a reviewer, or no longer active, cannot use their link', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const demoted = await person(org, 'reviewer', 'demoted');
     const gone = await person(org, 'reviewer', 'gone');
     const reviewId = await hold(org.readWriteToken, 'review after a change of role');
@@ -264,7 +275,7 @@ describe('the console’s rules hold', () => {
   });
 
   it('quorum: a link approval counts as one of two; the second person’s link applies the write once', async () => {
-    const org = await h.createOrganization({ policy: quorumPolicy });
+    const org = await linkOrganization({ policy: quorumPolicy });
     const second = await person(org, 'reviewer', 'cosigner');
     const reviewer = await reviewerOf(org);
     const reviewId = await hold(org.readWriteToken, 'big launch plan');
@@ -286,7 +297,7 @@ describe('the console’s rules hold', () => {
   });
 
   it('an organization that needs passkeys refuses a link approval without one, and the link is not spent', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const reviewer = await reviewerOf(org);
     await h.db.query('UPDATE organizations SET approvals_need_passkey = true WHERE id = $1', [org.organization.id]);
     const reviewId = await hold(org.readWriteToken, 'review with a passkey');
@@ -302,7 +313,7 @@ describe('the console’s rules hold', () => {
   });
 
   it('with a passkey, the link approves: the link’s challenge signed by the person’s authenticator, kept with the verdict', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const signer = await addPerson(h.db, org.organization, 'reviewer');
     const session = await signIn(h.app, org.organization, signer);
     const authenticator = new SoftwareAuthenticator({ rpId: new URL(publicUrl).hostname, origin: publicUrl });
@@ -313,7 +324,7 @@ describe('the console’s rules hold', () => {
     const reviewId = await hold(org.readWriteToken, 'review signed from the email');
     const { approve } = await linksTo(signer.email, reviewId);
 
-    const asked = await h.app.inject({ method: 'POST', url: `/console/api/decision-links/${approve}/passkey-challenge`, remoteAddress: remoteAddress() });
+    const asked = await post('passkey-challenge', { token: approve });
     expect(asked.statusCode, asked.body).toBe(200);
     const { challenge, signed_at } = json(asked).data;
     // The link's holder is not told which passkeys its person has: the authenticator offers its own.
@@ -333,8 +344,8 @@ describe('the console’s rules hold', () => {
   });
 
   it('a link of one organization shows and decides only its own review', async () => {
-    const acme = await h.createOrganization();
-    const globex = await h.createOrganization();
+    const acme = await linkOrganization();
+    const globex = await linkOrganization();
     const acmeReview = await hold(acme.readWriteToken, 'review acme only');
     const globexReview = await hold(globex.readWriteToken, 'review globex only');
     const acmeLinks = await linksTo((await reviewerOf(acme)).email, acmeReview);
@@ -351,34 +362,38 @@ describe('the console’s rules hold', () => {
 
 describe('what a client can send', () => {
   it('garbage tokens and bodies are refused in the envelope, never a 500', async () => {
-    const org = await h.createOrganization();
+    const org = await linkOrganization();
     const reviewId = await hold(org.readWriteToken, 'review against garbage');
     const { approve } = await linksTo((await reviewerOf(org)).email, reviewId);
     const unknown = 'A'.repeat(43);
-    for (const token of [unknown, 'abc', `${approve}x`, approve.slice(0, 42), '%F0%9F%92%A9', '..%2F..%2Fapi', 'x'.repeat(99)]) {
-      for (const answer of [await read(token), await confirm(token)]) {
-        expect([404, 410], `${token}: ${answer.body}`).toContain(answer.statusCode);
-        expect(json(answer).error.code).toMatch(/^(link_invalid|not_found)$/);
+    for (const token of [unknown, 'abc', `${approve}x`, approve.slice(0, 42), '%F0%9F%92%A9', '../../api', 'x'.repeat(99)]) {
+      for (const answer of [await read(token), await confirm(token), await post('passkey-challenge', { token })]) {
+        expect(answer.statusCode, `${token}: ${answer.body}`).toBe(410);
+        expect(json(answer).error.code).toBe('link_invalid');
       }
     }
-    const huge = await read('x'.repeat(5000));
-    expect(huge.statusCode).toBeLessThan(500);
-    expect(json(huge).error.code).toBeTruthy();
+    // No token, or not a string, or far too long: the body is refused, naming the field.
+    for (const token of [undefined, null, 42, ['a'], 'x'.repeat(5000)]) {
+      for (const answer of [await read(token), await confirm(token), await post('passkey-challenge', { token })]) {
+        expect(answer.statusCode, `${JSON.stringify(token)}: ${answer.body}`).toBe(422);
+        expect(json(answer).error).toMatchObject({ code: 'validation_failed', details: { fields: [{ field: 'token' }] } });
+      }
+    }
 
-    const badJson = await confirm(approve, '{"comment":');
+    const badJson = await confirm(approve, '{"token":');
     expect(badJson.statusCode).toBe(400);
     expect(json(badJson).error.code).toBe('invalid_json');
     const unknownField = await confirm(approve, { verdict: 'approved' });
     expect(unknownField.statusCode).toBe(422);
     const form = await h.app.inject({
       method: 'POST',
-      url: `/console/api/decision-links/${approve}/confirm`,
+      url: '/console/api/decision-links/confirm',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      payload: '',
+      payload: `token=${approve}`,
       remoteAddress: remoteAddress(),
     });
     expect(form.statusCode).toBe(415);
-    const noType = await h.app.inject({ method: 'POST', url: `/console/api/decision-links/${approve}/confirm`, remoteAddress: remoteAddress() });
+    const noType = await h.app.inject({ method: 'POST', url: '/console/api/decision-links/confirm', remoteAddress: remoteAddress() });
     expect(noType.statusCode).toBe(415);
     const crossSite = await confirm(approve, {}, { headers: { origin: 'https://evil.example', 'content-type': 'application/json' } });
     expect(crossSite.statusCode).toBe(403);
@@ -386,6 +401,33 @@ describe('what a client can send', () => {
     // None of it decided anything.
     expect(await reviewOf(reviewId)).toMatchObject({ status: 'pending' });
     expect(json(await read(approve)).data.state).toBe('usable');
+  });
+
+  it('takes the token in the body only: the routes with a token in the path are gone, and decide nothing', async () => {
+    const org = await linkOrganization();
+    const reviewId = await hold(org.readWriteToken, 'review by the old routes');
+    const { approve } = await linksTo((await reviewerOf(org)).email, reviewId);
+    const pathForms = [
+      await h.app.inject({ method: 'GET', url: `/console/api/decision-links/${approve}`, remoteAddress: remoteAddress() }),
+      await post(`${approve}/confirm`, {}),
+      await post(`${approve}/passkey-challenge`, {}),
+      await h.app.inject({ method: 'GET', url: `/console/api/decision-links/read?token=${approve}`, remoteAddress: remoteAddress() }),
+    ];
+    for (const answer of pathForms) {
+      expect(answer.statusCode, answer.body).toBe(404);
+      expect(json(answer).error.code).toBe('not_found');
+    }
+    // Nor does the token travel in the query of the new routes.
+    const inQuery = await h.app.inject({
+      method: 'POST',
+      url: `/console/api/decision-links/confirm?token=${approve}`,
+      headers: { 'content-type': 'application/json' },
+      payload: '{}',
+      remoteAddress: remoteAddress(),
+    });
+    expect(inQuery.statusCode).toBe(422);
+    expect(await reviewOf(reviewId)).toMatchObject({ status: 'pending', decided_by: null });
+    expect(json(await read(approve)).data).toMatchObject({ state: 'usable', verdict: 'approved' });
   });
 
   it('each address may read links this often a minute', async () => {

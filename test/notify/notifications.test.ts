@@ -115,10 +115,10 @@ describe('a held changeset', () => {
         '5. tasks.update: allowed — Ordinary writes are allowed',
         'All or nothing: approving applies all 5 together in one transaction, denying writes none.',
         '',
-        'Approve all 5: http://gatehouse.test/decide/',
+        'Approve all 5: http://gatehouse.test/decide#',
       ].join('\n'),
     );
-    expect(mail.text).toMatch(/\nDeny all 5: http:\/\/gatehouse\.test\/decide\/\S+\n/);
+    expect(mail.text).toMatch(/\nDeny all 5: http:\/\/gatehouse\.test\/decide#[A-Za-z0-9_-]{43}\n/);
     expect(mail.text).not.toContain('changesets.submit');
 
     const [message] = await slack.waitFor(1, (request) => request.body.includes(reviewId));

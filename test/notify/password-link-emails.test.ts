@@ -118,8 +118,8 @@ describe('with email configured, a set-password link goes to the person alone', 
 });
 
 describe('a person an admin set up cannot approve that admin’s key’s write from a decision link', () => {
-  it('the Approve link is refused with why; the Deny link works', async () => {
-    const org = await h.createOrganization();
+  it('the Approve link is refused with why; the Deny link works (Approve links: anyone with the link)', async () => {
+    const org = await h.createOrganization({ approveLinks: 'anyone_with_link' });
     const admin = await signedIn(org, 'admin');
     const adminRef: RosterManager = { ref: { type: 'user', id: admin.user.id }, role: 'admin' };
     const email = `linked-${(address += 1)}@${org.organization.slug}.test`;
@@ -127,9 +127,9 @@ describe('a person an admin set up cannot approve that admin’s key’s write f
     const key = await createApiKey(h.db, { orgId: org.organization.id, label: "the admin's agent", access: 'read_write' }, { type: 'user', id: admin.user.id });
     const reviewId = await hold(key.token, 'review the admin agent write');
     const mail = await catcher.mailTo(email, reviewId);
-    const [approve, deny] = linksIn(mail, `${publicUrl}/decide/`).map((link) => link.slice(`${publicUrl}/decide/`.length));
+    const [approve, deny] = linksIn(mail, `${publicUrl}/decide#`).map((link) => link.slice(`${publicUrl}/decide#`.length));
     const confirm = (token: string) =>
-      h.app.inject({ method: 'POST', url: `/console/api/decision-links/${token}/confirm`, headers: { 'content-type': 'application/json' }, payload: '{}', remoteAddress: '10.9.0.1' });
+      h.app.inject({ method: 'POST', url: '/console/api/decision-links/confirm', headers: { 'content-type': 'application/json' }, payload: { token }, remoteAddress: '10.9.0.1' });
     const refused = await confirm(approve!);
     expect(refused.statusCode, refused.body).toBe(403);
     expect(json(refused).error).toMatchObject({ code: 'set_up_by_key_creator', message: expect.stringContaining(admin.email) });

@@ -77,6 +77,8 @@ interface Press {
   team?: string;
   /** The workspace the Slack user belongs to, when not the one they pressed in (Slack Connect). */
   userTeam?: string;
+  /** The Slack user's name (their handle), as Slack's press carries it. */
+  userName?: string;
   responseUrl?: string;
 }
 
@@ -86,7 +88,7 @@ function signedPress(orgRef: string, press: Press, { signWith = secret, timestam
   const n = sequence++;
   const payload = {
     type,
-    user: { id: press.user ?? 'U0REVIEWER', username: 'rev.iewer', name: 'rev.iewer', team_id: press.userTeam ?? team },
+    user: { id: press.user ?? 'U0REVIEWER', username: press.userName ?? 'rev.iewer', name: press.userName ?? 'rev.iewer', team_id: press.userTeam ?? team },
     api_app_id: 'A0GATEHOUSE',
     token: 'deprecated-verification-token',
     container: { type: 'message', message_ts: '1732150000.000100', channel_id: 'C0REVIEWS', is_ephemeral: false },
@@ -108,13 +110,16 @@ const answeredAt = async (path: string) => JSON.parse((await slack.waitFor(1, (r
 const buttonOf = (message: { blocks: { type: string; elements?: { action_id?: string; value?: string; style?: string; url?: string }[] }[] }, action: string) =>
   message.blocks.find((block) => block.type === 'actions')!.elements!.find((element) => element.action_id === action)!;
 
+/** The one-time link's secret in a press's answer: the link's fragment. */
+const offerIn = (text: string) => /\/slack\/link#([A-Za-z0-9_-]+)/.exec(text)![1]!;
+
 /** Links a Slack user to the person as a person does: a first press answers with a one-time link they confirm signed in. */
 async function link(org: Org, value: string, person: { session: ConsoleSession }, user = 'U0REVIEWER') {
   const press = signedPress(org.id, { action: 'gatehouse.approve', value, user });
   const pressed = await press.send();
   expect(pressed.statusCode, pressed.body).toBe(200);
-  const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(pressed).text)![1]!;
-  const confirmed = await person.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
+  const token = offerIn(json(pressed).text);
+  const confirmed = await person.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token, slack_user: user } });
   expect(confirmed.statusCode, confirmed.body).toBe(200);
   return token;
 }
@@ -200,8 +205,8 @@ describe('a press by a linked reviewer', () => {
     const member = await addPerson(h.db, org.test.organization, 'member');
     const memberSession = await signIn(h.app, org.test.organization, member);
     const offered = await signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0MEMBER' }).send();
-    const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(offered).text)![1]!;
-    const refused = await memberSession.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
+    const token = offerIn(json(offered).text);
+    const refused = await memberSession.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token, slack_user: 'U0MEMBER' } });
     expect(refused.statusCode).toBe(403);
     expect((await h.db.query("SELECT 1 FROM slack_links WHERE org_id = $1 AND slack_user_id = 'U0MEMBER'", [org.id])).rows).toEqual([]);
   }, 30_000);
@@ -379,7 +384,7 @@ describe('presses that are refused and change nothing', () => {
     // The first verified press binds the workspace.
     await link(org, value, org.reviewer);
     const bound = await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-links' });
-    expect(json(bound).data.links).toEqual([{ workspace: 'T0GATEHOUSE', slack_user: 'U0REVIEWER', linked_at: expect.any(String) }]);
+    expect(json(bound).data.links).toEqual([{ workspace: 'T0GATEHOUSE', workspace_name: 'gatehouse-test', slack_user: 'U0REVIEWER', slack_user_name: 'rev.iewer', linked_at: expect.any(String) }]);
     const before = await settledDigestOf(h.db, org.id);
     const elsewhere = await signedPress(org.id, { action: 'gatehouse.approve', value, team: 'T0ELSEWHERE' }).send();
     expect(elsewhere.statusCode).toBe(401);
@@ -440,44 +445,71 @@ describe('linking a Slack user', () => {
     const other = await slackOrganization();
     const { reviewId, message } = await hold(org, 'review by someone unlinked');
     const value = buttonOf(message, 'gatehouse.approve').value!;
-    const press = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0NEWCOMER' });
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0NEWCOMER', userName: 'new.comer' });
     const pressed = await press.send();
     expect(pressed.statusCode).toBe(200);
     expect(json(pressed).text).toMatch(/not linked to a person of this organization yet, so nothing was decided/);
     const answer = await answeredAt(press.responseUrlPath);
     expect(answer).toMatchObject({ response_type: 'ephemeral', replace_original: false });
-    const token = /http:\/\/gatehouse\.test\/slack\/link\/([A-Za-z0-9_-]{43})/.exec(answer.text)![1]!;
+    // The secret is in the link's fragment: it reaches Gatehouse in the bodies of the page's calls, never in an address.
+    const token = /http:\/\/gatehouse\.test\/slack\/link#([A-Za-z0-9_-]{43}) /.exec(answer.text)![1]!;
+    expect(answer.text).not.toContain('/slack/link/');
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'pending', approvals: { given: [] } });
 
-    const offerUrl = `/console/api/v1/notifications/slack-link-offer?token=${token}`;
-    const confirm = { method: 'POST' as const, url: '/console/api/v1/notifications/slack-links', payload: { token } };
+    const offerOf = (session: ConsoleSession) => session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-link-offer', payload: { token } });
+    const confirm = { method: 'POST' as const, url: '/console/api/v1/notifications/slack-links', payload: { token, slack_user: 'U0NEWCOMER' } };
     // Without a session, and by a person of another organization: refused, nothing linked.
     expect((await h.app.inject(confirm)).statusCode).toBe(401);
     const stranger = await other.reviewer.session.request(confirm);
     expect(stranger.statusCode).toBe(404);
     expect(json(stranger).error.message).toMatch(/another organization/);
-    expect(json(await other.reviewer.session.request({ method: 'GET', url: offerUrl })).data).toEqual({ offer: null });
+    expect(json(await offerOf(other.reviewer.session)).data).toEqual({ offer: null });
     // Without the CSRF token: refused.
     const noCsrf = await org.reviewer.session.request({ ...confirm, headers: { 'x-csrf-token': 'wrong' } });
     expect(noCsrf.statusCode).toBe(403);
     expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = ANY ($1)', [[org.id, other.id]])).rows).toEqual([]);
+    // The token never travels in a query: the offer is read with it in the body.
+    const inQuery = await org.reviewer.session.request({ method: 'GET', url: `/console/api/v1/notifications/slack-link-offer?token=${token}` });
+    expect([404, 405]).toContain(inQuery.statusCode);
 
-    // What it shows is Slack's ids only: the display name the press carried proves nothing and is not kept.
-    const shown = await org.reviewer.session.request({ method: 'GET', url: offerUrl });
-    expect(json(shown).data.offer).toEqual({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER', expires_at: expect.any(String) });
-    expect(shown.body).not.toContain('rev.iewer');
-    // Bound to the Slack user who pressed: the confirm names nothing else.
+    // What it shows: who pressed, by Slack's ids and by the names Slack's signed press gave (the workspace's domain,
+    // the user's handle), so that an offer forwarded from someone else's Slack user is visibly theirs.
+    const shown = await offerOf(org.reviewer.session);
+    expect(shown.statusCode, shown.body).toBe(200);
+    expect(json(shown).data.offer).toEqual({
+      workspace: 'T0GATEHOUSE',
+      workspace_name: 'gatehouse-test',
+      slack_user: 'U0NEWCOMER',
+      slack_user_name: 'new.comer',
+      expires_at: expect.any(String),
+    });
+    // Bound to the Slack user who pressed: the person confirms that user by name, and no other.
     const another = await org.reviewer.session.request({ ...confirm, payload: { token, slack_user: 'U0SOMEONE' } });
     expect(another.statusCode).toBe(422);
+    expect(json(another).error).toMatchObject({ code: 'validation_failed', details: { fields: [{ field: 'slack_user', message: expect.stringContaining('U0NEWCOMER') }] } });
+    const unnamed = await org.reviewer.session.request({ ...confirm, payload: { token } });
+    expect(unnamed.statusCode).toBe(422);
+    const extra = await org.reviewer.session.request({ ...confirm, payload: { token, slack_user: 'U0NEWCOMER', workspace: 'T0ELSEWHERE' } });
+    expect(extra.statusCode).toBe(422);
+    expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = $1', [org.id])).rows).toEqual([]);
     const confirmed = await org.reviewer.session.request(confirm);
     expect(confirmed.statusCode, confirmed.body).toBe(200);
-    expect(json(confirmed).data).toMatchObject({ workspace: 'T0GATEHOUSE', slack_user: 'U0NEWCOMER' });
-    expect(json(await org.reviewer.session.request({ method: 'GET', url: offerUrl })).data).toEqual({ offer: null });
+    expect(json(confirmed).data).toMatchObject({ workspace: 'T0GATEHOUSE', workspace_name: 'gatehouse-test', slack_user: 'U0NEWCOMER', slack_user_name: 'new.comer' });
+    expect(json(await offerOf(org.reviewer.session)).data).toEqual({ offer: null });
     const again = await org.reviewer.session.request(confirm);
     expect(again.statusCode).toBe(410);
     expect(json(again).error.code).toBe('link_invalid');
     const { rows } = await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'slack.linked'", [org.id]);
-    expect(rows).toEqual([{ actor_id: org.reviewer.user.id, resource_id: org.reviewer.user.id, data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER' } }]);
+    expect(rows).toEqual([
+      {
+        actor_id: org.reviewer.user.id,
+        resource_id: org.reviewer.user.id,
+        data: { slack_team_id: 'T0GATEHOUSE', slack_user_id: 'U0NEWCOMER', slack_team_domain: 'gatehouse-test', slack_user_name: 'new.comer' },
+      },
+    ]);
+    expect(json(await org.reviewer.session.request({ method: 'GET', url: '/console/api/v1/notifications/slack-links' })).data.links).toEqual([
+      { workspace: 'T0GATEHOUSE', workspace_name: 'gatehouse-test', slack_user: 'U0NEWCOMER', slack_user_name: 'new.comer', linked_at: expect.any(String) },
+    ]);
 
     // Linked: the next press decides, as them.
     const decided = signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0NEWCOMER' });
@@ -507,7 +539,7 @@ describe('linking a Slack user', () => {
     // U0SECOND is linked now, so its presses decide: the next offers are made as a press by it would have been.
     const confirmOffer = async (session: ConsoleSession) => {
       const { token } = await offerSlackLink(h.db, org.id, { teamId: 'T0GATEHOUSE', userId: 'U0SECOND' });
-      const confirmed = await session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
+      const confirmed = await session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token, slack_user: 'U0SECOND' } });
       expect(confirmed.statusCode, confirmed.body).toBe(200);
     };
     // The same link confirmed again replaces nothing.
@@ -528,11 +560,11 @@ describe('linking a Slack user', () => {
     const org = await slackOrganization();
     const { message } = await hold(org, 'review with an old offer');
     const pressed = await signedPress(org.id, { action: 'gatehouse.approve', value: buttonOf(message, 'gatehouse.approve').value!, user: 'U0LATE' }).send();
-    const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(pressed).text)![1]!;
+    const token = offerIn(json(pressed).text);
     const { rows } = await h.db.query("SELECT expires_at - created_at AS ttl FROM slack_link_offers WHERE org_id = $1 AND slack_user_id = 'U0LATE'", [org.id]);
     expect(rows[0].ttl).toMatchObject({ minutes: 15 });
     await h.db.query("UPDATE slack_link_offers SET expires_at = now() - interval '1 second' WHERE org_id = $1 AND slack_user_id = 'U0LATE'", [org.id]);
-    const late = await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } });
+    const late = await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token, slack_user: 'U0LATE' } });
     expect(late.statusCode).toBe(410);
     expect((await h.db.query('SELECT 1 FROM slack_links WHERE org_id = $1', [org.id])).rows).toEqual([]);
   }, 30_000);
@@ -569,7 +601,7 @@ describe("the organization's Slack app in the console", () => {
     await link(org, value, org.reviewer);
     await link(org, value, { session: await signIn(h.app, org.test.organization, colleague) }, 'U0COLLEAGUE');
     const open = await signedPress(org.id, { action: 'gatehouse.approve', value, user: 'U0PENDING' }).send();
-    const openToken = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(open).text)![1]!;
+    const openToken = offerIn(json(open).text);
     const links = async () => (await h.db.query('SELECT slack_user_id FROM slack_links WHERE org_id = $1 ORDER BY slack_user_id', [org.id])).rows;
     const unlinkedAudit = async () =>
       (await h.db.query("SELECT actor_id, resource_id, data FROM audit_events WHERE org_id = $1 AND type = 'slack.unlinked' ORDER BY id", [org.id])).rows;
@@ -587,7 +619,7 @@ describe("the organization's Slack app in the console", () => {
       ]),
     );
     expect(await unlinkedAudit()).toHaveLength(2);
-    const stale = await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token: openToken } });
+    const stale = await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token: openToken, slack_user: 'U0PENDING' } });
     expect(stale.statusCode).toBe(410);
     // Signed with the new secret, the reviewer's Slack user is a stranger until they link it again.
     const pressed = await signedPress(org.id, { action: 'gatehouse.approve', value }, { signWith: changed }).send();
@@ -595,8 +627,8 @@ describe("the organization's Slack app in the console", () => {
     expect(json(pressed).text).toMatch(/not linked/);
 
     const relinked = await signedPress(org.id, { action: 'gatehouse.approve', value }, { signWith: changed }).send();
-    const token = /\/slack\/link\/([A-Za-z0-9_-]+)/.exec(json(relinked).text)![1]!;
-    expect((await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token } })).statusCode).toBe(200);
+    const token = offerIn(json(relinked).text);
+    expect((await org.reviewer.session.request({ method: 'POST', url: '/console/api/v1/notifications/slack-links', payload: { token, slack_user: 'U0REVIEWER' } })).statusCode).toBe(200);
     expect((await patch({ signing_secret: null })).statusCode).toBe(200);
     expect(await links()).toEqual([]);
     expect(await unlinkedAudit()).toHaveLength(3);

@@ -8,7 +8,7 @@ import { SignInPage } from '../features/auth/sign-in-page';
 import { ConsentPage } from '../features/connect/consent-page';
 import { DecidePage } from '../features/decide/decide-page';
 import { NotificationsPage } from '../features/notifications/notifications-page';
-import { SlackLinkPage } from '../features/notifications/slack-link-page';
+import { SlackLinkPage, SlackLinkSecretTaken } from '../features/notifications/slack-link-page';
 import { OverviewPage } from '../features/overview/overview-page';
 import { PasskeysPage } from '../features/passkeys/passkeys-page';
 import { PeoplePage } from '../features/people/people-page';
@@ -59,8 +59,9 @@ function NotFound() {
 export const router = createBrowserRouter([
   { path: '/sign-in', element: <SignInPage /> },
   { path: '/set-password', element: <SetPasswordPage /> },
-  // A decision link from an email: public (the token says who decides), readable on a phone, outside the console's frame.
-  { path: '/decide/:token', element: <DecidePage /> },
+  // A decision link from an email: public (the token says who decides), readable on a phone, outside the console's
+  // frame. The token is in the fragment (/decide#…); a link sent before had it in the path, which the page moves.
+  { path: '/decide/:token?', element: <DecidePage /> },
   {
     // An app's request to connect (OAuth consent): behind sign-in, but a page of its own, without the console's frame.
     path: '/oauth/interaction/:uid',
@@ -71,12 +72,15 @@ export const router = createBrowserRouter([
     ),
   },
   {
-    // A Slack user's one-time link to become the signed-in person in Slack (their first press answers with it).
-    path: '/slack/link/:token',
+    // A Slack user's one-time link to become the signed-in person in Slack (their first press answers with it). Its
+    // secret (the fragment; the path's last part in an older link) is taken into the tab before sign-in.
+    path: '/slack/link/:token?',
     element: (
-      <SignedIn>
-        <SlackLinkPage />
-      </SignedIn>
+      <SlackLinkSecretTaken>
+        <SignedIn>
+          <SlackLinkPage />
+        </SignedIn>
+      </SlackLinkSecretTaken>
     ),
   },
   {

@@ -3,16 +3,23 @@ import type { ItemReference } from '../../lib/changeset-references';
 import { signVerdict, type VerdictChallenge } from '../../lib/passkeys';
 
 // A decision link's calls (api/decision-links/routes.ts): read the link, which decides nothing, and confirm it
-// (signed first with the person's passkey where the organization needs approvals signed).
+// (signed first with the person's passkey where the organization needs approvals signed). Each is a POST with the
+// link's token in its body: the token is never in an address the browser sends.
 
 export type LinkVerdict = 'approved' | 'denied';
 export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
+/** What confirming the link needs besides it: nothing, its person signed in, or their passkey. */
+export type LinkConfirmNeeds = 'link' | 'signed_in' | 'passkey';
+/** Whom this browser is signed in to the console as: the link's person, someone else, nobody. */
+export type LinkSession = 'this_person' | 'someone_else' | 'none';
 
 export interface DecisionLink {
   verdict: LinkVerdict;
   state: LinkState;
   person: { email: string; name: string | null };
-  organization: { name: string };
+  organization: { name: string; slug: string };
+  confirm_needs: LinkConfirmNeeds;
+  session: LinkSession;
   review: {
     id: string;
     status: 'pending' | 'approved' | 'denied' | 'expired';
@@ -64,14 +71,12 @@ export interface PasskeyAssertion {
   signed_at: string;
 }
 
-const path = (token: string) => `/decision-links/${encodeURIComponent(token)}`;
-
 export const decisionLinksApi = {
-  read: (token: string) => api.get<DecisionLink>(path(token)),
-  confirm: (token: string, body: { comment?: string; passkey?: PasskeyAssertion }) => api.post<DecisionOutcome>(`${path(token)}/confirm`, body),
+  read: (token: string) => api.post<DecisionLink>('/decision-links/read', { token }),
+  confirm: (token: string, body: { comment?: string; passkey?: PasskeyAssertion }) => api.post<DecisionOutcome>('/decision-links/confirm', { token, ...body }),
   /**
    * The link's person's passkey signs its verdict: the review, the payload the link was sent for, the verdict, now.
    * The challenge names no passkey (the link's holder is not known to be its person): the authenticator offers its own.
    */
-  sign: async (token: string): Promise<PasskeyAssertion> => signVerdict(await api.post<VerdictChallenge>(`${path(token)}/passkey-challenge`, {}), 'discoverable'),
+  sign: async (token: string): Promise<PasskeyAssertion> => signVerdict(await api.post<VerdictChallenge>('/decision-links/passkey-challenge', { token }), 'discoverable'),
 };

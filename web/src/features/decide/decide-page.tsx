@@ -1,13 +1,16 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
-import { useParams } from 'react-router';
+import { useLocation, useParams } from 'react-router';
 import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
 import { when } from '../../lib/format';
+import { forgetLinkToken, keptLinkToken, tokenInAddress } from '../../lib/link-token';
 import { RecordDiff } from '../../lib/record-diff';
+import { useSession } from '../../lib/session';
 import { useDocumentTitle } from '../../lib/use-document-title';
 import { decisionLinksApi, type DecisionLink, type DecisionOutcome, type PasskeyAssertion } from './api';
 import { ChangesetList } from './changeset-list';
+import { decideLink, SignInToApprove } from './sign-in-to-approve';
 import { EditedFields } from './edited-fields';
 
 const verbs = { approved: 'Approve', denied: 'Deny' } as const;
@@ -48,14 +51,29 @@ function outcomeMessage(outcome: DecisionOutcome, writes?: number): { title: str
   return { title: 'Approved', detail: `The ${subject} is being applied; the review in the console shows its result.` };
 }
 
+/** What confirming the link asks of the person, said before they tap (a Deny link, or one the link alone approves: nothing). */
+function needsInWords(link: DecisionLink): string | null {
+  if (link.confirm_needs === 'passkey') return `Your passkey signs this approval: ${link.organization.name} needs every approval signed with one.`;
+  if (link.confirm_needs === 'signed_in') return `You are signed in as ${link.person.email}, as ${link.organization.name} asks for approving from a link.`;
+  return null;
+}
+
 /**
- * A decision link's page, opened from an email on any device without signing in: the held write and one button
- * that confirms the link's verdict. Opening it decides nothing.
+ * A decision link's page, opened from an email on any device: the held write and one button that confirms the
+ * link's verdict. Opening it decides nothing. The token is in the link's fragment (`/decide#…`); a link sent before
+ * had it in the path (`/decide/…`), and the page moves it to the fragment before it calls anything. Where the
+ * organization asks for the person signed in, an Approve link offers to sign in as them and comes back here.
  */
 export function DecidePage() {
-  const { token = '' } = useParams();
+  const { token: inPath } = useParams();
+  const { hash } = useLocation();
+  const { session } = useSession();
+  // From the address, else (back from signing in) from this tab, where the page kept it on the way.
+  const [token] = useState(() => tokenInAddress(hash, inPath) || keptLinkToken(decideLink));
   const [link, setLink] = useState<DecisionLink>();
-  const [linkError, setLinkError] = useState<unknown>();
+  const [linkError, setLinkError] = useState<unknown>(() =>
+    token ? undefined : new ApiError(410, 'link_invalid', 'This page needs the link from your email: open it again from there.'),
+  );
   const [comment, setComment] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
@@ -71,6 +89,10 @@ export function DecidePage() {
   useDocumentTitle(`${verb} a held ${subject}`);
 
   useEffect(() => {
+    if (!token) return;
+    // The link's own address, whatever brought the page here: an older link's path, or the way back from signing in.
+    window.history.replaceState(window.history.state, '', `/decide#${token}`);
+    forgetLinkToken(decideLink);
     decisionLinksApi.read(token).then(setLink, setLinkError);
   }, [token]);
 
@@ -80,23 +102,31 @@ export function DecidePage() {
 
   /**
    * Confirms the link. An organization whose approvals need a passkey refuses the link's word alone
-   * (passkey_required, and the link stays usable): the person's passkey signs the verdict, and it is sent again.
+   * (passkey_required, and the link stays usable): the person's passkey signs the verdict first where the link
+   * says it needs one, and again when a confirm without one is refused.
    */
   async function confirm() {
     setBusy(true);
     setError(undefined);
     const send = (passkey?: PasskeyAssertion) =>
       decisionLinksApi.confirm(token, { ...(comment.trim() ? { comment: comment.trim() } : {}), ...(passkey ? { passkey } : {}) });
+    const signed = async () => {
+      setSigning(true);
+      return send(await decisionLinksApi.sign(token));
+    };
     try {
       try {
-        setOutcome(await send());
+        setOutcome(link?.confirm_needs === 'passkey' ? await signed() : await send());
       } catch (failure) {
         if (!(failure instanceof ApiError && failure.code === 'passkey_required')) throw failure;
-        setSigning(true);
-        setOutcome(await send(await decisionLinksApi.sign(token)));
+        setOutcome(await signed());
       }
     } catch (failure) {
       setError(failure);
+      // The session ended or changed since the page read the link: read it again, which offers to sign in.
+      if (failure instanceof ApiError && (failure.code === 'sign_in_required' || failure.code === 'wrong_person')) {
+        decisionLinksApi.read(token).then(setLink, () => undefined);
+      }
     } finally {
       setBusy(false);
       setSigning(false);
@@ -117,7 +147,8 @@ export function DecidePage() {
       </main>
     );
   }
-  if (!link) {
+  // The session too: whether the person is signed in decides what the page offers, and a confirm carries its token.
+  if (!link || session === undefined) {
     return (
       <main className="narrow decide" id="main">
         <h1>Decision link</h1>
@@ -129,6 +160,8 @@ export function DecidePage() {
   const { review } = link;
   const stale = staleMessage(link);
   const done = outcome && outcomeMessage(outcome, changeset?.item_count);
+  const mustSignIn = link.confirm_needs === 'signed_in' && link.session !== 'this_person';
+  const needs = needsInWords(link);
   return (
     <main className="narrow decide" id="main">
       <h1>
@@ -189,6 +222,8 @@ export function DecidePage() {
         <p className="error" role="alert">
           {stale}
         </p>
+      ) : mustSignIn ? (
+        <SignInToApprove link={link} token={token} signedInAs={link.session === 'someone_else' ? session?.person.email : undefined} />
       ) : (
         <form onSubmit={submit} className="stack decide-form" aria-label={`${verb} ${subjectWhole}`}>
           <FormField id="decide-comment" label="Comment (optional)" hint="Kept with your decision in the audit trail.">
@@ -198,7 +233,9 @@ export function DecidePage() {
           <button type="submit" className={link.verdict === 'denied' ? 'button danger' : 'button'} disabled={busy}>
             {signing ? 'Waiting for your passkey…' : busy ? `${verb === 'Approve' ? 'Approving' : 'Denying'}…` : `${verb} ${subjectWhole}`}
           </button>
-          <p className="hint">Opening this page decided nothing; only this button does, once.</p>
+          <p className="hint">
+            Opening this page decided nothing; only this button does, once.{needs && ` ${needs}`}
+          </p>
         </form>
       )}
     </main>

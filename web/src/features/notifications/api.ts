@@ -27,6 +27,10 @@ export const notificationsApi = {
   slackLinks: () => api.get<Data<'notifications_slack_links'>>('/v1/notifications/slack-links'),
   removeSlackLink: (link: SlackLink) =>
     api.delete<Data<'notifications_remove_slack_link'>>(`/v1/notifications/slack-links?${queryString({ workspace: link.workspace, slack_user: link.slack_user })}`),
-  slackLinkOffer: async (token: string) => (await api.get<Data<'notifications_slack_link_offer'>>(`/v1/notifications/slack-link-offer?${queryString({ token })}`)).offer,
-  confirmSlackLink: (token: string) => api.post<SlackLink>('/v1/notifications/slack-links', { token } satisfies Body<'notifications_confirm_slack_link'>),
+  /** A POST, though it changes nothing: the link's secret travels in the body, never in an address. */
+  slackLinkOffer: async (token: string) =>
+    (await api.post<Data<'notifications_slack_link_offer'>>('/v1/notifications/slack-link-offer', { token } satisfies Body<'notifications_slack_link_offer'>)).offer,
+  /** Links the Slack user the offer shows, named: the one the person confirms is them. */
+  confirmSlackLink: (token: string, slackUser: string) =>
+    api.post<SlackLink>('/v1/notifications/slack-links', { token, slack_user: slackUser } satisfies Body<'notifications_confirm_slack_link'>),
 };

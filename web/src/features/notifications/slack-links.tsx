@@ -3,6 +3,7 @@ import { ConfirmButton } from '../../lib/confirm-button';
 import { FormError } from '../../lib/form-error';
 import { when } from '../../lib/format';
 import { notificationsApi, type SlackLink } from './api';
+import { isNamed, slackUserName, workspaceName } from './slack-user';
 
 /** The signed-in person's Slack users: whose presses of Approve and Deny count as theirs, and a way to unlink each. */
 export function SlackLinks() {
@@ -21,7 +22,7 @@ export function SlackLinks() {
     try {
       await notificationsApi.removeSlackLink(link);
       setLinks((current) => current?.filter((each) => keyOf(each) !== keyOf(link)));
-      setStatus(`Unlinked ${link.slack_user}: its presses no longer count as yours.`);
+      setStatus(`Unlinked ${slackUserName(link)}: its presses no longer count as yours.`);
     } catch (failure) {
       setError(failure);
     } finally {
@@ -45,11 +46,18 @@ export function SlackLinks() {
           {links.map((link) => (
             <li key={keyOf(link)} className="row">
               <span>
-                Slack user <code>{link.slack_user}</code> in workspace <code>{link.workspace}</code>, linked {when(link.linked_at)}
+                Slack user {slackUserName(link)} in workspace {workspaceName(link)}
+                {isNamed(link) && (
+                  <>
+                    {' '}
+                    (<code>{link.slack_user}</code> in <code>{link.workspace}</code>)
+                  </>
+                )}
+                , linked {when(link.linked_at)}
               </span>
               <ConfirmButton
                 label="Unlink"
-                accessibleLabel={`Unlink Slack user ${link.slack_user}`}
+                accessibleLabel={`Unlink Slack user ${slackUserName(link)}`}
                 confirmLabel="Unlink: its presses stop counting as yours"
                 open={open === keyOf(link)}
                 onOpen={() => setOpen(keyOf(link))}

@@ -12,7 +12,7 @@ export type ChangeCounts = Simulation['changed'];
 export type Shadow = NonNullable<Data<'policy_shadow'>['shadow']>;
 export type SuggestedRule = Data<'policy_suggestions'>['suggestions'][number];
 /** The organization's switches this page shows (the rest of its settings live elsewhere). */
-export type OrganizationSettings = Pick<Data<'organization_get'>, 'self_approval' | 'share_policy_text' | 'approvals_need_passkey'>;
+export type OrganizationSettings = Pick<Data<'organization_get'>, 'self_approval' | 'share_policy_text' | 'approvals_need_passkey' | 'approve_links'>;
 
 /** How often each rule decided over a period. */
 export type RuleCounts = Data<'policy_rule_counts'>;

@@ -3,8 +3,9 @@ import { Link } from 'react-router';
 import { FormError } from '../../lib/form-error';
 import { useSignedIn } from '../../lib/session';
 import { policyApi, type OrganizationSettings } from './api';
+import { ApproveLinksChoice } from './approve-links-choice';
 
-type Setting = keyof OrganizationSettings;
+type Setting = 'self_approval' | 'share_policy_text' | 'approvals_need_passkey';
 
 const switches: { setting: Setting; label: string; on: string; off: string }[] = [
   {
@@ -27,7 +28,10 @@ const switches: { setting: Setting; label: string; on: string; off: string }[] =
   },
 ];
 
-/** Owners and admins: whether people may approve their own keys' writes, whether approvals need a passkey, and whether agents see the rules' text. */
+/**
+ * Owners and admins: whether people may approve their own keys' writes, whether approvals need a passkey, what an
+ * Approve link from an email needs, and whether agents see the rules' text.
+ */
 export function OrganizationSwitches() {
   const [settings, setSettings] = useState<OrganizationSettings>();
   const [loadError, setLoadError] = useState<unknown>();
@@ -58,6 +62,7 @@ export function OrganizationSwitches() {
               }}
             />
           ))}
+          <ApproveLinksChoice value={settings.approve_links} passkeysWin={settings.approvals_need_passkey} onSaved={setSettings} />
           {settings.approvals_need_passkey && ownPasskeys === 0 && (
             <p className="notice" role="status">
               You have no passkey, so you cannot approve anything while this is on: <Link to="/settings/passkeys">add one in Settings → Passkeys</Link>.
