@@ -6,7 +6,7 @@ import { signVerdict, type VerdictChallenge } from '../../lib/passkeys';
 // (signed first with the person's passkey where the organization needs approvals signed).
 
 export type LinkVerdict = 'approved' | 'denied';
-export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
+export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'withdrawn' | 'payload_changed';
 
 export interface DecisionLink {
   verdict: LinkVerdict;
@@ -15,7 +15,7 @@ export interface DecisionLink {
   organization: { name: string };
   review: {
     id: string;
-    status: 'pending' | 'approved' | 'denied' | 'expired';
+    status: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
     operation: string;
     agent: string;
     reason: string;
@@ -49,7 +49,7 @@ export interface DecisionLink {
 
 export interface DecisionOutcome {
   review_id: string;
-  status: 'pending' | 'approved' | 'denied' | 'expired';
+  status: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
   approvals: { required: number; given: number };
   applied: boolean;
   failure: { code: string; message: string } | null;
