@@ -286,7 +286,10 @@ describe('a client identified by its metadata document', () => {
     expect(answer.status).toBe(401);
   });
 
-  it('shows in Settings → Advanced → API keys, and is refused at once after the person disconnects it', async () => {
+  it('shows in Settings → Advanced → API keys, and is refused at once after the person disconnects it, its held write withdrawn', async () => {
+    const held = await client.callTool({ name: 'create_task', arguments: { title: 'review what the disconnection withdraws' } });
+    expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
+    const heldReview = (held.structuredContent as { review: { id: string } }).review.id;
     const page = await newPage();
     await page.goto(`${base}/settings/advanced/api-keys`);
     await page.getByLabel('Organization').fill(acme.organization.slug);
@@ -308,6 +311,10 @@ describe('a client identified by its metadata document', () => {
     // Its refresh token is gone too: the SDK's client is sent to authorize again.
     await expect(client.listTools()).rejects.toThrow();
     expect(await auditTypes()).toContain('oauth.disconnected');
+    // Its write held for review was withdrawn by the person who disconnected it; its workflow ends without it.
+    const review = (await h.request({ method: 'GET', url: `/api/v1/reviews/${heldReview}`, token: acme.reviewerToken })).json().data;
+    expect(review).toMatchObject({ status: 'withdrawn', withdrawn: { reason: 'connection_ended', by: { type: 'user', id: owner.user.id } } });
+    expect((await h.temporal.workflow.getHandle(review.workflow_id).result()).resolution).toEqual({ status: 'withdrawn' });
   });
 });
 
