@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { PostgresTaskStore } from '../../api/mcp/task-store';
-import { revokeApiKey } from '../../domain/identity/api-keys';
+import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { insertFixtures } from '../support/fixtures';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { connectMcp, textOf } from '../support/mcp';
@@ -195,12 +195,11 @@ describe('a gated write as a task', () => {
   });
 
   it('Review, then the key revoked: the task is cancelled, saying the write was withdrawn and nothing was written', async () => {
-    const token = await org.keyWith(['tasks.read', 'tasks.write']);
-    const mcp = await client(token);
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Agent revoked while its task waits', access: 'read_write' });
+    const apiKeyId = key.key.id;
+    const mcp = await client(key.token);
     const { task } = await callAsTask(mcp, 'create_task', { title: 'review as a task, then withdrawn' });
     expect(task.status).toBe('working');
-    const { rows } = await h.db.query('SELECT api_key_id FROM mcp_tasks WHERE id = $1', [task.taskId]);
-    const apiKeyId = rows[0].api_key_id as string;
     await revokeApiKey(h.db, org.organization.id, apiKeyId);
     // The revoked key is refused from now on; what any api process would answer of the task (read from its review
     // by the store the tools/call handler uses) is that it ended.
