@@ -51,7 +51,7 @@ export const limitRefusals = new Counter({
   labelNames: ['interface', 'limit'] as const,
 });
 
-const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
+const reviewStatuses = ['pending', 'approved', 'denied', 'expired', 'withdrawn'] as const;
 
 /**
  * Reviews by status across organizations, read from the database when scraped (`count` is handed in by the
@@ -63,7 +63,7 @@ export function reviewsGauge(count: () => Promise<Partial<Record<(typeof reviewS
   if (metricsRegistry.getSingleMetric(name)) metricsRegistry.removeSingleMetric(name);
   return new Gauge({
     name,
-    help: 'Reviews by status (pending, approved, denied, expired), all organizations, read from the database when scraped',
+    help: 'Reviews by status (pending, approved, denied, expired, withdrawn), all organizations, read from the database when scraped',
     labelNames: ['status'] as const,
     async collect() {
       const counts = await count();

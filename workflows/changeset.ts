@@ -82,8 +82,10 @@ export async function changesetV1(request: GatedWriteRequest): Promise<GatedWrit
       }
       status = await persistent.readReviewStatus(review.id);
     }
+    // Withdrawn (the key revoked while the write waited) ends the run as a deny does. Recorded runs never read it,
+    // so they replay as they ran; a run reads it at its next re-read, or at once when nudged (reviewDecidedSignal).
     if (status === 'approved') resolution = await applyApproved(request, review.id, false);
-    else if (status === 'denied' || status === 'expired') resolution = { status };
+    else if (status === 'denied' || status === 'expired' || status === 'withdrawn') resolution = { status };
   }
   upsertSearchAttributes([{ key: searchAttributes.reviewStatus, value: resolution.status }]);
   return finish({ answer, resolution });

@@ -12,7 +12,8 @@ export const gateAnswerUpdate = defineUpdate<GateAnswer>('gateAnswer');
  * Tells a waiting workflow that a person decided its review, and how. The verdict only saves a step: on
  * "approved" the workflow goes straight to the apply activity, which writes only if the review record says
  * approved; on anything else it reads the record. A signal sent around the application can never approve a
- * write. (Runs of the older workflow type ignore the verdict and always read the record.)
+ * write. (Runs of the older workflow type ignore the verdict and always read the record.) Sent without a verdict
+ * it is a nudge: the workflow reads the record at once (a withdrawn review, say), as every version of it always has.
  */
 export const reviewDecidedSignal = defineSignal<[verdict?: ReviewVerdict]>('reviewDecided');
 
@@ -48,6 +49,6 @@ export const searchAttributes = {
   interface: defineSearchAttributeKey('GatehouseInterface', SearchAttributeType.KEYWORD),
   /** The policy's decision: `allow`, `review` or `deny`; `refused` when a review was due and the queue was full. */
   decision: defineSearchAttributeKey('GatehouseDecision', SearchAttributeType.KEYWORD),
-  /** A held write's review: `pending`, then `approved`, `denied` or `expired`. */
+  /** A held write's review: `pending`, then `approved`, `denied`, `expired` or `withdrawn`. */
   reviewStatus: defineSearchAttributeKey('GatehouseReviewStatus', SearchAttributeType.KEYWORD),
 } as const;

@@ -156,15 +156,19 @@ export const revokeApiKeyOperation = defineOperation({
   name: 'api_keys.revoke',
   family: 'api_keys',
   summary: 'Revoke an API key',
-  description: 'The key stops working at its next request. Revoking a revoked key changes nothing.',
+  description:
+    "The key stops working at its next request, and its writes still held for review are withdrawn at once (status withdrawn: nobody can approve them, nothing of them is written). Revoking a revoked key changes nothing, but withdraws any of its writes still held.",
   method: 'POST',
   path: '/api-keys/:id/revoke',
   input: z.strictObject({ id: z.string().max(100).describe('The key id (key_…)') }),
   output: apiKeySchema,
   access,
   interfaces: consoleOnly,
-  handler: async (input, { db, caller }) => {
-    return wireOf(await revokeApiKey(db, caller.organization.id, input.id, actorOf(caller.actor as PersonActor)));
+  handler: async (input, { db, gate, caller }) => {
+    const { key, withdrawn } = await revokeApiKey(db, caller.organization.id, input.id, actorOf(caller.actor as PersonActor));
+    // Committed: the withdrawn writes' workflows end now rather than at their next re-read.
+    await gate.reviewsChanged(withdrawn.map((review) => review.workflowId));
+    return wireOf(key);
   },
 });
 

@@ -21,7 +21,7 @@ export const auditEventSchema = z.object({
   id: z.string().describe('The event (evt_…); ids sort in the order events were recorded'),
   type: z
     .string()
-    .describe('gate.decided, write.applied, write.failed, review.approved, review.denied, review.expired, api_key.created, api_key.revoked, oauth.connected, oauth.refreshed, oauth.disconnected, person.invited, policy.updated, …'),
+    .describe('gate.decided, write.applied, write.failed, review.approved, review.denied, review.expired, review.withdrawn, api_key.created, api_key.revoked, oauth.connected, oauth.refreshed, oauth.disconnected, person.invited, policy.updated, …'),
   actor: z
     .object({
       type: z.enum(['api_key', 'user', 'system']).describe('api_key (an agent or script), user (a person), system (expiry, the CLI)'),

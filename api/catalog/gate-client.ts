@@ -17,6 +17,11 @@ export interface GateClient {
   /** Tells the workflow a person's decision once it is recorded (the verdict saves it a read), and waits a while for its outcome. */
   reviewDecided(workflowId: string, verdict: ReviewVerdict, waitMs: number): Promise<GatedWriteResult | undefined>;
   /**
+   * Tells held writes' workflows to read their reviews now (withdrawn, say), without waiting for them. Best effort:
+   * a workflow not told reads its review at its next periodic re-read all the same.
+   */
+  reviewsChanged(workflowIds: readonly string[]): Promise<void>;
+  /**
    * Whether gated writes can be answered now: Temporal answers, and a worker polled the task queue lately.
    * Undefined when ready, else why not (one sentence).
    */
@@ -90,6 +95,11 @@ export function createGateClient(client: Client, options: { taskQueue: string; a
         return `Temporal does not answer: ${(error as Error).message.split('\n')[0]}`;
       }
       return pollers > 0 ? undefined : `No worker polls the task queue ${options.taskQueue}`;
+    },
+
+    async reviewsChanged(workflowIds) {
+      // A signal without a verdict: every version of the workflows reads the record on it (workflows/messages.ts).
+      await Promise.allSettled(workflowIds.map((workflowId) => client.workflow.getHandle(workflowId).signal(reviewDecidedSignal)));
     },
 
     async reviewDecided(workflowId, verdict, waitMs) {

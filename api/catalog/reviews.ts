@@ -121,7 +121,7 @@ export const reviewStatusOperation = defineOperation({
   family: 'reviews',
   summary: 'Follow a held write',
   description:
-    'The state of a write held for review: pending (a person has not decided yet), approved (with the record written, or why it could not be), denied, or expired. Use the review id a held write returned.',
+    'The state of a write held for review: pending (a person has not decided yet), approved (with the record written, or why it could not be), denied, expired, or withdrawn (the key that made it was revoked while it waited; nothing was written). Use the review id a held write returned.',
   method: 'GET',
   path: '/reviews/:review_id/status',
   list: false,

@@ -8,10 +8,11 @@ import { reviewLinks } from '../catalog/links';
 import { dataResult, errorText } from './results';
 
 // MCP tasks (the 2025-11-25 specification's task-augmented tools/call) for gated writes. A client that asks
-// for a task gets one; a held write's task completes with the write's result once a person approves, and
-// fails when they deny it or it expires. Nothing lives in memory between requests: the server is built per
-// HTTP request, and every answer about a task is read from PostgreSQL (for a held write, from the review that
-// its workflow keeps), so any api process answers for any task, across restarts.
+// for a task gets one; a held write's task completes with the write's result once a person approves, fails
+// when they deny it or it expires, and is cancelled when the write is withdrawn (its key revoked while it waited).
+// Nothing lives in memory between requests: the server is built per HTTP request, and every answer about a task
+// is read from PostgreSQL (for a held write, from the review that its workflow keeps), so any api process answers
+// for any task, across restarts.
 
 /** What the server declares: task-augmented tools/call and tasks/list. Not tasks/cancel: a person decides a held write. */
 export const taskCapabilities = { tasks: { list: {}, requests: { tools: { call: {} } } } } satisfies ServerCapabilities;
@@ -159,6 +160,14 @@ export class PostgresTaskStore implements TaskStore {
           return failed(errorText(failure.code, why), decidedAt);
         }
         return { status: 'working', statusMessage: `Approved by a person in review ${reviewId}; the write is being applied.`, lastUpdatedAt: decidedAt };
+      case 'withdrawn':
+        // Nothing of it will be written, and nobody decided it: the task ends as cancelled, with why.
+        return {
+          status: 'cancelled',
+          statusMessage: withdrawnText(reviewId, row.withdrawn_reason),
+          lastUpdatedAt: decidedAt,
+          result: { isError: true, content: [{ type: 'text', text: withdrawnText(reviewId, row.withdrawn_reason) }] },
+        };
       case 'denied':
         return failed(
           `Denied by a person in review ${reviewId}${row.comment ? ` (their comment: ${row.comment})` : ''}. Nothing was written; change the request or ask a person.`,
@@ -171,6 +180,12 @@ export class PostgresTaskStore implements TaskStore {
         );
     }
   }
+}
+
+/** What the agent is told of its held write withdrawn while it waited. */
+function withdrawnText(reviewId: string, reason: string | null): string {
+  const why = reason === 'connection_ended' ? 'this app was disconnected from the organization' : 'the API key that made it was revoked';
+  return `Withdrawn: review ${reviewId} was withdrawn before anyone decided it, because ${why}. Nothing was written, and nobody can approve it now.`;
 }
 
 function iso(value: unknown): string {

@@ -64,14 +64,18 @@ export function keyCommands(): Command {
 
   key
     .command('revoke')
-    .description('Revoke an API key; it stops working at once')
+    .description('Revoke an API key; it stops working at once, and its writes held for review are withdrawn')
     .requiredOption('--org <slug>', 'the organization')
     .requiredOption('--id <key id>', 'the key, e.g. key_01…')
     .action(
       withDatabase(async (db, options: { org: string; id: string }, command) => {
         const org = await findOrganization(db, options.org);
-        const revoked = await revokeApiKey(db, org.id, options.id);
-        emit(command, revoked, `Revoked key "${revoked.label}" (${revoked.id})`);
+        const { key: revoked, withdrawn } = await revokeApiKey(db, org.id, options.id);
+        // No Temporal client here: the withdrawn writes' workflows end at their next re-read of the review.
+        const held = withdrawn.length
+          ? `; withdrew ${withdrawn.length} held ${withdrawn.length === 1 ? 'write' : 'writes'} (${withdrawn.map((review) => review.id).join(', ')}): nobody can approve them, and their workflows end at their next re-read`
+          : '';
+        emit(command, { ...revoked, withdrawnReviews: withdrawn.map((review) => review.id) }, `Revoked key "${revoked.label}" (${revoked.id})${held}`);
       }),
     );
 

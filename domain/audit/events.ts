@@ -128,6 +128,12 @@ export type AuditEvent =
       data: { api_key_id: string; operation: string; uses: number; max_uses: number; reason: 'closed' | 'used_up' };
     })
   | (GateEvent & { type: 'review.expired'; actor: ActorRef; data: Record<string, never> })
+  /**
+   * A pending review withdrawn (domain/gate/reviews/withdraw.ts): nothing of it will be applied. The actor withdrew
+   * it (the person who revoked the key, the key itself for a client ending its own connection, the CLI); `reason`
+   * says why, and `api_key_id` names the key that made the write.
+   */
+  | (GateEvent & { type: 'review.withdrawn'; actor: ActorRef; data: { reason: 'key_revoked' | 'connection_ended'; api_key_id: string } })
   | (GateEvent & { type: 'review.escalated'; actor: ActorRef; data: { tier: string; notified: string[] } })
   | { type: 'policy.updated'; actor: ActorRef; data: { version: number; comment?: string } }
   | { type: 'policy.shadow_started' | 'policy.shadow_stopped'; actor: ActorRef; data: Record<string, never> }

@@ -87,7 +87,9 @@ export type ReviewResolution =
   | { status: 'approved'; result: unknown }
   | { status: 'approved'; failure: { code: ErrorCode; message: string } }
   | { status: 'denied' }
-  | { status: 'expired' };
+  | { status: 'expired' }
+  /** The key that made the write was revoked (or its connection ended) while it waited: nothing was applied. */
+  | { status: 'withdrawn' };
 
 /** What the workflow returns: its first answer and, for a held write, how the review ended. */
 export interface GatedWriteResult {

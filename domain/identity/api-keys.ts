@@ -3,6 +3,7 @@ import { defaultAbilities, isAbility, isWriteAbility, type Ability, type Access 
 import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
+import { withdrawReviewsOfKey, type WithdrawnReview } from '../gate/reviews/withdraw';
 import { endGrant } from './oauth-records';
 import { issueToken } from './tokens';
 
@@ -142,11 +143,19 @@ export async function findApiKey(db: Queryable, orgId: string, keyId: string): P
   return apiKeyFromRow(rows[0]);
 }
 
+/** A key revoked, and the held writes of it withdrawn in the same transaction (their workflows to be told). */
+export interface RevokedKey {
+  key: ApiKey;
+  withdrawn: WithdrawnReview[];
+}
+
 /**
- * Revocation counts from the next request; revoking a revoked key changes nothing and records nothing. A connected
- * client's key is disconnected: its grant and every token of it end with it (`oauth.disconnected`).
+ * Revocation counts from the next request, and withdraws the key's held writes still waiting for a person, in the
+ * same transaction: none of them can be approved any more. Revoking a revoked key records nothing more, and
+ * withdraws what still waits (held writes of a key revoked before revocation withdrew them). A connected client's
+ * key is disconnected: its grant and every token of it end with it (`oauth.disconnected`).
  */
-export async function revokeApiKey(db: Database, orgId: string, keyId: string, by: ActorRef = cliActor): Promise<ApiKey> {
+export async function revokeApiKey(db: Database, orgId: string, keyId: string, by: ActorRef = cliActor): Promise<RevokedKey> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL RETURNING label, oauth_grant_id, oauth_client_id`,
@@ -154,25 +163,31 @@ export async function revokeApiKey(db: Database, orgId: string, keyId: string, b
     );
     const key = await findApiKey(tx, orgId, keyId);
     const revoked = rows[0];
-    if (revoked?.oauth_grant_id) await endConnection(tx, { id: keyId, orgId, grantId: revoked.oauth_grant_id, clientId: revoked.oauth_client_id, label: key.label }, by, 'disconnected');
-    else if (revoked) await recordAudit(tx, orgId, { type: 'api_key.revoked', actor: by, resourceId: keyId, data: { label: key.label } });
-    return key;
+    if (revoked?.oauth_grant_id) {
+      const withdrawn = await endConnection(tx, { id: keyId, orgId, grantId: revoked.oauth_grant_id, clientId: revoked.oauth_client_id, label: key.label }, by, 'disconnected');
+      return { key, withdrawn };
+    }
+    if (revoked) await recordAudit(tx, orgId, { type: 'api_key.revoked', actor: by, resourceId: keyId, data: { label: key.label } });
+    const withdrawn = await withdrawReviewsOfKey(tx, { orgId, id: keyId }, by, key.connection ? 'connection_ended' : 'key_revoked');
+    return { key, withdrawn };
   });
 }
 
 /**
  * Ends a connected client's key, revoked already or now: its grant and every code and token of it end at once,
- * recorded as `oauth.disconnected` by `by` (a person, or the client itself) with why.
+ * recorded as `oauth.disconnected` by `by` (a person, or the client itself) with why, and its held writes still
+ * waiting are withdrawn (answered, for their workflows to be told once this commits).
  */
 export async function endConnection(
   tx: Queryable,
   key: { id: string; orgId: string; grantId: string; clientId: string; label: string },
   by: ActorRef,
   reason: 'disconnected' | 'revoked_by_client' | 'token_replayed' | 'consent_not_completed',
-): Promise<void> {
+): Promise<WithdrawnReview[]> {
   await tx.query(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND org_id = $2`, [key.id, key.orgId]);
   await endGrant(tx, key.grantId);
   await recordAudit(tx, key.orgId, { type: 'oauth.disconnected', actor: by, resourceId: key.id, data: { client_id: key.clientId, client_name: key.label, reason } });
+  return withdrawReviewsOfKey(tx, { orgId: key.orgId, id: key.id }, by, 'connection_ended');
 }
 
 /**

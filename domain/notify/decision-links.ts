@@ -42,8 +42,8 @@ export interface DecisionLinkPair {
   deny: string;
 }
 
-/** Where a link stands: usable, spent (by its person), the review decided or expired, or its payload changed. */
-export type DecisionLinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
+/** Where a link stands: usable, spent (by its person), the review decided, expired or withdrawn, or its payload changed. */
+export type DecisionLinkState = 'usable' | 'used' | 'decided' | 'expired' | 'withdrawn' | 'payload_changed';
 
 /** What the page of a link shows, read with the token alone. */
 export interface DecisionLinkView {
@@ -209,6 +209,7 @@ function assertHolderMayConfirm(link: LinkRow, signedIn: SignedInPerson | undefi
 
 function stateOf(link: LinkRow, review: Review, now: Date): DecisionLinkState {
   if (link.used_at) return 'used';
+  if (review.status === 'withdrawn') return 'withdrawn';
   if (review.status === 'expired' || link.expires_at <= now) return 'expired';
   if (review.status !== 'pending') return 'decided';
   if (heldPayloadDigest(review) !== link.payload_digest) return 'payload_changed';

@@ -10,6 +10,8 @@ export const webhookEventTypes = {
   'review.created': 'A write was held for review (a policy said Review)',
   'review.decided': 'A person approved or denied a held write',
   'review.expired': 'A held write waited past its deadline and will not be applied',
+  'review.withdrawn':
+    'A held write was withdrawn while it waited and will not be applied: `reason` is key_revoked (its API key was revoked) or connection_ended (the app that made it was disconnected); the actor withdrew it',
   'write.applied': 'A gated write was applied (at once, or after approval)',
   'write.denied': 'A policy denied a write',
   'write.failed': 'A write could not be applied (refused, or an approved write that no longer fits the data)',

@@ -16,7 +16,7 @@ export type McpTaskRow = QueryResultRow;
 const selectTasks = `
   SELECT t.id, t.seq, t.tool, t.review_id, t.status, t.result, t.created_at,
          ${reviewStatusSql('r')} AS review_status,
-         r.expires_at, r.decided_at, r.applied_at, r.result AS review_result, r.failure, r.comment, d.reason
+         r.expires_at, r.decided_at, r.applied_at, r.result AS review_result, r.failure, r.comment, r.withdrawn_reason, d.reason
   FROM mcp_tasks t
   LEFT JOIN reviews r ON r.id = t.review_id
   LEFT JOIN gate_decisions d ON d.id = r.decision_id

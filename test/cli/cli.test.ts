@@ -8,6 +8,7 @@ import { defaultPayloadConverter } from '@temporalio/common';
 import { EncryptionCodec, parsePayloadKeys } from '../../runtime/payload-codec';
 import { searchAttributeNames } from '../../runtime/search-attributes';
 import { freePort, startTemporalDevServer } from '../../runtime/temporal-dev-server';
+import { createApiKey } from '../../domain/identity/api-keys';
 import { cleanEnv, runCli, startCli } from '../support/cli';
 import { json, startHarness, type Harness } from '../support/harness';
 
@@ -17,7 +18,8 @@ const slug = `cli-${Date.now().toString(36)}`;
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'));
 
 beforeAll(async () => {
-  h = await startHarness();
+  // Held writes re-read their reviews every half second: the CLI has no Temporal client to tell them with.
+  h = await startHarness({ reviewRecheckMs: 500 });
 });
 afterAll(() => h?.close());
 
@@ -73,6 +75,33 @@ describe('gatehouse CLI', { timeout: 180_000 }, () => {
     const revoked = await runCli(['key', 'revoke', '--org', slug, '--id', created.json.id, '--json'], env());
     expect(revoked.json.revokedAt).not.toBeNull();
     expect((await h.request({ method: 'GET', url: '/api/v1/me', token })).statusCode).toBe(401);
+  });
+
+  it('key revoke withdraws the key’s writes held for review; their workflows end at their next re-read, applying nothing', async () => {
+    const org = await h.createOrganization();
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Agent revoked from the CLI', access: 'read_write' });
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: key.token, payload: { title: 'review what the CLI withdraws' } });
+    expect(held.statusCode, held.body).toBe(202);
+    const reviewId = json(held).review.id as string;
+
+    const revoked = await runCli(['key', 'revoke', '--org', org.organization.slug, '--id', key.key.id, '--json'], env());
+    expect(revoked.code, revoked.stderr).toBe(0);
+    expect(revoked.json).toMatchObject({ id: key.key.id, withdrawnReviews: [reviewId] });
+    expect(revoked.json.revokedAt).not.toBeNull();
+    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: org.reviewerToken })).data;
+    expect(review).toMatchObject({ status: 'withdrawn', withdrawn: { reason: 'key_revoked', by: { type: 'system', id: 'cli', name: null } } });
+    const approve = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: org.reviewerToken });
+    expect(approve.statusCode).toBe(409);
+    expect(json(approve).error.details.status).toBe('withdrawn');
+
+    const outcome = await h.temporal.workflow.getHandle(held.headers['x-gatehouse-workflow-id'] as string).result();
+    expect(outcome.resolution).toEqual({ status: 'withdrawn' });
+    const { rows } = await h.db.query(`SELECT 1 FROM tasks WHERE org_id = $1 AND title = 'review what the CLI withdraws'`, [org.organization.id]);
+    expect(rows).toEqual([]);
+
+    const again = await runCli(['key', 'revoke', '--org', org.organization.slug, '--id', key.key.id], env());
+    expect(again.stdout).toContain(`Revoked key "Agent revoked from the CLI" (${key.key.id})`);
+    expect(again.stdout).not.toContain('withdrew');
   });
 
   it('refuses a read-only key with write abilities, and unknown abilities', async () => {

@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
-import { addPerson, type TestPerson } from '../support/console';
+import { createApiKey } from '../../domain/identity/api-keys';
+import { addPerson, signIn, type TestPerson } from '../support/console';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 // The review queue in Chromium, live, against the real api (two processes' worth), worker, Temporal and
@@ -281,6 +282,47 @@ describe('the review queue', () => {
     await shown.getByText('Escalated to admins').waitFor();
     expect(await shown.innerText()).toMatch(/Escalated to admins .*waited longer than the organization allows/);
     expect(await accessibilityViolations(page)).toEqual([]);
+  });
+
+  it('a held write withdrawn (its key revoked) leaves the queue live, and shows as withdrawn, by whom and why, with nothing to decide', async () => {
+    const owner = await addPerson(h.db, acme.organization, 'owner');
+    const ownerSession = await signIn(h.app, acme.organization, owner);
+    const key = await createApiKey(h.db, { orgId: acme.organization.id, label: 'Agent about to be revoked', access: 'read_write' });
+    const opened = await signedInPage(acme, reviewer);
+    const held = await fetch(`${origin}/api/v1/tasks`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key.token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ title: 'review what will be withdrawn' }),
+    });
+    expect(held.status).toBe(202);
+    const waiting = card(opened, 'review what will be withdrawn');
+    await waiting.waitFor({ timeout: 10_000 });
+
+    const revoked = await ownerSession.request({ method: 'POST', url: `/console/api/v1/api-keys/${key.key.id}/revoke` });
+    expect(revoked.statusCode).toBe(200);
+    await waiting.waitFor({ state: 'detached', timeout: 10_000 });
+
+    await opened.getByLabel('Status').selectOption('withdrawn');
+    const withdrawn = card(opened, 'review what will be withdrawn');
+    await withdrawn.waitFor({ timeout: 10_000 });
+    expect(await withdrawn.locator('.state').innerText()).toBe('Withdrawn');
+    const said = await withdrawn.getByRole('status').innerText();
+    expect(said).toContain(`Withdrawn by ${owner.email}`);
+    expect(said).toContain('the API key that made it was revoked. Nothing was written, and nobody can approve it.');
+    expect(await withdrawn.getByRole('button', { name: 'Approve', exact: true }).count()).toBe(0);
+    expect(await withdrawn.getByRole('button', { name: 'Deny', exact: true }).count()).toBe(0);
+    expect(await withdrawn.getByRole('checkbox').count()).toBe(0);
+    expect(await accessibilityViolations(opened)).toEqual([]);
+    await screenshot(opened, 'review-withdrawn');
+
+    const phone = await signedInPage(acme, reviewer, '/reviews?status=withdrawn', { width: 390, height: 900 });
+    const onPhone = card(phone, 'review what will be withdrawn');
+    await onPhone.waitFor({ timeout: 10_000 });
+    expect(await phone.evaluate(() => (globalThis as any).document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
+    expect(await accessibilityViolations(phone)).toEqual([]);
+    await screenshot(phone, 'review-withdrawn-phone');
+    await opened.context().close();
+    await phone.context().close();
   });
 
   it('left no script errors', () => {

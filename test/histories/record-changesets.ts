@@ -1,10 +1,11 @@
 // Records the histories of the changeset workflow (changesetV1) as the code stands, for
 // test/workflows/replay.test.ts. Run it before changing the workflow, and commit what it writes:
 //
-//   node bin/run-ts.js test/histories/record-changesets.ts [name-prefix]
+//   node bin/run-ts.js test/histories/record-changesets.ts [name-prefix] [scenario…]
 //
 // Like record.ts (gated writes): each scenario runs the real thing (a Temporal dev server, a fresh PostgreSQL
-// database, a worker, the app) and writes one history per workflow to test/histories/<prefix>-changeset-<scenario>.json.
+// database, a worker, the app) and writes one history per workflow to test/histories/<prefix>-changeset-<scenario>.json;
+// naming scenarios writes only theirs.
 import { Client, Connection } from '@temporalio/client';
 import protos from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -13,7 +14,7 @@ import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase } from '../../db/database';
 import { createScratchDatabase } from '../../db/scratch-database';
-import { createApiKey } from '../../domain/identity/api-keys';
+import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { setPolicySet } from '../../domain/policy-sets/versions';
@@ -22,6 +23,7 @@ import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
+const only = process.argv.slice(3);
 const out = (name: string) => new URL(`./${prefix}-changeset-${name}.json`, import.meta.url);
 const policy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');
 
@@ -40,7 +42,8 @@ const workerConnection = await NativeConnection.connect({ address: temporal.addr
 // A short expiry and re-read, so that the expiry and the lost-signal paths are recorded in seconds.
 const worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, db, reviewExpiryMs: 4000, reviewRecheckMs: 1000 });
 const running = worker.run();
-const app = await buildApp({ db, gate: createGateClient(client, { taskQueue }), publicUrl: 'http://gatehouse.test', logLevel: 'silent' });
+const gate = createGateClient(client, { taskQueue });
+const app = await buildApp({ db, gate, publicUrl: 'http://gatehouse.test', logLevel: 'silent' });
 
 const org = await createOrganization(db, { slug: 'histories', name: 'Histories', plan: 'business' });
 await setPolicySet(db, org.id, policy, 'histories');
@@ -54,6 +57,7 @@ const call = async (method: 'POST' | 'PATCH' | 'DELETE', url: string, token: str
 const settle = async (name: string, workflowId: string) => {
   const handle = client.workflow.getHandle(workflowId);
   await handle.result().catch(() => undefined);
+  if (only.length && !only.includes(name)) return;
   writeFileSync(out(name), `${JSON.stringify(historyAsJson(await handle.fetchHistory()), null, 1)}\n`);
   console.log(`recorded ${name} (${workflowId})`);
 };
@@ -114,6 +118,15 @@ try {
   const partly = await call('POST', `/v1/reviews/${divisible.body.review.id}/approve`, reviewer, { items: [{ index: 2, verdict: 'rejected', reason: 'Not needed' }] });
   expect('approve all but one', partly.status, 200);
   await settle('divisible-one-rejected', divisible.workflowId!);
+
+  // The key revoked while its changeset waited: the review withdrawn, the workflow told as the api's revoke tells it.
+  const revokedKey = await createApiKey(db, { orgId: org.id, label: 'revoked agent', access: 'read_write' });
+  const withdrawn = await call('POST', '/v1/changesets', revokedKey.token, { items: await mixed('review until the key is revoked') });
+  expect('held, then withdrawn', withdrawn.status, 202);
+  const revoked = await revokeApiKey(db, org.id, revokedKey.key.id);
+  expect('withdrawn', revoked.withdrawn.length, 1);
+  await gate.reviewsChanged(revoked.withdrawn.map((review) => review.workflowId));
+  await settle('held-withdrawn', withdrawn.workflowId!);
 } finally {
   await app.close();
   worker.shutdown();

@@ -33,7 +33,12 @@ beforeAll(async () => {
   https = await startLocalHttps();
   // The metadata document is on loopback over https: loopback and private addresses allowed, the test's
   // authority trusted (as OUTBOUND_CA_FILE does).
-  h = await startHarness({ servedAtLocalhost: true, outbound: { allowLoopback: true, allowPrivate: true, extraCertificateAuthorities: [https.ca] } });
+  // Held writes re-read their reviews every half second: an app's own revocation reaches no Temporal client.
+  h = await startHarness({
+    servedAtLocalhost: true,
+    outbound: { allowLoopback: true, allowPrivate: true, extraCertificateAuthorities: [https.ca] },
+    reviewRecheckMs: 500,
+  });
   acme = await h.createOrganization({ name: 'Acme Inc.' });
   owner = await addPerson(h.db, acme.organization, 'owner');
   member = await addPerson(h.db, acme.organization, 'member');
@@ -281,7 +286,10 @@ describe('a client identified by its metadata document', () => {
     expect(answer.status).toBe(401);
   });
 
-  it('shows in Settings → Advanced → API keys, and is refused at once after the person disconnects it', async () => {
+  it('shows in Settings → Advanced → API keys, and is refused at once after the person disconnects it, its held write withdrawn', async () => {
+    const held = await client.callTool({ name: 'create_task', arguments: { title: 'review what the disconnection withdraws' } });
+    expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
+    const heldReview = (held.structuredContent as { review: { id: string } }).review.id;
     const page = await newPage();
     await page.goto(`${base}/settings/advanced/api-keys`);
     await page.getByLabel('Organization').fill(acme.organization.slug);
@@ -303,6 +311,10 @@ describe('a client identified by its metadata document', () => {
     // Its refresh token is gone too: the SDK's client is sent to authorize again.
     await expect(client.listTools()).rejects.toThrow();
     expect(await auditTypes()).toContain('oauth.disconnected');
+    // Its write held for review was withdrawn by the person who disconnected it; its workflow ends without it.
+    const review = (await h.request({ method: 'GET', url: `/api/v1/reviews/${heldReview}`, token: acme.reviewerToken })).json().data;
+    expect(review).toMatchObject({ status: 'withdrawn', withdrawn: { reason: 'connection_ended', by: { type: 'user', id: owner.user.id } } });
+    expect((await h.temporal.workflow.getHandle(review.workflow_id).result()).resolution).toEqual({ status: 'withdrawn' });
   });
 });
 
@@ -407,6 +419,52 @@ describe('the REST API as a protected resource', () => {
     expect(answer.json().error).toMatchObject({ code: 'insufficient_ability', details: { required: 'customers.read' } });
   });
 
+});
+
+describe('a connected app’s held writes', () => {
+  /** The app holds a write over MCP: its review and the workflow that holds it. */
+  async function holdAs(provider: MemoryOAuthClient, title: string): Promise<{ id: string; workflow_id: string }> {
+    expect((await rawToolCall(provider.tokens()!.access_token, 'create_task', { title })).status).toBe(200);
+    const { rows } = await h.db.query(`SELECT r.id, r.workflow_id FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.org_id = $1 AND d.input->>'title' = $2`, [
+      acme.organization.id,
+      title,
+    ]);
+    expect(rows).toHaveLength(1);
+    return rows[0];
+  }
+
+  /** Once the connection has ended: the review withdrawn by the app itself, its workflow ended without the write. */
+  async function expectWithdrawnByTheApp(review: { id: string; workflow_id: string }, label: string, title: string) {
+    const [key] = await keyOf(label);
+    const read = async () => (await h.request({ method: 'GET', url: `/api/v1/reviews/${review.id}`, token: acme.reviewerToken })).json().data;
+    await expect.poll(async () => (await read()).status, { timeout: 10_000 }).toBe('withdrawn');
+    expect((await read()).withdrawn).toMatchObject({ reason: 'connection_ended', by: { type: 'api_key', id: key!.id, name: label } });
+    const { rows: trail } = await h.db.query(`SELECT actor_type, actor_id, data FROM audit_events WHERE review_id = $1 AND type = 'review.withdrawn'`, [review.id]);
+    expect(trail).toEqual([{ actor_type: 'api_key', actor_id: key!.id, data: { reason: 'connection_ended', api_key_id: key!.id } }]);
+    const approve = await h.request({ method: 'POST', url: `/api/v1/reviews/${review.id}/approve`, token: acme.reviewerToken });
+    expect(approve.statusCode).toBe(409);
+    expect(approve.json().error.message).toContain('the connected app that made the write was disconnected');
+    // No Temporal client is at hand where the authorization server ends a grant: the run ends at its next re-read.
+    expect((await h.temporal.workflow.getHandle(review.workflow_id).result()).resolution).toEqual({ status: 'withdrawn' });
+    expect((await h.db.query('SELECT 1 FROM tasks WHERE org_id = $1 AND title = $2', [acme.organization.id, title])).rows).toEqual([]);
+  }
+
+  it('the app revoking its own token (RFC 7009) withdraws its held writes, as the app', async () => {
+    const provider = await connectedClient('Withdrawing Client', ['tasks.read', 'tasks.write']);
+    const review = await holdAs(provider, 'review what the app takes back');
+    const revoked = await postForm('/oauth/revoke', { token: provider.tokens()!.access_token, client_id: provider.clientInformation()!.client_id });
+    expect(revoked.status).toBe(200);
+    await expectWithdrawnByTheApp(review, 'Withdrawing Client', 'review what the app takes back');
+  });
+
+  it('a refresh token replayed ends the connection and withdraws its held writes', async () => {
+    const provider = await connectedClient('Replaying Client', ['tasks.read', 'tasks.write']);
+    const review = await holdAs(provider, 'review what a replayed token ends');
+    const refresh = { grant_type: 'refresh_token', refresh_token: provider.tokens()!.refresh_token!, client_id: provider.clientInformation()!.client_id };
+    expect((await postForm('/oauth/token', refresh)).status).toBe(200);
+    expect((await postForm('/oauth/token', refresh)).status).toBe(400);
+    await expectWithdrawnByTheApp(review, 'Replaying Client', 'review what a replayed token ends');
+  });
 });
 
 describe('what a client cannot do', () => {

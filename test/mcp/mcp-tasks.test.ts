@@ -5,6 +5,8 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
+import { PostgresTaskStore } from '../../api/mcp/task-store';
+import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { insertFixtures } from '../support/fixtures';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { connectMcp, textOf } from '../support/mcp';
@@ -190,6 +192,26 @@ describe('a gated write as a task', () => {
     expect(expired.status).toBe('failed');
     expect(expired.statusMessage).toMatch(/before it expired/);
     expect((await result(mcp, task.taskId)).isError).toBe(true);
+  });
+
+  it('Review, then the key revoked: the task is cancelled, saying the write was withdrawn and nothing was written', async () => {
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Agent revoked while its task waits', access: 'read_write' });
+    const apiKeyId = key.key.id;
+    const mcp = await client(key.token);
+    const { task } = await callAsTask(mcp, 'create_task', { title: 'review as a task, then withdrawn' });
+    expect(task.status).toBe('working');
+    await revokeApiKey(h.db, org.organization.id, apiKeyId);
+    // The revoked key is refused from now on; what any api process would answer of the task (read from its review
+    // by the store the tools/call handler uses) is that it ended.
+    await expect(mcp.experimental.tasks.getTask(task.taskId)).rejects.toThrow();
+    const store = new PostgresTaskStore({ db: h.db, orgId: org.organization.id, apiKeyId, apiBaseUrl: `${publicUrl}/api`, publicUrl });
+    const ended = await store.getTask(task.taskId);
+    expect(ended).toMatchObject({ taskId: task.taskId, status: 'cancelled', statusMessage: expect.stringMatching(/^Withdrawn: review rev_\w+ was withdrawn before anyone decided it, because the API key that made it was revoked/) });
+    expect(ended).not.toHaveProperty('pollInterval');
+    const final = (await store.getTaskResult(task.taskId)) as CallToolResult;
+    expect(final.isError).toBe(true);
+    expect(textOf(final)).toContain('Nothing was written');
+    expect((await h.db.query(`SELECT 1 FROM tasks WHERE org_id = $1 AND title = 'review as a task, then withdrawn'`, [org.organization.id])).rows).toEqual([]);
   });
 
   it('approved but the write could not be applied: the task fails with the failure', async () => {

@@ -1,5 +1,6 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { json, publicUrl, startHarness, type Harness } from '../support/harness';
 import { linksIn, startMailCatcher, type MailCatcher } from '../support/mail-catcher';
@@ -235,4 +236,25 @@ describe('a decision link’s page at a phone’s width', () => {
     await old.page.context().close();
     expect(pageErrors).toEqual([]);
   }, 90_000);
+
+  it('a link to a write withdrawn since (its key revoked) says so, and offers nothing to press', async () => {
+    const org = await h.createOrganization({ name: 'Acme Inc.' });
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Agent revoked after the email', access: 'read_write' });
+    const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: key.token, payload: { title: 'review the order the agent placed' } });
+    expect(held.statusCode, held.body).toBe(202);
+    const reviewId = json(held).review.id as string;
+    const mail = await catcher.mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
+    const [approve] = linksIn(mail, `${publicUrl}/decide#`).map((link) => link.slice(publicUrl.length));
+    await revokeApiKey(h.db, org.organization.id, key.key.id);
+
+    const page = await phonePage(approve!);
+    await page.getByText('This write was withdrawn before anyone decided it: the API key or the app that made it was revoked.').waitFor();
+    expect(await page.getByRole('button', { name: 'Approve this write' }).count()).toBe(0);
+    expect(await sidewaysOverflow(page)).toBeLessThanOrEqual(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'decision-link-withdrawn-phone');
+    await page.context().close();
+    expect((await h.db.query('SELECT status FROM reviews WHERE id = $1', [reviewId])).rows[0].status).toBe('withdrawn');
+    expect(pageErrors).toEqual([]);
+  }, 60_000);
 });

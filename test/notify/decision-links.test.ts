@@ -1,7 +1,7 @@
 import type { InjectOptions } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { decisionLinkLimits } from '../../api/decision-links/routes';
-import { createApiKey } from '../../domain/identity/api-keys';
+import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { json, publicUrl, quorumPolicy, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { approvalChallenge } from '../../domain/gate/reviews/signing';
@@ -188,6 +188,28 @@ describe('an email’s decision links', () => {
     expect(json(refused).error).toMatchObject({ code: 'link_invalid', message: expect.stringContaining('expired') });
     expect(await tasksTitled(org, 'review before it expires')).toBe(0);
     expect((await reviewOf(reviewId)).decided_by).toBeNull();
+  });
+
+  it('is refused once the write it was sent for is withdrawn (its key revoked), saying so; the links stay unspent', async () => {
+    const org = await linkOrganization();
+    const reviewer = await reviewerOf(org);
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Soon revoked', access: 'read_write' });
+    const reviewId = await hold(key.token, 'review what no link can approve');
+    const { approve, deny } = await linksTo(reviewer.email, reviewId);
+    await revokeApiKey(h.db, org.organization.id, key.key.id);
+    expect(json(await read(approve)).data).toMatchObject({ state: 'withdrawn', review: { status: 'withdrawn', after: null, decided_by: null } });
+    for (const token of [approve, deny]) {
+      const refused = await confirm(token);
+      expect(refused.statusCode, refused.body).toBe(409);
+      expect(json(refused).error).toMatchObject({
+        code: 'conflict',
+        message: expect.stringContaining('was withdrawn (the API key that made the write was revoked)'),
+        details: { status: 'withdrawn' },
+      });
+    }
+    expect(await reviewOf(reviewId)).toMatchObject({ status: 'withdrawn', decided_by: null, decided_via: null });
+    expect((await h.db.query('SELECT count(*)::int AS n FROM decision_links WHERE review_id = $1 AND used_at IS NOT NULL', [reviewId])).rows[0].n).toBe(0);
+    expect(await tasksTitled(org, 'review what no link can approve')).toBe(0);
   });
 
   it('is refused once the review was decided elsewhere (the console)', async () => {

@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { payloadDigest } from '../../domain/gate/reviews/signing';
+import { revokeApiKey } from '../../domain/identity/api-keys';
 import { cliManager, updatePerson } from '../../domain/identity/people';
 import { publicOnly } from '../../domain/notify/outbound';
 import { updateReviewNotificationSettings } from '../../domain/notify/settings';
@@ -185,6 +186,25 @@ describe('a press by a linked reviewer', () => {
     expect((await press.send()).statusCode).toBe(200);
     expect((await answeredAt(press.responseUrlPath)).text).toBe(`Denied by ${org.reviewer.email} — nothing was written (tasks.create).`);
     expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'denied', decided_via: 'slack' });
+    expect(await tasksTitled(org, title)).toBe(0);
+  }, 30_000);
+
+  it('a write withdrawn while it waited (its key revoked) is refused, saying so, and its buttons go', async () => {
+    const org = await slackOrganization();
+    const title = 'review what Slack cannot approve';
+    const { reviewId, message } = await hold(org, title);
+    const value = buttonOf(message, 'gatehouse.approve').value!;
+    await link(org, value, org.reviewer);
+    const { rows } = await h.db.query('SELECT d.api_key_id FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.id = $1', [reviewId]);
+    await revokeApiKey(h.db, org.id, rows[0].api_key_id);
+
+    const press = signedPress(org.id, { action: 'gatehouse.approve', value });
+    expect((await press.send()).statusCode).toBe(200);
+    const answer = await answeredAt(press.responseUrlPath);
+    expect(answer.replace_original).toBe(true);
+    expect(answer.text).toContain(`Nothing was decided: review ${reviewId} was withdrawn (the API key that made the write was revoked)`);
+    expect(JSON.stringify(answer.blocks)).not.toContain('gatehouse.approve');
+    expect(await reviewOf(org, reviewId)).toMatchObject({ status: 'withdrawn', decided_by: null, approvals: { given: [] } });
     expect(await tasksTitled(org, title)).toBe(0);
   }, 30_000);
 

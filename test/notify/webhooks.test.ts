@@ -65,7 +65,7 @@ describe('the events of a gated write', () => {
   let receiver: Receiver;
   let secret: string;
   let endpointId: string;
-  const all = ['review.created', 'review.decided', 'review.expired', 'write.applied', 'write.denied', 'write.failed'];
+  const all = ['review.created', 'review.decided', 'review.expired', 'review.withdrawn', 'write.applied', 'write.denied', 'write.failed'];
   const arrived = async (count: number, workflowId: string) =>
     ofWorkflow((await receiver.waitFor(count, (r) => verified(r, secret).data.workflow_id === workflowId)).map((r) => verified(r, secret)), workflowId);
 
@@ -144,6 +144,23 @@ describe('the events of a gated write', () => {
     const events = await arrived(2, rows[0].workflow_id);
     expect(events.map((event) => event.type)).toEqual(['review.created', 'review.expired']);
   }, 20_000);
+
+  it('Review → its key revoked: review.created, review.withdrawn saying who withdrew it and why', async () => {
+    const key = await createApiKey(h.db, { orgId: acme.organization.id, label: 'revoked while held', access: 'read_write' });
+    const held = await write('review until the key is revoked', { ...acme, readWriteToken: key.token });
+    expect(held.statusCode).toBe(202);
+    const reviewId = json(held).review.id;
+    // As the CLI revokes: the domain, no api in between.
+    await revokeApiKey(h.db, acme.organization.id, key.key.id);
+    const { rows } = await h.db.query('SELECT workflow_id FROM reviews WHERE id = $1', [reviewId]);
+    const events = await arrived(2, rows[0].workflow_id);
+    expect(events.map((event) => event.type)).toEqual(['review.created', 'review.withdrawn']);
+    expect(events[1]!.data).toMatchObject({ review_id: reviewId, reason: 'key_revoked', api_key_id: key.key.id, actor: { type: 'system', id: 'cli' } });
+    // The run ends at its next re-read, and nothing more is announced of it.
+    expect((await h.temporal.workflow.getHandle(rows[0].workflow_id).result()).resolution).toEqual({ status: 'withdrawn' });
+    const { rows: outbox } = await h.db.query("SELECT type FROM webhook_events WHERE data->>'workflow_id' = $1 ORDER BY created_at, id", [rows[0].workflow_id]);
+    expect(outbox.map((row) => row.type)).toEqual(['review.created', 'review.withdrawn']);
+  });
 
   it('Deny: write.denied, with the reason and the rules', async () => {
     const denied = await write('deny this');

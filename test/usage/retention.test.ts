@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureRetentionSchedule, retentionScheduleId } from '../../runtime/schedules';
 import { newId } from '../../domain/kit/ids';
+import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
+import { pruneExpiredRecords } from '../../domain/usage/retention';
 import { insertWebhookDelivery } from '../support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
@@ -99,5 +101,23 @@ describe('retention, pruned by a Temporal Schedule', () => {
     // The approved write was applied and stays; only its review went.
     const tasks = json(await h.request({ method: 'GET', url: '/api/v1/tasks?limit=50', token: acme.readOnlyToken })).data.map((task: { title: string }) => task.title);
     expect(tasks).toContain('review: approve');
+  });
+
+  it('prunes a withdrawn review as a decided one, by when it was withdrawn', async () => {
+    const other = await h.createOrganization();
+    const heldBy = async (title: string) => {
+      const key = await createApiKey(h.db, { orgId: other.organization.id, label: title, access: 'read_write' });
+      const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: key.token, payload: { title } });
+      expect(held.statusCode).toBe(202);
+      const { withdrawn } = await revokeApiKey(h.db, other.organization.id, key.key.id);
+      expect(withdrawn.map((review) => review.id)).toEqual([json(held).review.id]);
+      return json(held).review.id as string;
+    };
+    const [longAgo, lately] = [await heldBy('review: withdrawn long ago'), await heldBy('review: withdrawn lately')];
+    await h.db.query(`UPDATE reviews SET decided_at = now() - interval '400 days' WHERE id = $1`, [longAgo]);
+    // What each scheduled run does (the test above runs it through the schedule).
+    await pruneExpiredRecords(h.db, { callLogMs: undefined, reviewsMs: 90 * day });
+    const { rows } = await h.db.query('SELECT id, status FROM reviews WHERE org_id = $1', [other.organization.id]);
+    expect(rows).toEqual([{ id: lately, status: 'withdrawn' }]);
   });
 });

@@ -29,8 +29,17 @@ describe('recorded histories of the gated-write workflow', () => {
     }
   });
 
+  it('are there for a review withdrawn while it waited: told at once and found by the re-read, on every workflow type', () => {
+    const typeOf = (file: string) => historyOf(file).events?.[0]?.workflowExecutionStartedEventAttributes?.workflowType?.name;
+    const typesOf = (path: string) => [...new Set(recorded.filter((file) => file.endsWith(`-${path}.json`)).map(typeOf))].sort();
+    // Told at once (the api's revoke), on the type the api starts and on the older types whose runs may still wait.
+    expect(typesOf('review-withdrawn')).toEqual(['gatedWrite', 'gatedWriteV2', 'gatedWriteV3']);
+    // Found by the re-read (the CLI, the OAuth events).
+    expect(typesOf('review-withdrawn-by-reread')).toEqual(['gatedWriteV3']);
+  });
+
   it("are there for changesets (changesetV1): every path, each of the workflow's type", () => {
-    const paths = ['allowed', 'denied', 'held-approved', 'held-denied', 'divisible-one-rejected'];
+    const paths = ['allowed', 'denied', 'held-approved', 'held-denied', 'divisible-one-rejected', 'held-withdrawn'];
     for (const path of paths) {
       const files = recorded.filter((file) => file.endsWith(`-changeset-${path}.json`));
       expect(files.length, path).toBeGreaterThan(0);

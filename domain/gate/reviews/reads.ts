@@ -22,6 +22,8 @@ const selectReview = `
   SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
          u.email AS decided_by_email,
+         CASE r.withdrawn_by_type WHEN 'user' THEN (SELECT wu.email FROM users wu WHERE wu.id = r.withdrawn_by_id)
+                                  WHEN 'api_key' THEN (SELECT wk.label FROM api_keys wk WHERE wk.id = r.withdrawn_by_id) END AS withdrawn_by_name,
          (SELECT coalesce(json_agg(json_build_object('user_id', a.user_id, 'email', au.email, 'at', a.approved_at, 'comment', a.comment, 'via', a.via, 'passkey', a.passkey IS NOT NULL) ORDER BY a.approved_at, a.user_id), '[]')
           FROM review_approvals a JOIN users au ON au.id = a.user_id WHERE a.review_id = r.id) AS approvals_given,
          e.id AS edit_id, e.fields AS edit_fields, e.edited_by AS edit_by, eu.email AS edit_by_email, e.created_at AS edit_at, e.input AS edit_input, e.resource AS edit_resource,
@@ -125,6 +127,9 @@ function reviewFromRow(row: QueryResultRow): Review {
     decided_at: iso(row.decided_at),
     decided_by: row.decided_by ? { user_id: row.decided_by, email: row.decided_by_email } : null,
     decided_via: row.decided_via ?? null,
+    withdrawn: row.withdrawn_reason
+      ? { reason: row.withdrawn_reason, by: { type: row.withdrawn_by_type, id: row.withdrawn_by_id, name: row.withdrawn_by_name ?? null }, at: iso(row.decided_at)! }
+      : null,
     comment: row.comment,
     applied_at: iso(row.applied_at),
     result: row.result ?? null,
@@ -212,6 +217,7 @@ export async function followReview(
     approvals_required: review.approvals.required,
     approvals_given: review.approvals.given.length,
     decided_at: review.decided_at,
+    withdrawn_reason: review.withdrawn?.reason ?? null,
     comment: review.comment,
     applied: review.applied_at !== null,
     result: review.result,

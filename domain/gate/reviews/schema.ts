@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { instantField, recordId, text, utcInstant } from '../../kit/fields';
 import { pageInput } from '../../kit/pagination';
 import { reviewStatuses } from './state';
+import { withdrawalReasons } from './withdraw';
 
 // The review on the wire: what REST, MCP and the console answer about a held write, and the inputs that ask for it.
 
@@ -21,7 +22,9 @@ export const reviewSchema = z
     id: recordId('review', 'rev', 'use it as {id} in /v1/reviews/{id}; a person approves or denies it at /v1/reviews/{id}/approve or /deny'),
     status: z
       .enum(reviewStatuses)
-      .describe('pending (waiting for a person), approved (the write ran or is running), denied (nothing was written), expired (nobody decided in time; nothing was written)'),
+      .describe(
+        'pending (waiting for a person), approved (the write ran or is running), denied (nothing was written), expired (nobody decided in time; nothing was written), withdrawn (the key that made it was revoked, or its app disconnected, while it waited; nobody can decide it and nothing was written: see withdrawn)',
+      ),
     operation: z.string().describe('The held write, e.g. tasks.create'),
     proposed: z.record(z.string(), z.unknown()).describe('The write as it was submitted'),
     resource: z.record(z.string(), z.unknown()).describe('The record as it would be after the write'),
@@ -92,15 +95,33 @@ export const reviewSchema = z
           .describe('Who has approved so far, oldest first; one deny ends the review whatever the count'),
       })
       .describe('The approvals the write needs and has'),
-    decided_at: instantField('When a person decided, or when the expiry was recorded', 'null while pending').nullable(),
+    decided_at: instantField('When a person decided, or when the expiry or the withdrawal was recorded', 'null while pending').nullable(),
     decided_by: z
       .object({
         user_id: z.string().describe('The id of the person who decided (usr_…)'),
         email: z.string().describe("The person's sign-in email"),
       })
       .nullable()
-      .describe('The person who decided; null while pending and for expired reviews'),
-    decided_via: verdictChannel.nullable().describe('Where the deciding verdict was given; null while pending, for expired reviews and for those decided before this was kept'),
+      .describe('The person who decided; null while pending and for expired and withdrawn reviews'),
+    decided_via: verdictChannel
+      .nullable()
+      .describe('Where the deciding verdict was given; null while pending, for expired and withdrawn reviews, and for those decided before this was kept'),
+    withdrawn: z
+      .object({
+        reason: z
+          .enum(withdrawalReasons)
+          .describe('key_revoked: the API key that made the write was revoked; connection_ended: the app (an OAuth connection) that made it was disconnected, by a person or by the app itself'),
+        by: z
+          .object({
+            type: z.enum(['user', 'api_key', 'system']).describe('user: a person; api_key: the connected app itself (it revoked its access, or replayed a token); system: the operator\'s CLI'),
+            id: z.string().nullable().describe('The person (usr_…), the key (key_…), or cli'),
+            name: z.string().nullable().describe("The person's email or the key's label; null for the system"),
+          })
+          .describe('Who withdrew it'),
+        at: instantField('When it was withdrawn'),
+      })
+      .nullable()
+      .describe('Why and by whom a withdrawn review was withdrawn; null unless its status is withdrawn'),
     comment: z.string().nullable().describe("The person's comment; null when none"),
     applied_at: instantField('When the approved write ran', 'null until it has run').nullable(),
     result: z.unknown().describe('What the approved write produced (the created record, say); null until it ran'),
@@ -251,7 +272,11 @@ export const reviewProgressSchema = z.object({
     .describe('Set when a reviewer changed your write before approving it: result is then the edited write\'s record'),
   approvals_required: z.number().int().describe('How many distinct people must approve before the write runs'),
   approvals_given: z.number().int().describe('How many have approved so far'),
-  decided_at: z.string().nullable().describe('When a person decided, or null'),
+  decided_at: z.string().nullable().describe('When a person decided (or the review expired or was withdrawn), or null'),
+  withdrawn_reason: z
+    .enum(withdrawalReasons)
+    .nullable()
+    .describe('Why a withdrawn review was withdrawn (key_revoked, connection_ended); null unless its status is withdrawn'),
   comment: z.string().nullable().describe("The person's comment, or null"),
   applied: z.boolean().describe('True once the approved write has run'),
   result: z.unknown().describe('The record the approved write produced, once applied'),

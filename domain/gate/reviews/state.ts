@@ -1,5 +1,8 @@
-/** A review's states: waiting for people, then approved, denied or expired. */
-export const reviewStatuses = ['pending', 'approved', 'denied', 'expired'] as const;
+/**
+ * A review's states: waiting for people, then approved, denied or expired; or withdrawn, when the key that made the
+ * held write was revoked (or its connection ended) while it waited (./withdraw.ts).
+ */
+export const reviewStatuses = ['pending', 'approved', 'denied', 'expired', 'withdrawn'] as const;
 export type ReviewStatus = (typeof reviewStatuses)[number];
 
 /**
@@ -20,5 +23,6 @@ export function hasStatusSql(alias: string, status: ReviewStatus): string {
   if (status === 'expired') return `(${alias}.status = 'expired' OR (${alias}.status = 'pending' AND ${alias}.expires_at <= now()))`;
   if (status === 'approved') return `${alias}.status = 'approved'`;
   if (status === 'denied') return `${alias}.status = 'denied'`;
+  if (status === 'withdrawn') return `${alias}.status = 'withdrawn'`;
   throw new Error(`not a review status: ${String(status)}`);
 }

@@ -12,6 +12,7 @@ import type { Review } from './schema';
 import { approvalChallenge, decidedPayload, payloadDigest, type ApprovalTerms, type DecidedPayload, type Verdict } from './signing';
 import { reviewStatusSql, type ReviewStatus } from './state';
 import { noteApprovalAfterReset } from './approval-after-reset';
+import type { WithdrawalReason } from './withdraw';
 
 // A review's verdict: a person's approval (of the agent's version, or with their edit) or denial, and the expiry its
 // workflow records when nobody gave one. (The policy *decides* a write; a person gives a *verdict* on its review.)
@@ -232,7 +233,7 @@ interface LockedReview extends HeldWrite {
 }
 
 const heldReviews = `
-  SELECT r.id, r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, d.operation, d.input, d.interface,
+  SELECT r.id, r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, r.withdrawn_reason, d.operation, d.input, d.interface,
          d.api_key_id, k.label AS api_key_label, k.access AS api_key_access, k.abilities AS api_key_abilities,
          k.created_by AS key_created_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input,
          r.changeset_id, (SELECT c.mode FROM changesets c WHERE c.id = r.changeset_id) AS changeset_mode
@@ -244,16 +245,28 @@ const reviewsAmong = `${heldReviews} WHERE r.org_id = $1 AND r.id = ANY($2::text
 
 /**
  * Locks a review that is still pending, for a verdict in this transaction; 404 when there is none, 409 when it
- * was decided (or expired) already. Of verdicts racing, the first to lock it goes first.
+ * was decided, expired or withdrawn already. Of verdicts racing, the first to lock it goes first.
  */
 async function lockPendingReview(tx: Queryable, orgId: string, reviewId: string): Promise<LockedReview> {
   const row = (await tx.query(lockReview, [orgId, reviewId])).rows[0];
   if (!row) throw new AppError('not_found', `review ${reviewId} was not found`);
+  if (row.status === 'withdrawn') {
+    throw new AppError('conflict', `review ${reviewId} was withdrawn (${withdrawnBecause[row.withdrawn_reason as WithdrawalReason]}): nobody can approve or deny it, and nothing of it will be written`, {
+      status: row.status,
+      withdrawn_reason: row.withdrawn_reason,
+    });
+  }
   if (row.status !== 'pending') {
     throw new AppError('conflict', `review ${reviewId} is ${row.status} already; it can be decided only once, while pending`, { status: row.status });
   }
   return lockedReviewOf(orgId, row);
 }
+
+/** Why a withdrawn review cannot be decided, in the words of a refusal. */
+const withdrawnBecause: Record<WithdrawalReason, string> = {
+  key_revoked: 'the API key that made the write was revoked',
+  connection_ended: 'the connected app that made the write was disconnected',
+};
 
 function lockedReviewOf(orgId: string, row: QueryResultRow): LockedReview {
   return {

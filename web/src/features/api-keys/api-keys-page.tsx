@@ -145,6 +145,7 @@ export function ApiKeysPage() {
         <h2 id="keys-heading" ref={keysHeading} tabIndex={-1}>
           Keys
         </h2>
+        <p className="hint">Revoking a key stops it at its next request and withdraws its writes still waiting for review: nobody can approve them any more.</p>
         {keys === undefined ? (
           <p role="status">Loading…</p>
         ) : ownKeys.length === 0 ? (
@@ -160,7 +161,8 @@ export function ApiKeysPage() {
         </h2>
         <p className="lede">
           Apps such as chat assistants and MCP clients that an owner or admin connected through OAuth. Each acts with the abilities it was given, its writes go through
-          the organization's policy like any agent's, and it stops when it is disconnected or its connection ends.
+          the organization's policy like any agent's, and it stops when it is disconnected or its connection ends: its writes still waiting for review are then
+          withdrawn.
         </p>
         {keys === undefined ? null : connectedApps.length === 0 ? (
           <p>No apps connected.</p>

@@ -24,6 +24,7 @@ const eventTypes = [
   'review.approved',
   'review.denied',
   'review.expired',
+  'review.withdrawn',
   'review.escalated',
   'api_key.created',
   'api_key.revoked',
@@ -97,6 +98,7 @@ function summary(event: AuditEvent): string {
     return `Item ${Number(data.item) + 1} (${String(data.operation)}): edited ${(data.fields as string[] | undefined)?.join(', ') ?? ''}: the policy said ${String(data.decision)}`;
   if (event.type === 'review.edited') return `Edited ${(data.fields as string[] | undefined)?.join(', ') ?? ''}: the policy said ${String(data.decision)}`;
   if (event.type === 'review.approval_added') return `Approval ${String(data.approvals)} of ${String(data.required)}`;
+  if (event.type === 'review.withdrawn') return data.reason === 'connection_ended' ? 'Its app was disconnected' : 'Its API key was revoked';
   if (event.type.startsWith('review.') && data.comment) return `“${String(data.comment)}”`;
   if (event.type.startsWith('api_key.')) return `Key “${String(data.label ?? event.resource_id)}”`;
   if (event.type === 'policy.updated') return `Version ${String(data.version)}`;

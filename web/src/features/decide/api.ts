@@ -7,7 +7,7 @@ import { signVerdict, type VerdictChallenge } from '../../lib/passkeys';
 // link's token in its body: the token is never in an address the browser sends.
 
 export type LinkVerdict = 'approved' | 'denied';
-export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'payload_changed';
+export type LinkState = 'usable' | 'used' | 'decided' | 'expired' | 'withdrawn' | 'payload_changed';
 /** What confirming the link needs besides it: nothing, its person signed in, or their passkey. */
 export type LinkConfirmNeeds = 'link' | 'signed_in' | 'passkey';
 /** Whom this browser is signed in to the console as: the link's person, someone else, nobody. */
@@ -22,7 +22,7 @@ export interface DecisionLink {
   session: LinkSession;
   review: {
     id: string;
-    status: 'pending' | 'approved' | 'denied' | 'expired';
+    status: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
     operation: string;
     agent: string;
     reason: string;
@@ -56,7 +56,7 @@ export interface DecisionLink {
 
 export interface DecisionOutcome {
   review_id: string;
-  status: 'pending' | 'approved' | 'denied' | 'expired';
+  status: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
   approvals: { required: number; given: number };
   applied: boolean;
   failure: { code: string; message: string } | null;

@@ -25,6 +25,8 @@ function staleMessage(link: DecisionLink): string | null {
       return `This review was already ${review.status}${review.decided_by ? ` by ${review.decided_by}` : ''}; nothing is left to decide.`;
     case 'expired':
       return 'This review expired before anyone decided it: nothing was written, and this link no longer works.';
+    case 'withdrawn':
+      return 'This write was withdrawn before anyone decided it: the API key or the app that made it was revoked. Nothing was written, and this link no longer works.';
     case 'payload_changed':
       return 'The write changed since this link was sent (a reviewer edited it), so this link cannot decide it. Open the review in the console to decide the write it holds now.';
     default:

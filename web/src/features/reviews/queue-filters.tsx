@@ -8,7 +8,7 @@ type Span = keyof typeof spans;
 const heldSpans = ['1h', '1d', '1w'] as const satisfies readonly Span[];
 const expiringSpans = ['1h', '1d'] as const satisfies readonly Span[];
 const spanWords: Record<Span, string> = { '1h': '1 hour', '1d': '1 day', '1w': '1 week' };
-const statuses = ['pending', 'approved', 'denied', 'expired'] as const satisfies readonly ReviewStatus[];
+const statuses = ['pending', 'approved', 'denied', 'expired', 'withdrawn'] as const satisfies readonly ReviewStatus[];
 
 /** The queue's filters as the page's address keeps them (so Back from a card returns to the same queue). */
 export interface QueueFilters {
@@ -77,6 +77,7 @@ export function QueueFilterForm({ filters, choices, onChange }: { filters: Queue
           <option value="approved">Approved</option>
           <option value="denied">Denied</option>
           <option value="expired">Expired</option>
+          <option value="withdrawn">Withdrawn</option>
           <option value="any">Any</option>
         </select>
       </div>

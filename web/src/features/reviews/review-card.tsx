@@ -14,7 +14,14 @@ import { RecordDiff } from './record-diff';
 import { AgentNotes, Provenance, StaleWarning, useReviewContext } from './review-context';
 import { noTrust, TrustOption, trustTerms } from './trust-option';
 
-const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
+const statusNames = { pending: 'Pending', approved: 'Approved', denied: 'Denied', expired: 'Expired', withdrawn: 'Withdrawn' } as const;
+
+/** Why a withdrawn write will never run, and who withdrew it, in words. */
+function withdrawnSentence(withdrawn: NonNullable<Review['withdrawn']>): string {
+  const who = withdrawn.by.type === 'user' ? ` by ${withdrawn.by.name ?? withdrawn.by.id}` : withdrawn.by.type === 'system' ? ' by the operator (CLI)' : ' by the app itself';
+  const why = withdrawn.reason === 'connection_ended' ? 'the app that made it was disconnected' : 'the API key that made it was revoked';
+  return `Withdrawn${who} ${when(withdrawn.at)}: ${why}. Nothing was written, and nobody can approve it.`;
+}
 
 /** One held write: who, what, why it was held, and the decision (for those who may make it). */
 export function ReviewCard({
@@ -95,7 +102,7 @@ export function ReviewCard({
         <span className={`state ${review.status === 'pending' ? 'waiting' : review.status === 'approved' ? 'on' : 'off'}`}>{statusNames[review.status]}</span>
       </header>
       <p className="hint">
-        Over {review.submitted_by.interface.toUpperCase()} · held {when(review.created_at)} · {review.status === 'pending' ? `expires ${when(review.expires_at)}` : `decided ${when(review.decided_at)}`}
+        Over {review.submitted_by.interface.toUpperCase()} · held {when(review.created_at)} · {review.status === 'pending' ? `expires ${when(review.expires_at)}` : `${review.status === 'withdrawn' ? 'withdrawn' : 'decided'} ${when(review.decided_at)}`}
         {workflowPrefix && (
           <>
             {' · '}
@@ -166,7 +173,8 @@ export function ReviewCard({
           )}
         </div>
       )}
-      {review.status !== 'pending' && (
+      {review.withdrawn && <p role="status">{withdrawnSentence(review.withdrawn)}</p>}
+      {review.status !== 'pending' && !review.withdrawn && (
         <p role="status">
           {review.decided_by ? `${statusNames[review.status]} by ${review.decided_by.email}` : statusNames[review.status]}
           {review.comment ? `: “${review.comment}”` : ''}.

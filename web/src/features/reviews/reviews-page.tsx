@@ -14,7 +14,7 @@ import { useFocusFollowsQueue, useQueueKeys } from './queue-keyboard';
 import { QueueKeyLegend, useQueueKeysSetting } from './queue-key-legend';
 
 type Choices = Awaited<ReturnType<typeof reviewsApi.filterChoices>>;
-const verdictWords = { pending: 'Approval recorded', approved: 'Approved', denied: 'Denied', expired: 'Expired' } as const;
+const verdictWords = { pending: 'Approval recorded', approved: 'Approved', denied: 'Denied', expired: 'Expired', withdrawn: 'Withdrawn' } as const;
 
 /**
  * The review queue: pending writes newest first, a page at a time with the exact count of what the filters match,
