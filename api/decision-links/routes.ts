@@ -8,6 +8,7 @@ import type { VerdictPorts } from '../../domain/gate/reviews/verdicts';
 import { text } from '../../domain/kit/fields';
 import { AppError } from '../../domain/kit/errors';
 import { findGatedWrite } from '../../domain/resources';
+import type { AddressLimitOptions } from '../address-limits';
 import type { GateClient } from '../catalog/gate-client';
 import { approvalChallengeOf } from '../catalog/review-passkeys';
 import { errorBody, httpError } from '../rest/http';
@@ -16,7 +17,7 @@ import { crossSiteRefusal } from '../console/cookies';
 // The decision links' calls, for the public page /decide/{token} (features/decide): read the link (never
 // decides: mail scanners open links) and confirm it (the person's verdict). No session: the token alone says which
 // organization, review and person, and nothing else the request carries is trusted for it. Each address may call
-// them this often a minute, per api process.
+// them this often a minute, every api together.
 
 export interface DecisionLinkRoutesOptions {
   db: Database;
@@ -24,6 +25,8 @@ export interface DecisionLinkRoutesOptions {
   publicUrl: string;
   /** Checks a passkey's assertion over a verdict (domain/identity); absent, a confirm that sends one is refused. */
   verifyPasskey?: VerdictPorts['verifyPasskey'];
+  /** The per-address limits, counted in PostgreSQL (api/address-limits.ts). */
+  addressLimits: AddressLimitOptions;
 }
 
 export const decisionLinkLimits = { readsPerMinute: 60, confirmsPerMinute: 20 } as const;
@@ -50,7 +53,7 @@ const tokenOf = (request: FastifyRequest) => (request.params as { token: string 
 
 export async function decisionLinkRoutes(app: FastifyInstance, options: DecisionLinkRoutesOptions): Promise<void> {
   const { db, gate, publicUrl } = options;
-  await app.register(rateLimit, { global: false });
+  await app.register(rateLimit, options.addressLimits);
   app.setErrorHandler((error: { statusCode?: number }, request, reply) => {
     const refusal =
       error.statusCode === 429 && !(error instanceof AppError)

@@ -16,7 +16,6 @@ const meaning: Record<ErrorCode, string> = {
   insufficient_role: "the person's role is not one this operation allows",
   csrf_failed: "a console call that changes something came without the session's `X-CSRF-Token` (the console's own, never the API's)",
   link_invalid: 'the one-time link to set a password has expired or was used already (the console)',
-  account_locked: 'too many failed sign-ins: the account is locked for a while (the console)',
   policy_denied:
     "the organization's policy denied the write; nothing was written (`details` names the policies, and `details.remediation` the rules' reasons, hints and what they look at)",
   self_approval:
@@ -41,7 +40,7 @@ const meaning: Record<ErrorCode, string> = {
   validation_failed: 'the input is not valid; `details.fields` names each field and what is wrong with it',
   idempotency_key_reused: 'this `Idempotency-Key` was used before with another body',
   rate_limited:
-    "the token's per-minute ceiling, the organization's daily budget, the key's own daily budget or the key's daily cap of writes for this operation is reached; `details.limit` says which (`per_minute`, `daily`, `key_daily` or `key_operation_daily`, with `details.operation` and `details.cap`), `Retry-After` and `details.retry_after_seconds` when to retry",
+    "the token's per-minute ceiling, the organization's daily budget, the key's own daily budget or the key's daily cap of writes for this operation is reached; `details.limit` says which (`per_minute`, `daily`, `key_daily` or `key_operation_daily`, with `details.operation` and `details.cap`), `Retry-After` and `details.retry_after_seconds` when to retry (the console's sign-in: too many attempts from this address, or failed ones with this name)",
   review_queue_full:
     "the policy would hold this write for review, but the organization's review queue is at its plan's cap; nothing was queued or written. Retry once reviewers have worked the queue (with a new `Idempotency-Key`: this answer is kept for the old one)",
   internal_error: 'something failed on our side; it has been logged',

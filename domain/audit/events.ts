@@ -144,12 +144,17 @@ export type AuditEvent =
   /** A key's own daily request budget or write caps set or changed (key_…), with what they were. */
   | { type: 'api_key.budget_changed'; actor: ActorRef; resourceId: string; data: { label: string; daily_request_budget: number | null; write_caps: Record<string, number>; before: { daily_request_budget: number | null; write_caps: Record<string, number> } } }
   | {
-      type: 'person.invited' | 'person.updated' | 'person.password_set' | 'person.password_reset' | 'person.sessions_ended' | 'person.signed_in' | 'person.locked';
+      type: 'person.invited' | 'person.updated' | 'person.password_set' | 'person.password_reset' | 'person.sessions_ended' | 'person.signed_in';
       actor: ActorRef;
       /** The person concerned (usr_…). */
       resourceId: string;
       data: Record<string, unknown>;
     }
+  /**
+   * Failed password attempts at a person's account started a wait (usr_…): from one address (`scope` address), or
+   * from many together (`account`). The trail of older versions has `person.locked` instead.
+   */
+  | { type: 'person.sign_in_throttled'; actor: ActorRef; resourceId: string; data: { scope: 'address' | 'account'; failed_attempts: number; address: string } }
   /** A person's passkey registered (usr_…), with its public key for verifiers that work offline (docs/verify-audit-export.mjs). */
   | {
       type: 'person.passkey_added';
