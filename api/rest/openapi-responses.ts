@@ -40,7 +40,7 @@ const meaning: Record<ErrorCode, string> = {
   validation_failed: 'the input is not valid; `details.fields` names each field and what is wrong with it',
   idempotency_key_reused: 'this `Idempotency-Key` was used before with another body',
   rate_limited:
-    "the token's per-minute ceiling, the organization's daily budget, the key's own daily budget or the key's daily cap of writes for this operation is reached; `details.limit` says which (`per_minute`, `daily`, `key_daily` or `key_operation_daily`, with `details.operation` and `details.cap`), `Retry-After` and `details.retry_after_seconds` when to retry (the console's sign-in: too many attempts from this address, or failed ones with this name)",
+    "the token's per-minute ceiling, the organization's daily budget, the key's own daily budget or the key's daily cap of writes for this operation is reached; `details.limit` says which (`per_minute`, `daily`, `key_daily` or `key_operation_daily`, with `details.operation` and `details.cap`), `Retry-After` and `details.retry_after_seconds` when to retry",
   review_queue_full:
     "the policy would hold this write for review, but the organization's review queue is at its plan's cap; nothing was queued or written. Retry once reviewers have worked the queue (with a new `Idempotency-Key`: this answer is kept for the old one)",
   internal_error: 'something failed on our side; it has been logged',
