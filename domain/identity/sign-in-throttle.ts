@@ -96,12 +96,14 @@ export async function claimAttempt(db: Database, keys: ThrottleKeys, throttle: S
     const { rows } = await tx.query(
       `INSERT INTO sign_in_throttles (key, expires_at) VALUES ($1, now() + interval '1 day'), ($2, now() + interval '1 day')
        ON CONFLICT (key) DO UPDATE SET key = EXCLUDED.key
-       RETURNING key, failures, last_failure_at, wait_until, known_until, expires_at, now() AS now`,
+       RETURNING key, failures, last_failure_at, wait_until, known_until, expires_at, clock_timestamp() AS now`,
       [keys.account, keys.pair],
     );
     const account = (rows as Row[]).find((row) => row.key.equals(keys.account))!;
     const pair = (rows as Row[]).find((row) => row.key.equals(keys.pair))!;
-    const now = pair.now;
+    // The time once both rows are ours, not the transaction's start: an attempt that waited for another's locks
+    // must see that one's failure as past, never as a moment still to come.
+    const now = pair.now > account.now ? pair.now : account.now;
     const spared = !options.accountWait || (pair.known_until !== null && pair.known_until > now);
     const retryAfterMs = Math.max(waiting(pair), spared ? 0 : waiting(account));
     if (retryAfterMs > 0) return { heard: false, retryAfterMs };
@@ -116,10 +118,11 @@ export async function claimAttempt(db: Database, keys: ThrottleKeys, throttle: S
       // Kept until every failure would be forgotten (and an address's standing, while it lasts).
       const keepMs = failures * backoff.forgetOneEveryMs + waitMs;
       await tx.query(
-        `UPDATE sign_in_throttles SET failures = $2, last_failure_at = now(), wait_until = now() + make_interval(secs => $3::float8 / 1000),
-           expires_at = GREATEST(now() + make_interval(secs => $4::float8 / 1000), known_until)
+        `UPDATE sign_in_throttles SET failures = $2, last_failure_at = $5,
+           wait_until = CASE WHEN $3::float8 > 0 THEN $5::timestamptz + make_interval(secs => $3::float8 / 1000) END,
+           expires_at = GREATEST($5::timestamptz + make_interval(secs => $4::float8 / 1000), known_until)
          WHERE key = $1`,
-        [row.key, failures, waitMs, keepMs],
+        [row.key, failures, waitMs, keepMs, now],
       );
       counted.push({ failures, waitStarted: waitMs > 0 && waitAfter(failures - 1, backoff) === 0 });
     }

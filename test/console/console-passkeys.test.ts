@@ -666,12 +666,12 @@ describe('passkeys', () => {
     it('a stolen session guessing at the password waits as a stranger at the sign-in page does', async () => {
       const { rows } = await h.db.query('SELECT id FROM passkeys WHERE user_id = $1', [person.user.id]);
       const remove = (password: string) => session.request({ method: 'DELETE', url: `/console/api/passkeys/${rows[0].id}`, payload: { password } });
-      // Five failures free, the sixth heard (it starts a wait), then refused unheard, the right password too.
-      for (let i = 0; i < 6; i++) expect((await remove('a thief guessing')).statusCode).toBe(422);
-      const refused = await remove(person.password);
-      expect(refused.statusCode).toBe(429);
+      // A burst of guesses: five failures free, the sixth heard (it starts a wait), the rest refused unheard.
+      const answers = await Promise.all(Array.from({ length: 9 }, () => remove('a thief guessing')));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([422, 422, 422, 422, 422, 422, 429, 429, 429]);
+      const refused = answers.find((answer) => answer.statusCode === 429)!;
       expect(json(refused).error.code).toBe('rate_limited');
-      expect(refused.headers['retry-after']).toBeDefined();
+      expect(refused.headers['retry-after']).toBe('1');
       expect(await stored()).toEqual({ passkeys: 1, added: 1 });
     });
   });
