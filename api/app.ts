@@ -4,6 +4,7 @@ import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/kit/errors';
+import { addressLimitOptions } from './address-limits';
 import { createCallPipeline } from './catalog/call';
 import type { GateClient } from './catalog/gate-client';
 import { catalog } from './catalog/index';
@@ -21,6 +22,7 @@ import { restApi } from './rest/plugin';
 import { slackInteractions } from './slack/plugin';
 import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
 import type { Mailer } from '../domain/notify/mailer';
+import { createAddressCounters } from '../domain/usage/address-counters';
 
 export interface AppDependencies {
   db: Database;
@@ -37,8 +39,17 @@ export interface AppDependencies {
   rateLimits?: boolean;
   /** How long console sessions live (default: 2 hours idle, 12 hours at most). */
   sessions?: SessionRules;
-  /** Whether to believe X-Forwarded-* headers (TLS ends at a proxy: the session cookie is Secure when it says https). */
-  trustProxy?: boolean | string[];
+  /**
+   * Whom to believe X-Forwarded-* from (TLS ends at a proxy: the session cookie is Secure when it says https, and
+   * the per-address limits count the client's address): nobody (false), a hop count, or the proxies' addresses.
+   */
+  trustProxy?: TrustedProxies;
+  /**
+   * What the per-address limits' counters in PostgreSQL are prefixed with: apps with the same prefix share them, as
+   * every api of a deployment does (the default, none). Test files share one database and one address: each
+   * test file's app has its own.
+   */
+  addressLimitsNamespace?: string;
   /** The Temporal Web UI, for links from a review to its workflow, shown to these roles only (it shows every organization). */
   temporalUi?: TemporalUiLinks;
   /** The built console (default: web/dist in this package). */
@@ -47,6 +58,20 @@ export interface AppDependencies {
   outbound?: OutboundRules;
   /** Email to people (SMTP_URL): set-password links are sent to their person alone; absent, they are answered to whoever asked. */
   mailer?: Mailer;
+}
+
+/** TRUST_PROXY: nobody, how many proxies stand in front of the api, or the proxies' addresses and CIDR blocks. */
+export type TrustedProxies = false | number | string[];
+
+/**
+ * Fastify's trustProxy for TRUST_PROXY. A hop count believes the socket's peer and the right-most X-Forwarded-For
+ * entries up to it (each appended by a proxy), never the entries left of them (the client's own words). Fastify
+ * 5.12.1 refuses a bare number, since it cannot tell a proxy from a client that reached the api directly: a hop
+ * count is for an api that only its proxies can reach (docker-compose.yml publishes only the proxy's port).
+ */
+function fastifyTrustProxy(trusted: TrustedProxies | undefined): false | string[] | ((address: string, hop: number) => boolean) {
+  if (typeof trusted === 'number') return (_address, hop) => hop < trusted;
+  return trusted ?? false;
 }
 
 export const defaultSessionPolicy: SessionRules = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
@@ -71,7 +96,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     bodyLimit: deps.bodyLimitBytes ?? 1024 * 1024,
     // While the api stops, requests still arriving on open connections are refused below, in the envelope.
     return503OnClosing: false,
-    trustProxy: deps.trustProxy ?? false,
+    trustProxy: fastifyTrustProxy(deps.trustProxy),
     // What Fastify refuses before routing (a malformed percent-encoding, an over-long path segment) and what
     // Node's parser refuses before Fastify (headers over 16 KB) are answered in the envelope like any refusal.
     frameworkErrors: (error, _request, reply) => {
@@ -169,10 +194,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     log: (error, message) => app.log.error({ err: error }, message),
   });
   app.addHook('onClose', () => pipeline.close());
+  const counters = createAddressCounters(deps.db);
+  app.addHook('onClose', () => counters.close());
+  const addressLimits = addressLimitOptions(counters, deps.addressLimitsNamespace);
   await app.register(fastifyCookie);
   await app.register(consolePages, { dir: consoleDir });
   await app.register(apiDocs, { catalog, apiBaseUrl, guard: signedInOnly({ db: deps.db, sessions, publicUrl: deps.publicUrl }) });
-  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi });
+  await app.register(consoleApi, { prefix: '/console/api', db: deps.db, pipeline, publicUrl: deps.publicUrl, sessions, temporalUi: deps.temporalUi, addressLimits });
   await app.register(decisionLinkRoutes, {
     prefix: '/console/api/decision-links',
     db: deps.db,
@@ -180,6 +208,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     publicUrl: deps.publicUrl,
     sessions,
     verifyPasskey: (tx, check) => verifyApprovalPasskey(tx, check, deps.publicUrl),
+    addressLimits,
   });
   await app.register(restApi, { prefix: '/api', pipeline, apiBaseUrl, resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'api') });
   await app.register(mcpRoute, {
@@ -198,6 +227,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     trustProxy: Boolean(deps.trustProxy),
     sessions,
     sendPage: (reply) => sendConsolePage(reply, consoleDir),
+    addressLimits,
   });
   return app;
 }

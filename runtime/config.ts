@@ -1,11 +1,13 @@
 import { msToNumber } from '@temporalio/common/lib/time';
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { parsePayloadKeys, type PayloadKey } from './payload-codec';
 import { tracingWanted } from './tracing';
 import type { DeliveryRetry } from '../workflows/webhooks';
 import type { OutboundRules } from '../domain/notify/outbound';
+import type { TrustedProxies } from '../api/app';
 
 const duration = z
   .string()
@@ -36,6 +38,55 @@ const retention = (minMs: number, min: string) =>
     .regex(/^\s*\d+\s*[a-z]+\s*$/i, { message: 'needs a unit, such as 90d or 12h' })
     .pipe(duration)
     .refine((ms) => ms >= minMs, { message: `must be at least ${min}, or off` });
+
+/** The proxy ranges @fastify/proxy-addr knows by name. */
+const namedRanges = ['loopback', 'linklocal', 'uniquelocal'];
+
+/** An address, a CIDR block (10.0.0.0/24, fd00::/8) or a named range, as Fastify's trustProxy takes them. */
+function isProxyAddress(entry: string): boolean {
+  if (namedRanges.includes(entry)) return true;
+  const [address, prefix, ...rest] = entry.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || rest.length) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/** How many proxies one request may pass at most: more is a typo, not a deployment. */
+const maxProxyHops = 10;
+
+/**
+ * TRUST_PROXY: off (`false`, unset, `0`), how many proxies stand in front of the api (a hop count: the client is
+ * the address the farthest of them saw), or the proxies' addresses. Never `true`: it makes the client the
+ * left-most X-Forwarded-For address, which the client writes itself.
+ */
+function parseTrustedProxies(value: string | undefined, ctx: z.RefinementCtx): TrustedProxies {
+  const setting = value?.trim();
+  if (setting === undefined || setting === 'false' || setting === '0') return false;
+  if (setting === 'true') {
+    ctx.addIssue({
+      code: 'custom',
+      message:
+        'true is refused: it would take the left-most X-Forwarded-For address, which the client writes itself, as the client\'s (every per-address limit could be walked around). ' +
+        'Write how many proxies stand in front of the api (TRUST_PROXY=1 for one, as docker-compose.yml does) or their addresses (TRUST_PROXY=10.0.0.5,10.1.0.0/16)',
+    });
+    return z.NEVER;
+  }
+  if (/^\d+$/.test(setting)) {
+    const hops = Number(setting);
+    if (hops <= maxProxyHops) return hops;
+    ctx.addIssue({ code: 'custom', message: `${setting} proxies in a row is not a deployment: a hop count is at most ${maxProxyHops}` });
+    return z.NEVER;
+  }
+  const entries = setting.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const wrong = entries.filter((entry) => !isProxyAddress(entry));
+  if (wrong.length === 0) return entries;
+  ctx.addIssue({
+    code: 'custom',
+    message: `not a proxy's address: ${wrong.join(', ')} (a hop count such as 1, or addresses and CIDR blocks such as 10.0.0.5,10.1.0.0/16, or ${namedRanges.join(', ')})`,
+  });
+  return z.NEVER;
+}
 
 const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -75,17 +126,7 @@ const environmentSchema = z.object({
     }),
   SESSION_IDLE_TIMEOUT: duration.default(2 * 60 * 60 * 1000),
   SESSION_MAX_AGE: duration.default(12 * 60 * 60 * 1000),
-  TRUST_PROXY: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .optional()
-      .transform((value): boolean | string[] => {
-        if (value === undefined || value === 'false') return false;
-        if (value === 'true') return true;
-        return value.split(',').map((address) => address.trim()).filter(Boolean);
-      }),
-  ),
+  TRUST_PROXY: z.preprocess(emptyAsUndefined, z.string().optional().transform(parseTrustedProxies)),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // How long the call log and decided reviews are kept; `off` keeps them for good.
   // A bare number would be milliseconds and prune nearly everything: these take a unit, and keep a day at least
@@ -191,8 +232,8 @@ export interface Config {
   mcpAllowedOrigins: string[];
   /** Console sessions end after this long without a request, or this long after sign-in. */
   sessions: { idleMs: number; lifetimeMs: number };
-  /** Whether to believe X-Forwarded-* (a TLS-terminating proxy in front): true, or the proxies' addresses. */
-  trustProxy: boolean | string[];
+  /** Whom to believe X-Forwarded-* from (TLS ends at a proxy in front): nobody, a hop count, or the proxies' addresses. */
+  trustProxy: TrustedProxies;
   logLevel: z.infer<typeof environmentSchema>['LOG_LEVEL'];
   /** The plans' request limits (RATE_LIMITS=on, the default); off only for the benchmark's comparison. */
   rateLimits: boolean;

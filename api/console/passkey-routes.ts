@@ -8,6 +8,7 @@ import { passwordRules } from '../../domain/identity/passwords';
 import { confirmPassword, resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError } from '../../domain/kit/errors';
+import { clientAddress } from '../address-limits';
 import { changesState, headerValue, type SessionCookie } from './cookies';
 import { doorErrors } from './session-routes';
 import { webAuthnRegistration } from './webauthn-input';
@@ -58,7 +59,7 @@ export async function passkeyRoutes(app: FastifyInstance, options: PasskeyRoutes
   app.post('/passkeys', async (request, reply) => {
     const owner = await signedIn(request);
     const input = registerInput.parse(request.body ?? {});
-    await confirmPassword(db, owner, input.password, sessions);
+    await confirmPassword(db, owner, input.password, sessions, clientAddress(request));
     const passkey = await registerPasskey(db, owner, relyingParty, { name: input.name, response: input.response as RegistrationResponseJSON });
     return reply.status(201).send({ success: true, data: passkey });
   });
@@ -72,7 +73,7 @@ export async function passkeyRoutes(app: FastifyInstance, options: PasskeyRoutes
   app.delete('/passkeys/:id', async (request) => {
     const owner = await signedIn(request);
     const { id } = idParams.parse(request.params);
-    await confirmPassword(db, owner, removeInput.parse(request.body ?? {}).password, sessions);
+    await confirmPassword(db, owner, removeInput.parse(request.body ?? {}).password, sessions, clientAddress(request));
     await removePasskey(db, owner, id);
     return { success: true, data: { removed: id } };
   });

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../db/database';
 import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { AppError } from '../../domain/kit/errors';
+import type { AddressLimitOptions } from '../address-limits';
 import type { CallPipeline } from '../catalog/call';
 import { errorBody } from '../rest/http';
 import { restRoutes, type RestDialect } from '../rest/routes';
@@ -19,6 +20,8 @@ export interface ConsoleApiOptions {
   temporalUi?: TemporalUiLinks;
   /** How often live pages' organizations are polled for changes (default a second). */
   liveIntervalMs?: number;
+  /** The per-address limits of signing in, counted in PostgreSQL (api/address-limits.ts). */
+  addressLimits: AddressLimitOptions;
 }
 
 /**
@@ -52,7 +55,14 @@ export async function consoleApi(app: FastifyInstance, options: ConsoleApiOption
       return reply.status(401).send(errorBody(keyRefused));
     }
   });
-  await app.register(sessionRoutes, { db: options.db, sessions: options.sessions, cookie, temporalUi: options.temporalUi, publicUrl: options.publicUrl });
+  await app.register(sessionRoutes, {
+    db: options.db,
+    sessions: options.sessions,
+    cookie,
+    temporalUi: options.temporalUi,
+    publicUrl: options.publicUrl,
+    addressLimits: options.addressLimits,
+  });
   await app.register(passkeyRoutes, { db: options.db, sessions: options.sessions, cookie, publicUrl: options.publicUrl });
   await app.register(liveRoute, { db: options.db, sessions: options.sessions, cookie, intervalMs: options.liveIntervalMs });
   await app.register(restRoutes, { pipeline: options.pipeline, dialect: consoleDialect });

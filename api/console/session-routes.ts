@@ -13,6 +13,7 @@ import { secretsMatch } from '../../domain/identity/tokens';
 import { AppError, asRefusal } from '../../domain/kit/errors';
 import type { Caller, Role } from '../../domain/identity/actors';
 import type { Session } from '../../domain/identity/sessions';
+import { clientAddress, type AddressLimitOptions } from '../address-limits';
 import { errorBody, httpError } from '../rest/http';
 import { changesState, headerValue, type SessionCookie } from './cookies';
 import { webAuthnResponse } from './webauthn-input';
@@ -33,6 +34,8 @@ export interface SessionRoutesOptions {
   temporalUi?: TemporalUiLinks;
   /** The console's public URL: its host name is the passkeys' relying party. */
   publicUrl: string;
+  /** The per-address limits, counted in PostgreSQL (api/address-limits.ts). */
+  addressLimits: AddressLimitOptions;
 }
 
 const signInInput = z.strictObject({
@@ -42,8 +45,14 @@ const signInInput = z.strictObject({
 });
 const passkeySignInInput = z.strictObject({ response: webAuthnResponse });
 
-/** Each address may start this many passkey sign-ins a minute, per api process (each keeps a challenge five minutes). */
+/** Each address may start this many passkey sign-ins a minute, every api together (each keeps a challenge five minutes). */
 export const passkeySignInLimits = { perMinute: 30 } as const;
+/**
+ * Each address may send this many password sign-ins a minute, every api together, heard or not: the rest are
+ * refused before any password is hashed, so that one address's flood cannot take the hashing every sign-in shares
+ * (two at a time per process, domain/identity/passwords.ts).
+ */
+export const passwordSignInLimits = { perMinute: 30 } as const;
 const linkInput = z.strictObject({ token: z.string().min(1).max(200) });
 const setPasswordInput = linkInput.extend({ password: z.string().max(passwordRules.maxLength * 4) });
 
@@ -67,11 +76,20 @@ function sessionAnswer(caller: Caller, session: Session, temporalUi: TemporalUiL
   };
 }
 
-/** The door's refusals in the console's envelope; only faults are logged. */
+/** The door's refusals in the console's envelope (a throttled one says when to retry); only faults are logged. */
 export function doorErrors(error: unknown, request: FastifyRequest, reply: FastifyReply) {
   const refusal = asRefusal(error) ?? httpError(error);
   if (refusal.status >= 500) request.log.error({ err: error }, 'console request failed');
+  const retryAfter = refusal.details?.retry_after_seconds;
+  if (refusal.status === 429 && typeof retryAfter === 'number') reply.header('retry-after', retryAfter);
   return reply.status(refusal.status).send(errorBody(refusal));
+}
+
+/** A per-address limit's 429 (its headers are the plugin's), by the route it guards. */
+function addressLimitRefusal(request: FastifyRequest, context: { ttl: number }) {
+  const seconds = Math.max(1, Math.ceil(context.ttl / 1000));
+  const what = request.routeOptions.url?.endsWith('/passkey-options') ? 'passkey sign-ins' : 'sign-in attempts';
+  return new AppError('rate_limited', `Too many ${what} from this address; try again in ${seconds} s`, { retry_after_seconds: seconds });
 }
 
 export async function sessionRoutes(app: FastifyInstance, options: SessionRoutesOptions): Promise<void> {
@@ -90,11 +108,13 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
     return { success: true, data: sessionAnswer(resumed.caller, resumed.session, options.temporalUi) };
   });
 
-  app.post('/session', async (request, reply) => {
+  await app.register(rateLimit, { ...options.addressLimits, errorResponseBuilder: addressLimitRefusal });
+
+  app.post('/session', { config: { rateLimit: { max: passwordSignInLimits.perMinute, timeWindow: '1 minute' } } }, async (request, reply) => {
     const input = signInInput.parse(request.body ?? {});
     const signedIn = await signIn(
       db,
-      { orgSlug: input.organization, email: input.email, password: input.password, userAgent: request.headers['user-agent'] },
+      { orgSlug: input.organization, email: input.email, password: input.password, address: clientAddress(request), userAgent: request.headers['user-agent'] },
       sessions,
     );
     cookie.set(request, reply, signedIn.token, sessions.lifetimeMs);
@@ -104,10 +124,6 @@ export async function sessionRoutes(app: FastifyInstance, options: SessionRoutes
 
   // Signing in with a passkey: the options (a challenge; the authenticator offers the person's passkeys), then
   // the assertion, which starts the same session a password does.
-  await app.register(rateLimit, {
-    global: false,
-    errorResponseBuilder: () => new AppError('rate_limited', 'Too many passkey sign-ins from this address; wait a minute and try again'),
-  });
   app.post('/session/passkey-options', { config: { rateLimit: { max: passkeySignInLimits.perMinute, timeWindow: '1 minute' } } }, async () => ({
     success: true,
     data: await signInOptions(db, relyingParty),

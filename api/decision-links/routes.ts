@@ -11,6 +11,7 @@ import { secretsMatch } from '../../domain/identity/tokens';
 import { text } from '../../domain/kit/fields';
 import { AppError } from '../../domain/kit/errors';
 import { findGatedWrite } from '../../domain/resources';
+import type { AddressLimitOptions } from '../address-limits';
 import type { GateClient } from '../catalog/gate-client';
 import { approvalChallengeOf } from '../catalog/review-passkeys';
 import { errorBody, httpError } from '../rest/http';
@@ -21,7 +22,7 @@ import { crossSiteRefusal, headerValue, sessionCookie } from '../console/cookies
 // JSON body, never in the path or the query, which proxies log and traces record. The token alone says which
 // organization, review and person; the one thing besides it a call may bring is the console session of that person,
 // which an Approve link needs where the organization asks for its person signed in. Each address may call them this
-// often a minute, per api process.
+// often a minute, every api together.
 
 export interface DecisionLinkRoutesOptions {
   db: Database;
@@ -31,6 +32,8 @@ export interface DecisionLinkRoutesOptions {
   sessions: SessionRules;
   /** Checks a passkey's assertion over a verdict (domain/identity); absent, a confirm that sends one is refused. */
   verifyPasskey?: VerdictPorts['verifyPasskey'];
+  /** The per-address limits, counted in PostgreSQL (api/address-limits.ts). */
+  addressLimits: AddressLimitOptions;
 }
 
 export const decisionLinkLimits = { readsPerMinute: 60, confirmsPerMinute: 20 } as const;
@@ -84,7 +87,7 @@ export async function decisionLinkRoutes(app: FastifyInstance, options: Decision
     return { userId: actor.userId, email: actor.email };
   }
 
-  await app.register(rateLimit, { global: false });
+  await app.register(rateLimit, options.addressLimits);
   app.setErrorHandler((error: { statusCode?: number }, request, reply) => {
     const refusal =
       error.statusCode === 429 && !(error instanceof AppError)

@@ -5,6 +5,7 @@ import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import type { SessionRules } from '../../domain/identity/sessions';
 import type { OutboundRules } from '../../domain/notify/outbound';
+import type { AddressLimitOptions } from '../address-limits';
 import { interactionRoutes } from './interactions';
 import { createAuthorizationServer, oauthRoutes, protectedResources } from './server';
 
@@ -25,9 +26,11 @@ export interface OAuthOptions {
   sessions: SessionRules;
   /** Answers the console's page (the consent page is one of its pages). */
   sendPage(reply: FastifyReply): FastifyReply;
+  /** The per-address limits, counted in PostgreSQL (api/address-limits.ts). */
+  addressLimits: AddressLimitOptions;
 }
 
-/** What one address may ask of the authorization server's open endpoints, a minute, per api process. */
+/** What one address may ask of the authorization server's open endpoints, a minute, every api together. */
 export const oauthRequestLimits = { registrationsPerMinute: 30, authorizationsPerMinute: 120 } as const;
 
 /** Where a resource's Protected Resource Metadata is: named in its Bearer challenges. */
@@ -82,8 +85,8 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
   await app.register(async (protocol) => {
     protocol.removeAllContentTypeParsers();
     protocol.addContentTypeParser('*', (_request, _payload, done) => done(null));
-    // Anyone may register a client or start an authorization: each address may do so this often, per api process.
-    await protocol.register(rateLimit, { global: false });
+    // Anyone may register a client or start an authorization: each address may do so this often, every api together.
+    await protocol.register(rateLimit, options.addressLimits);
     protocol.setErrorHandler((error: { statusCode?: number; message: string }, request, reply) => {
       if (error.statusCode !== 429) throw error;
       return reply.status(429).send({ error: 'too_many_requests', error_description: `Too many requests from this address: ${error.message}` });

@@ -18,7 +18,6 @@ const meaning: Record<ErrorCode, string> = {
   sign_in_required: 'an Approve decision link of an organization that asks for its person signed in, confirmed without a console session (the console)',
   wrong_person: 'an Approve decision link confirmed signed in as another person than the one it was sent to (the console)',
   link_invalid: 'the one-time link to set a password has expired or was used already (the console)',
-  account_locked: 'too many failed sign-ins: the account is locked for a while (the console)',
   policy_denied:
     "the organization's policy denied the write; nothing was written (`details` names the policies, and `details.remediation` the rules' reasons, hints and what they look at)",
   self_approval:

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
+import { passkeySignInLimits } from '../../api/console/session-routes';
 import { Checks, seconds } from '../../test/chaos/scenario';
 import { accessibilityViolations, launchChromium, screenshot } from '../../test/support/browser';
 import { connectMcp, textOf } from '../../test/support/mcp';
@@ -71,6 +72,48 @@ export async function createJourneyOrganization(deployment: Deployment, folder: 
   writeFileSync(policyFile, walkthroughPolicy);
   await deployment.cli(['policy', 'set', '--org', slug, '--file', policyFile]);
   return { slug, agentToken: key.token, owner: { email, setPasswordUrl: owner.set_password_url, token: token.token } };
+}
+
+/**
+ * A limit per address, through Caddy to the two apis: this machine's requests (one address), half of them with an
+ * X-Forwarded-For of their own, spread over both apis, are admitted exactly the limit's worth together; then each
+ * api, asked directly from the same address, refuses too. Caddy drops what a client wrote into X-Forwarded-For and
+ * appends the address it saw; the apis (TRUST_PROXY=1, compose's) count that one.
+ */
+async function addressLimitThroughTheProxy({ deployment, checks, log }: JourneyContext): Promise<Record<string, number>> {
+  const path = '/console/api/session/passkey-options';
+  const ask = (base: string, forwardedFor?: string) =>
+    fetch(`${base}${path}`, { method: 'POST', headers: forwardedFor ? { 'x-forwarded-for': forwardedFor } : {}, signal: AbortSignal.timeout(30_000) });
+  // A first request opens the window and says how much of it is left: a burst must fit in one window.
+  let probe = await ask(deployment.proxyUrl);
+  await probe.body?.cancel();
+  if (Number(probe.headers.get('x-ratelimit-reset')) < 15) {
+    log(`journey address-limits: waiting ${probe.headers.get('x-ratelimit-reset')} s for a fresh window…`);
+    await sleep((Number(probe.headers.get('x-ratelimit-reset')) + 1) * 1000);
+    probe = await ask(deployment.proxyUrl);
+    await probe.body?.cancel();
+  }
+  checks.equal('the first request is admitted', probe.status, 200);
+  const left = Number(probe.headers.get('x-ratelimit-remaining'));
+  checks.equal(`what is left of the limit (${passkeySignInLimits.perMinute} a minute)`, left, passkeySignInLimits.perMinute - 1);
+  const over = 20;
+  const answers = await Promise.all(Array.from({ length: left + over }, (_, i) => ask(deployment.proxyUrl, i % 2 ? `203.0.113.${i}, 198.51.100.${i}` : undefined)));
+  const admitted = answers.filter((answer) => answer.status === 200).length;
+  const refused = answers.filter((answer) => answer.status === 429).length;
+  const admittedWithTheirOwn = answers.filter((answer, i) => i % 2 === 1 && answer.status === 200).length;
+  // Had an address a client wrote been counted, each of those would have had a window of its own: more admitted.
+  checks.equal(`admitted of ${left + over} sent at once through the proxy, half with an X-Forwarded-For of their own`, admitted, left);
+  checks.equal('refused with 429', refused, over);
+  // Each api counts in the one shared window: asked directly from this address, both refuse.
+  const direct: number[] = [];
+  for (const api of deployment.apis) {
+    const answer = await ask(`http://${deployment.network.host(api.name).address}:3000`);
+    await answer.body?.cancel();
+    direct.push(answer.status);
+  }
+  checks.that(`each api, asked directly from the same address, refuses (${direct.join(', ')})`, direct.every((status) => status === 429));
+  await Promise.all(answers.map((answer) => answer.body?.cancel() ?? Promise.resolve()));
+  return { limit: passkeySignInLimits.perMinute, sent: left + over + 1, admitted: admitted + 1, refused, admittedWithTheirOwn };
 }
 
 const journeys: Journey[] = [
@@ -196,6 +239,12 @@ const journeys: Journey[] = [
       checks.atLeast('REST tasks.create workflows listed', found.rest ?? 0, 3);
       return found;
     },
+  },
+  {
+    id: 'address-limits',
+    title: 'A limit per address holds across the two apis behind Caddy, a client-written X-Forwarded-For or not',
+    short: true,
+    run: addressLimitThroughTheProxy,
   },
   {
     id: 'metrics',

@@ -157,7 +157,6 @@ export type AuditEvent =
         | 'person.password_reset'
         | 'person.sessions_ended'
         | 'person.signed_in'
-        | 'person.locked'
         /** A set-password link that could not be emailed to its person: it was voided (`problem`: why not sent). */
         | 'person.password_link_unsent';
       actor: ActorRef;
@@ -176,6 +175,11 @@ export type AuditEvent =
       resourceId: string;
       data: { reset_by: string; reset_at: string; via: VerdictProvenance['via'] };
     })
+  /**
+   * Failed password attempts at a person's account started a wait (usr_…): from one address (`scope` address), or
+   * from many together (`account`). The trail of older versions has `person.locked` instead.
+   */
+  | { type: 'person.sign_in_throttled'; actor: ActorRef; resourceId: string; data: { scope: 'address' | 'account'; failed_attempts: number; address: string } }
   /** A person's passkey registered (usr_…), with its public key for verifiers that work offline (docs/verify-audit-export.mjs). */
   | {
       type: 'person.passkey_added';

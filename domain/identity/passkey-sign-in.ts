@@ -3,7 +3,7 @@ import type { Database } from '../../db/database';
 import { AppError } from '../kit/errors';
 import { consumeChallenge, issueChallenge } from './passkey-challenges';
 import { challengeOf, lockCredential, markUsed, type RelyingParty } from './passkeys';
-import { lockedError, startSession, type SessionRules } from './sessions';
+import { startSession, type SessionRules } from './sessions';
 
 // Signing in with a passkey: no organization, email or password typed. The browser offers the person's
 // discoverable credentials for this console; the one they pick names them (its credential id, and the user
@@ -23,7 +23,8 @@ const notSignedIn = () => new AppError('unauthorized', 'That passkey does not si
 /**
  * Checks a sign-in assertion (the challenge handed out here, once, within five minutes; a registered passkey
  * whose user handle it carries; the person verified) and starts a session. A deactivated person is refused as an
- * unknown passkey is; a locked account stays locked.
+ * unknown passkey is. Failed password attempts never stand in its way: a passkey cannot be guessed, and a stranger
+ * guessing at the password must not keep its owner out.
  */
 export async function signInWithPasskey(
   db: Database,
@@ -38,11 +39,10 @@ export async function signInWithPasskey(
   const person = await db.transaction(async (tx) => {
     const stored = await lockCredential(tx, input.response.id);
     if (!stored) throw notSignedIn();
-    const { rows } = await tx.query('SELECT passkey_handle, deactivated_at, locked_until FROM users WHERE id = $1', [stored.userId]);
-    const user = rows[0] as { passkey_handle: string | null; deactivated_at: Date | null; locked_until: Date | null };
+    const { rows } = await tx.query('SELECT passkey_handle, deactivated_at FROM users WHERE id = $1', [stored.userId]);
+    const user = rows[0] as { passkey_handle: string | null; deactivated_at: Date | null };
     const handle = input.response.response.userHandle;
     if (user.deactivated_at || (handle !== undefined && handle !== user.passkey_handle)) throw notSignedIn();
-    if (user.locked_until && user.locked_until > new Date()) throw lockedError(user.locked_until);
     const verified = await verifyAuthenticationResponse({
       response: input.response,
       expectedChallenge: challenge,

@@ -66,7 +66,7 @@ export async function setPasswordWithLink(db: Database, token: string, password:
     const row = await findLink(tx, token, true);
     await tx.query('UPDATE password_links SET used_at = now() WHERE id = $1', [row.link_id]);
     await tx.query(
-      'UPDATE users SET password_hash = $2, failed_sign_ins = 0, locked_until = NULL, updated_at = now() WHERE id = $1',
+      'UPDATE users SET password_hash = $2, updated_at = now() WHERE id = $1',
       [row.user_id, hash],
     );
     const ended = await endSessionsOf(tx, row.user_id);

@@ -169,7 +169,7 @@ export async function resetPassword(
     const self = by.ref.type === 'user' && by.ref.id === user.id;
     if (by.role === 'admin' && user.role === 'admin' && !self) throw new AppError('insufficient_role', "Only an owner may reset an admin's password");
     if (!user.active) throw new AppError('conflict', `${user.email} is deactivated; activate them first`);
-    await tx.query('UPDATE users SET password_hash = NULL, failed_sign_ins = 0, locked_until = NULL, updated_at = now() WHERE id = $1', [user.id]);
+    await tx.query('UPDATE users SET password_hash = NULL, updated_at = now() WHERE id = $1', [user.id]);
     const ended = await endSessionsOf(tx, user.id);
     const link = await issuePasswordLink(tx, user);
     const setUp = await recordSetUp(tx, user, by.ref, linkTo);

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Database, Queryable } from '../../db/database';
 import { recordAudit } from '../audit/events';
 import { AppError } from '../kit/errors';
@@ -8,30 +7,16 @@ import type { Caller, Role } from './actors';
 import { organizationColumns, organizationFromRow } from './organizations';
 import { planColumns, planFromRow } from './plans';
 import { verifyPassword } from './passwords';
+import { claimAttempt, forgiveAttempt, signInThrottle, sweepThrottles, throttledError, throttleKeys, type Claim, type SignInThrottle } from './sign-in-throttle';
 import { digestToken, issueToken, parseToken } from './tokens';
 
 /** How long a console session lives: `idleMs` since its last request, `lifetimeMs` since sign-in, whichever ends first. */
 export interface SessionRules {
   idleMs: number;
   lifetimeMs: number;
-  /** How failed sign-ins are slowed and locked out; `signInThrottle` unless a test needs it quicker. */
+  /** How failed password attempts are slowed (domain/identity/sign-in-throttle.ts); `signInThrottle` unless a test needs it quicker. */
   throttle?: SignInThrottle;
 }
-
-/**
- * Failed sign-ins: after `slowAfter` in a row each further one is answered more slowly (from `firstDelayMs`,
- * doubling, at most `maxDelayMs`), and at `lockAfter` the account is locked for `lockMs` (the right password
- * included). A success starts the count again.
- */
-export interface SignInThrottle {
-  slowAfter: number;
-  lockAfter: number;
-  lockMs: number;
-  firstDelayMs: number;
-  maxDelayMs: number;
-}
-
-export const signInThrottle: SignInThrottle = { slowAfter: 3, lockAfter: 10, lockMs: 15 * 60 * 1000, firstDelayMs: 250, maxDelayMs: 4_000 };
 
 export interface Session {
   id: string;
@@ -45,43 +30,43 @@ export interface Session {
 const wrongCredentials = () => new AppError('unauthorized', 'The organization, email or password is not right');
 
 /**
- * Signs a person in with their organization's slug, email and password; answers the session's cookie token,
- * shown to the browser once. Unknown people, wrong passwords and deactivated accounts get the same answer, in
- * the same time, and are slowed and locked alike.
+ * Signs a person in with their organization's slug, email and password, from the client's `address`; answers the
+ * session's cookie token, shown to the browser once. Unknown people, wrong passwords and deactivated accounts get
+ * the same answer in the same time, and are throttled alike by the name typed (sign-in-throttle.ts): an attempt
+ * during a wait is refused unheard, the same way whoever the name is.
  */
 export async function signIn(
   db: Database,
-  input: { orgSlug: string; email: string; password: string; userAgent?: string },
+  input: { orgSlug: string; email: string; password: string; address: string; userAgent?: string },
   policy: SessionRules,
 ): Promise<{ token: string; session: Session; caller: Caller }> {
   const throttle = policy.throttle ?? signInThrottle;
   const orgSlug = input.orgSlug.trim().toLowerCase();
   const email = input.email.trim().toLowerCase();
+  const keys = throttleKeys({ orgSlug, email }, input.address);
+  // Counted before the password is checked, so that a burst of guesses cannot outrun the throttle; refused unheard
+  // (no hashing) during a wait.
+  const attempt = await claimAttempt(db, keys, throttle, { accountWait: true });
+  sweepThrottles(db);
+  if (!attempt.heard) throw throttledError(attempt.retryAfterMs);
   const { rows } = await db.query(
     `SELECT u.id AS user_id, u.org_id, u.password_hash, u.deactivated_at FROM users u JOIN organizations o ON o.id = u.org_id
      WHERE o.slug = $1 AND u.email = $2`,
     [orgSlug, email],
   );
   const person = rows[0] as { user_id: string; org_id: string; password_hash: string | null; deactivated_at: Date | null } | undefined;
-  // Each attempt is counted before the password is checked, so that a burst of guesses cannot outrun the lock.
-  const attempt = person ? await claimAttempt(db, person.user_id, throttle) : strangers.claim(`${orgSlug} ${email}`, throttle);
-  if (attempt.lockedUntil) {
-    await verifyPassword(input.password, null);
-    throw lockedError(attempt.lockedUntil);
-  }
   const matches = await verifyPassword(input.password, person?.password_hash ?? null);
   if (!person || !matches || person.deactivated_at) {
-    if (person) await recordLock(db, { userId: person.user_id, orgId: person.org_id }, attempt, throttle);
-    await sleep(failureDelayMs(attempt.failures, throttle));
+    if (person) await recordThrottled(db, { userId: person.user_id, orgId: person.org_id }, attempt, input.address);
     throw wrongCredentials();
   }
-
+  await forgiveAttempt(db, keys, throttle);
   return startSession(db, { userId: person.user_id, orgId: person.org_id, userAgent: input.userAgent }, policy);
 }
 
 /**
- * A session for a person who proved who they are (a password, a passkey): their failed sign-ins forgiven, the
- * session stored by its secret's digest, and `person.signed_in` recorded (with `audit`: how, when not a password).
+ * A session for a person who proved who they are (a password, a passkey): stored by its secret's digest, and
+ * `person.signed_in` recorded (with `audit`: how, when not a password).
  */
 export async function startSession(
   db: Database,
@@ -93,7 +78,6 @@ export async function startSession(
   const { token, digest } = issueToken('session', id);
   const csrfToken = randomBytes(32).toString('base64url');
   await db.transaction(async (tx) => {
-    await tx.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.userId]);
     await tx.query(
       `INSERT INTO sessions (id, user_id, org_id, secret_digest, csrf_token, expires_at, user_agent)
        VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6 / 1000.0), $7)`,
@@ -109,77 +93,51 @@ export async function startSession(
 /**
  * A signed-in person proving themselves again with their password, for a change a session alone must not make
  * (adding or removing a passkey: else a script holding a stolen cookie could register its own key and sign
- * approvals as the person). Counted, slowed and locked with their sign-ins, so that a stolen session cannot guess
- * at the password any faster than a stranger at the sign-in page; the right password starts the count again.
+ * approvals as the person). Throttled as a sign-in with their name from the same address is (the same rows), so
+ * that a stolen session cannot guess at the password any faster than a stranger at the sign-in page; the account's
+ * wait over every address (meant for strangers) does not apply to a signed-in person. The right password forgives.
  */
-export async function confirmPassword(db: Database, person: { userId: string; orgId: string }, password: string, policy: SessionRules): Promise<void> {
+export async function confirmPassword(
+  db: Database,
+  person: { userId: string; orgId: string },
+  password: string,
+  policy: SessionRules,
+  address: string,
+): Promise<void> {
   const throttle = policy.throttle ?? signInThrottle;
-  const attempt = await claimAttempt(db, person.userId, throttle);
-  if (attempt.lockedUntil) {
-    await verifyPassword(password, null);
-    throw lockedError(attempt.lockedUntil);
-  }
-  const { rows } = await db.query('SELECT password_hash FROM users WHERE id = $1 AND org_id = $2', [person.userId, person.orgId]);
-  if (!(await verifyPassword(password, (rows[0]?.password_hash as string | null | undefined) ?? null))) {
-    await recordLock(db, person, attempt, throttle);
-    await sleep(failureDelayMs(attempt.failures, throttle));
+  const { rows } = await db.query(
+    'SELECT u.password_hash, u.email, o.slug FROM users u JOIN organizations o ON o.id = u.org_id WHERE u.id = $1 AND u.org_id = $2',
+    [person.userId, person.orgId],
+  );
+  const found = rows[0] as { password_hash: string | null; email: string; slug: string } | undefined;
+  const keys = throttleKeys({ orgSlug: found?.slug ?? person.orgId, email: found?.email ?? person.userId }, address);
+  const attempt = await claimAttempt(db, keys, throttle, { accountWait: false });
+  if (!attempt.heard) throw throttledError(attempt.retryAfterMs);
+  if (!(await verifyPassword(password, found?.password_hash ?? null))) {
+    await recordThrottled(db, person, attempt, address);
     throw new AppError('validation_failed', 'That is not your current password: nothing was changed', {
       fields: [{ field: 'password', message: 'is not your current password' }],
     });
   }
-  await db.query('UPDATE users SET failed_sign_ins = 0, locked_until = NULL WHERE id = $1', [person.userId]);
-}
-
-/** The failed attempt that reached the limit locked the account: the audit trail says so. */
-async function recordLock(db: Queryable, person: { userId: string; orgId: string }, attempt: Attempt, throttle: SignInThrottle): Promise<void> {
-  if (attempt.failures < throttle.lockAfter) return;
-  await recordAudit(db, person.orgId, {
-    type: 'person.locked',
-    actor: { type: 'system', id: 'sign-in' },
-    resourceId: person.userId,
-    data: { failed_sign_ins: attempt.failures, lock_minutes: Math.round(throttle.lockMs / 60_000) },
-  });
-}
-
-interface Attempt {
-  /** Failures in a row, this attempt included (counted as one until it succeeds). */
-  failures: number;
-  /** Set when the account is locked: this attempt is refused unheard. */
-  lockedUntil?: Date;
-}
-
-/** Counts an attempt on a known account, atomically; the attempt that reaches the limit locks it. */
-async function claimAttempt(db: Queryable, userId: string, throttle: SignInThrottle): Promise<Attempt> {
-  const { rows } = await db.query(
-    `UPDATE users SET failed_sign_ins = failed_sign_ins + 1,
-       locked_until = CASE WHEN failed_sign_ins + 1 >= $2 THEN now() + make_interval(secs => $3 / 1000.0) ELSE NULL END
-     WHERE id = $1 AND (locked_until IS NULL OR locked_until <= now())
-     RETURNING failed_sign_ins`,
-    [userId, throttle.lockAfter, throttle.lockMs],
-  );
-  if (rows[0]) return { failures: rows[0].failed_sign_ins as number };
-  const locked = await db.query('SELECT locked_until FROM users WHERE id = $1', [userId]);
-  return { failures: throttle.lockAfter, lockedUntil: (locked.rows[0]?.locked_until as Date | undefined) ?? new Date() };
+  await forgiveAttempt(db, keys, throttle);
 }
 
 /**
- * The same count for names that match nobody, kept in this process (bounded): guessing at an unknown account is
- * slowed and locked like guessing at a known one, so neither timing nor a lock tells who exists.
+ * The failed attempt that started a wait, on an account that exists: the audit trail tells its owners (never the
+ * caller) that someone is guessing, from which address, or from many.
  */
-const strangers = {
-  attempts: new Map<string, { failures: number; lockedUntil: number }>(),
-  claim(key: string, throttle: SignInThrottle): Attempt {
-    const now = Date.now();
-    const seen = this.attempts.get(key) ?? { failures: 0, lockedUntil: 0 };
-    if (seen.lockedUntil > now) return { failures: seen.failures, lockedUntil: new Date(seen.lockedUntil) };
-    seen.failures += 1;
-    if (seen.failures >= throttle.lockAfter) seen.lockedUntil = now + throttle.lockMs;
-    this.attempts.delete(key);
-    this.attempts.set(key, seen);
-    if (this.attempts.size > 10_000) this.attempts.delete(this.attempts.keys().next().value!);
-    return { failures: seen.failures };
-  },
-};
+async function recordThrottled(db: Queryable, person: { userId: string; orgId: string }, attempt: Claim, address: string): Promise<void> {
+  if (!attempt.heard) return;
+  for (const scope of ['address', 'account'] as const) {
+    if (!attempt.waitStarted[scope === 'address' ? 'pair' : 'account']) continue;
+    await recordAudit(db, person.orgId, {
+      type: 'person.sign_in_throttled',
+      actor: { type: 'system', id: 'sign-in' },
+      resourceId: person.userId,
+      data: { scope, failed_attempts: attempt.failures[scope === 'address' ? 'pair' : 'account'], address },
+    });
+  }
+}
 
 /**
  * The person behind a session cookie, or undefined when it is unknown, ended, idle too long or too old. A
@@ -225,16 +183,4 @@ export async function endSession(db: Queryable, sessionId: string): Promise<void
 export async function endSessionsOf(tx: Queryable, userId: string): Promise<number> {
   const { rowCount } = await tx.query('UPDATE sessions SET ended_at = now() WHERE user_id = $1 AND ended_at IS NULL', [userId]);
   return rowCount ?? 0;
-}
-
-function failureDelayMs(failures: number, throttle: SignInThrottle): number {
-  if (failures <= throttle.slowAfter) return 0;
-  return Math.min(throttle.firstDelayMs * 2 ** (failures - throttle.slowAfter - 1), throttle.maxDelayMs);
-}
-
-export function lockedError(until: Date): AppError {
-  const minutes = Math.max(1, Math.ceil((until.getTime() - Date.now()) / 60_000));
-  return new AppError('account_locked', `Too many failed sign-ins: this account is locked for ${minutes} more minute${minutes === 1 ? '' : 's'}`, {
-    locked_until: until.toISOString(),
-  });
 }

@@ -35,7 +35,6 @@ export const errorStatus = {
   idempotency_key_reused: 422,
   rate_limited: 429,
   review_queue_full: 429,
-  account_locked: 429,
   headers_too_large: 431,
   internal_error: 500,
   unavailable: 503,

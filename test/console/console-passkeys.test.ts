@@ -15,6 +15,7 @@ import { cleanEnv, runCli } from '../support/cli';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { SoftwareAuthenticator } from '../support/software-authenticator';
+import { throttleKeys } from '../../domain/identity/sign-in-throttle';
 
 // Passkeys in Chromium with a virtual WebAuthn authenticator (the DevTools protocol's WebAuthn domain), against
 // the real api, worker, Temporal and PostgreSQL, served at http://localhost (a secure context, as WebAuthn needs):
@@ -550,6 +551,34 @@ describe('passkeys', () => {
       expect(refused.cookies.some((cookie) => cookie.name.endsWith('gatehouse_session') && cookie.value)).toBe(false);
     });
 
+    it('signs in with a passkey however many password guesses wait, from one address and over every address', async () => {
+      const guess = { organization: acme.organization.slug, email: owner.email, password: 'a stranger guessing' };
+      const stranger = '203.0.113.11';
+      // Ten failed sign-ins from one address (a lock of old): the next is refused.
+      for (let i = 0; i < 10; i++) await h.request({ method: 'POST', url: '/console/api/session', payload: guess, remoteAddress: stranger });
+      expect((await h.request({ method: 'POST', url: '/console/api/session', payload: guess, remoteAddress: stranger })).statusCode).toBe(429);
+      // And the account's own wait over every address, as guesses spread over many would leave it.
+      const keys = throttleKeys({ orgSlug: acme.organization.slug, email: owner.email }, stranger);
+      await h.db.query("UPDATE sign_in_throttles SET failures = 100, wait_until = now() + interval '10 minutes' WHERE key = $1", [keys.account]);
+      try {
+        expect((await h.request({ method: 'POST', url: '/console/api/session', payload: guess, remoteAddress: '203.0.113.12' })).statusCode).toBe(429);
+        const options = json(await h.request({ method: 'POST', url: '/console/api/session/passkey-options', remoteAddress: stranger })).data;
+        const signed = software.assert(options.challenge);
+        const response = {
+          id: signed.credential_id,
+          rawId: signed.credential_id,
+          type: 'public-key',
+          clientExtensionResults: {},
+          response: { authenticatorData: signed.authenticator_data, clientDataJSON: signed.client_data_json, signature: signed.signature },
+        };
+        const signedIn = await h.request({ method: 'POST', url: '/console/api/session/passkey', payload: { response }, remoteAddress: stranger });
+        expect(signedIn.statusCode, signedIn.body).toBe(201);
+        expect(json(signedIn).data.person.id).toBe(owner.user.id);
+      } finally {
+        await h.db.query('UPDATE sign_in_throttles SET failures = 0, wait_until = NULL WHERE key = ANY($1)', [[keys.account, keys.pair]]);
+      }
+    });
+
     it('a removed passkey is recorded as removed; removing one takes the current password too', async () => {
       const { rows } = await h.db.query("SELECT id FROM passkeys WHERE credential_id = $1", [software.id]);
       const url = `/console/api/passkeys/${rows[0].id}`;
@@ -580,7 +609,11 @@ describe('passkeys', () => {
       const added = (await h.db.query("SELECT 1 FROM audit_events WHERE type = 'person.passkey_added' AND resource_id = $1", [person.user.id])).rowCount;
       return { passkeys, added };
     };
-    const failures = async () => (await h.db.query('SELECT failed_sign_ins FROM users WHERE id = $1', [person.user.id])).rows[0].failed_sign_ins as number;
+    /** The failures counted against the person's name from the session's address (inject's, 127.0.0.1). */
+    const failures = async () => {
+      const keys = throttleKeys({ orgSlug: acme.organization.slug, email: person.email }, '127.0.0.1');
+      return ((await h.db.query('SELECT failures FROM sign_in_throttles WHERE key = $1', [keys.pair])).rows[0]?.failures ?? 0) as number;
+    };
 
     beforeAll(async () => {
       person = await addPerson(h.db, acme.organization, 'reviewer');
@@ -595,26 +628,13 @@ describe('passkeys', () => {
       expect(await stored()).toEqual({ passkeys: 0, added: 0 });
     });
 
-    it('with a wrong password, counted toward the account’s lock as a failed sign-in is', async () => {
+    it('with a wrong password, counted as a failed sign-in with the person’s name from this address is', async () => {
       const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
       const refused = await registerWith((challenge) => ({ password: 'not the password at all', response: key.register(challenge) }));
       expect(refused.statusCode).toBe(422);
       expect(json(refused).error).toMatchObject({ code: 'validation_failed', details: { fields: [{ field: 'password', message: 'is not your current password' }] } });
       expect(await stored()).toEqual({ passkeys: 0, added: 0 });
       expect(await failures()).toBe(1);
-    });
-
-    it('with the right password while the account is locked', async () => {
-      await h.db.query("UPDATE users SET locked_until = now() + interval '10 minutes' WHERE id = $1", [person.user.id]);
-      try {
-        const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
-        const refused = await registerWith((challenge) => ({ password: person.password, response: key.register(challenge) }));
-        expect(refused.statusCode).toBe(429);
-        expect(json(refused).error.code).toBe('account_locked');
-        expect(await stored()).toEqual({ passkeys: 0, added: 0 });
-      } finally {
-        await h.db.query('UPDATE users SET locked_until = NULL WHERE id = $1', [person.user.id]);
-      }
     });
 
     for (const kind of ['short-coordinate', 'rsa-without-n', 'unknown-kty'] as const) {
@@ -627,12 +647,32 @@ describe('passkeys', () => {
       });
     }
 
-    it('while the right password registers it, and starts the failed count again', async () => {
+    it('while the right password registers it, whatever strangers’ guesses at it wait, and forgives the failures', async () => {
+      // A stranger's ten failed sign-ins from elsewhere (a lock of old), and the account's wait over every address.
+      const stranger = '203.0.113.21';
+      const guess = { organization: acme.organization.slug, email: person.email, password: 'a stranger guessing' };
+      for (let i = 0; i < 10; i++) await h.request({ method: 'POST', url: '/console/api/session', payload: guess, remoteAddress: stranger });
+      const keys = throttleKeys({ orgSlug: acme.organization.slug, email: person.email }, stranger);
+      await h.db.query("UPDATE sign_in_throttles SET failures = 100, wait_until = now() + interval '10 minutes' WHERE key = $1", [keys.account]);
+      expect((await h.request({ method: 'POST', url: '/console/api/session', payload: guess, remoteAddress: '203.0.113.22' })).statusCode).toBe(429);
+
       const key = new SoftwareAuthenticator({ rpId: 'localhost', origin });
       const registered = await registerWith((challenge) => ({ password: person.password, response: key.register(challenge) }));
       expect(registered.statusCode, registered.body).toBe(201);
       expect(await stored()).toEqual({ passkeys: 1, added: 1 });
       expect(await failures()).toBe(0);
+    });
+
+    it('a stolen session guessing at the password waits as a stranger at the sign-in page does', async () => {
+      const { rows } = await h.db.query('SELECT id FROM passkeys WHERE user_id = $1', [person.user.id]);
+      const remove = (password: string) => session.request({ method: 'DELETE', url: `/console/api/passkeys/${rows[0].id}`, payload: { password } });
+      // A burst of guesses: five failures free, the sixth heard (it starts a wait), the rest refused unheard.
+      const answers = await Promise.all(Array.from({ length: 9 }, () => remove('a thief guessing')));
+      expect(answers.map((answer) => answer.statusCode).sort()).toEqual([422, 422, 422, 422, 422, 422, 429, 429, 429]);
+      const refused = answers.find((answer) => answer.statusCode === 429)!;
+      expect(json(refused).error.code).toBe('rate_limited');
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(await stored()).toEqual({ passkeys: 1, added: 1 });
     });
   });
 

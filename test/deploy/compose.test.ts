@@ -177,10 +177,12 @@ describe("the rehearsal's reading of docker-compose.yml", () => {
       TEMPORAL_ADDRESS: 'temporal:7233',
       HOST: '0.0.0.0',
       PORT: '3000',
-      TRUST_PROXY: 'true',
+      TRUST_PROXY: '1',
       METRICS_HOST: '0.0.0.0',
       PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA',
     });
+    // One proxy in front (Caddy): the client is the address it appended to X-Forwarded-For, never one the client wrote.
+    expect(loadConfig({ ...api, PAYLOAD_ENCRYPTION_KEYS: undefined }).trustProxy).toBe(1);
     expect(serviceEnvironment(readCompose(), 'worker', variables).DATABASE_URL).toBe(api.DATABASE_URL);
     expect(() => serviceEnvironment(readCompose(), 'worker', {})).toThrow(/PAYLOAD_ENCRYPTION_KEYS/);
   });

@@ -49,9 +49,21 @@ describe('configuration', () => {
     expect(set.sessions).toEqual({ idleMs: 30 * 60 * 1000, lifetimeMs: 24 * 60 * 60 * 1000 });
     expect(set.trustProxy).toEqual(['10.0.0.1', '10.0.0.2']);
     expect(set.temporal.uiRoles).toEqual(['owner', 'admin']);
-    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toBe(true);
     expect(() => loadConfig({ TEMPORAL_UI_ROLES: 'owner,boss' })).toThrowError(/TEMPORAL_UI_ROLES: unknown roles: boss/);
     expect(() => loadConfig({ SESSION_IDLE_TIMEOUT: 'soon' })).toThrowError(/SESSION_IDLE_TIMEOUT/);
+  });
+
+  it("TRUST_PROXY takes a hop count or the proxies' addresses, and refuses true with what to write instead", () => {
+    expect(loadConfig({ TRUST_PROXY: '1' }).trustProxy).toBe(1);
+    expect(loadConfig({ TRUST_PROXY: ' 2 ' }).trustProxy).toBe(2);
+    for (const off of ['', 'false', '0']) expect(loadConfig({ TRUST_PROXY: off }).trustProxy, off).toBe(false);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.5, 10.1.0.0/16,fd00::/8, ::1, uniquelocal' }).trustProxy).toEqual(['10.0.0.5', '10.1.0.0/16', 'fd00::/8', '::1', 'uniquelocal']);
+    // The client writes the left-most X-Forwarded-For address itself: true would make it the client's.
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrowError(/TRUST_PROXY: true is refused: it would take the left-most X-Forwarded-For address, which the client writes itself/);
+    expect(() => loadConfig({ TRUST_PROXY: 'true' })).toThrowError(/TRUST_PROXY=1 for one, as docker-compose.yml does\) or their addresses/);
+    for (const wrong of ['yes', '10.0.0.300', '10.0.0.0/33', 'proxy.internal', '11']) {
+      expect(() => loadConfig({ TRUST_PROXY: wrong }), wrong).toThrowError(/TRUST_PROXY/);
+    }
   });
 
   it('RATE_LIMITS is on unless turned off (for the benchmark), and takes nothing else', () => {

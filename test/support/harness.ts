@@ -5,7 +5,7 @@ import type { FastifyInstance, InjectOptions, LightMyRequestResponse } from 'fas
 import { readFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { inject } from 'vitest';
-import { buildApp, type AppDependencies } from '../../api/app';
+import { buildApp, type AppDependencies, type TrustedProxies } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
 import { connectDatabase, type Database } from '../../db/database';
 import type { Access } from '../../domain/identity/abilities';
@@ -93,7 +93,13 @@ export interface HarnessOptions {
   clock?: () => Date;
   /** Console sessions and the sign-in throttle (the app's defaults otherwise). */
   sessions?: SessionRules;
-  trustProxy?: boolean;
+  /** TRUST_PROXY: a hop count, or the proxies' addresses (nobody by default). */
+  trustProxy?: TrustedProxies;
+  /**
+   * The per-address limits' namespace: apps with the same one share their counts. Each harness has its own by default
+   * (test files share one database, and inject from one address).
+   */
+  addressLimitsNamespace?: string;
   temporalUi?: AppDependencies['temporalUi'];
   /** What the worker's retention runs prune (nothing by default). */
   retention?: RetentionRules;
@@ -198,6 +204,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     clock: options.clock,
     sessions: options.sessions,
     trustProxy: options.trustProxy,
+    addressLimitsNamespace: options.addressLimitsNamespace ?? `${taskQueue}:`,
     temporalUi: options.temporalUi,
     consoleDir: inject('consoleDir'),
     outbound: options.outbound ?? loopbackAllowed,

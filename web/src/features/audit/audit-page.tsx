@@ -38,6 +38,7 @@ const eventTypes = [
   'person.password_reset',
   'person.sessions_ended',
   'person.signed_in',
+  'person.sign_in_throttled',
   'person.locked',
   'person.passkey_added',
   'person.passkey_removed',
