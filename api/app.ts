@@ -20,6 +20,7 @@ import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './r
 import { restApi } from './rest/plugin';
 import { slackInteractions } from './slack/plugin';
 import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
+import type { SecretBox } from '../domain/kit/secret-box';
 
 export interface AppDependencies {
   db: Database;
@@ -44,6 +45,8 @@ export interface AppDependencies {
   consoleDir?: string;
   /** Where webhook endpoints and OAuth clients' metadata documents may be fetched from (default: public addresses only). */
   outbound?: OutboundRules;
+  /** Seals and opens the secrets kept in the database (SECRETS_ENCRYPTION_KEYS). */
+  secrets: SecretBox;
 }
 
 export const defaultSessionPolicy: SessionRules = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
@@ -159,6 +162,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     mcpResource: `${deps.publicUrl}/mcp`,
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
+    secrets: deps.secrets,
     sessions,
     clock: deps.clock,
     rateLimits: deps.rateLimits,
@@ -185,9 +189,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     allowedOrigins: deps.mcpAllowedOrigins ?? [],
     resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'mcp'),
   });
-  await app.register(slackInteractions, { db: deps.db, gate: deps.gate, publicUrl: deps.publicUrl, outbound: deps.outbound ?? publicOnly });
+  await app.register(slackInteractions, { db: deps.db, secrets: deps.secrets, gate: deps.gate, publicUrl: deps.publicUrl, outbound: deps.outbound ?? publicOnly });
   await app.register(oauthApi, {
     db: deps.db,
+    secrets: deps.secrets,
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
     trustProxy: Boolean(deps.trustProxy),

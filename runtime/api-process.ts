@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import type { Database } from '../db/database';
+import type { SecretBox } from '../domain/kit/secret-box';
 import { outboundPolicy, type Config } from './config';
 import { connectTemporalClient } from './temporal';
 import { tracingFor } from './tracing';
@@ -13,7 +14,7 @@ export interface RunningApi {
 }
 
 /** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
-export async function startApi(config: Config, db: Database, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
+export async function startApi(config: Config, db: Database, secrets: SecretBox, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
   const stopTracing = tracingFor(config, 'gatehouse-api');
   const temporal = await connectTemporalClient(config, temporalAddress).catch(async (error: unknown) => {
     await stopTracing();
@@ -31,6 +32,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     temporalUi: temporalUiUrl ? { url: temporalUiUrl, namespace: config.temporal.namespace, roles: config.temporal.uiRoles } : undefined,
     trustProxy: config.trustProxy,
     outbound: outboundPolicy(config),
+    secrets,
   });
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');
   // The CLI says where the api listens, in its banner (gatehouse dev) or its one line (gatehouse api): Fastify's

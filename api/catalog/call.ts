@@ -1,4 +1,5 @@
 import type { OutboundRules } from '../../domain/notify/outbound';
+import type { SecretBox } from '../../domain/kit/secret-box';
 import type { Database } from '../../db/database';
 import { calls, gatedWriteSeconds, gatedWritesTotal, limitRefusals } from '../../metrics';
 import type { Interface } from '../../domain/gate/contract';
@@ -87,6 +88,8 @@ export interface CallPipelineOptions {
   publicUrl: string;
   /** Where webhook endpoints may point. */
   outbound: OutboundRules;
+  /** Seals and opens the secrets kept in the database. */
+  secrets: SecretBox;
   /** Where "now" comes from for the limits (the minute, the organization's day); tests move it. */
   clock?: () => Date;
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
@@ -125,7 +128,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return refusal ? { kind: 'refused', error: refusal } : failed(error, `${request.operation?.name ?? request.tool} could not be read`);
     }
 
-    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, catalog, limits, usage: admission.verdict?.today };
+    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, secrets: options.secrets, catalog, limits, usage: admission.verdict?.today };
     try {
       switch (operation.kind) {
         case 'gated_write':

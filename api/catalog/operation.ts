@@ -10,6 +10,7 @@ import type { Page } from '../../domain/kit/pagination';
 import type { Feature } from '../../domain/identity/plans';
 import type { GateClient } from './gate-client';
 import type { OutboundRules } from '../../domain/notify/outbound';
+import type { SecretBox } from '../../domain/kit/secret-box';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -25,6 +26,8 @@ export interface OperationContext {
   publicUrl: string;
   /** Where webhook endpoints may point (outgoing requests: public addresses only, unless the operator allows more). */
   outbound: OutboundRules;
+  /** Seals and opens the secrets kept in the database (webhook and Slack signing secrets, the Slack webhook URL). */
+  secrets: SecretBox;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */
