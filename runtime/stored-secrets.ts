@@ -104,7 +104,7 @@ export async function sealStoredSecretsAtStart(db: Queryable, box: SecretBox, lo
 }
 
 /** The start's line about the keys, beside the payloads' line. */
-export function secretsLine(box: SecretBox, from = 'SECRETS_ENCRYPTION_KEYS'): string {
+export function secretsLine(box: SecretBox): string {
   const others = box.keyIds.length - 1;
-  return `Stored secrets sealed with key "${box.sealingKeyId}"${others ? ` (${others} more for opening)` : ''} from ${from}`;
+  return `Stored secrets sealed with key "${box.sealingKeyId}" of SECRETS_ENCRYPTION_KEYS${others ? ` (${others} more for opening)` : ''}`;
 }
