@@ -30,6 +30,7 @@ import {
   type PlannedEvent,
 } from '../domain/notify/deliveries';
 import { publicOnly } from '../domain/notify/outbound';
+import type { SecretBox } from '../domain/kit/secret-box';
 import type { Mailer } from '../domain/notify/mailer';
 import { emitAuditHeads } from '../domain/notify/witness';
 import { superviseReviewStep, tellOwnersEndpointDisabled, type SupervisionStep } from '../domain/notify/notifications';
@@ -37,6 +38,8 @@ import { alertOwners, type AlertOutcome } from '../domain/notify/owner-alerts';
 
 export interface ActivityDependencies {
   db: Database;
+  /** Opens the secrets kept sealed in the database: webhook signing secrets, the Slack webhook URL. */
+  secrets: SecretBox;
   reviewExpiryMs: number;
   /** How often a held write re-reads its review, should a person's decision have reached it without a signal. */
   reviewRecheckMs?: number;
@@ -53,6 +56,7 @@ export interface ActivityDependencies {
 /** The gated write's activities, built from their dependencies so tests can hand in their own. */
 export function createActivities({
   db,
+  secrets,
   reviewExpiryMs,
   reviewRecheckMs = 15 * 60 * 1000,
   retention = { callLogMs: undefined, reviewsMs: undefined },
@@ -130,7 +134,7 @@ export function createActivities({
 
     /** One attempt at a delivery; a receiver that does not accept it fails the attempt, for Temporal to retry. */
     async attemptWebhookDelivery(deliveryId: string): Promise<'delivered' | 'failed'> {
-      const status = await attemptDelivery(db, deliveryId, { ...webhooks, signal: Context.current().cancellationSignal }, clock());
+      const status = await attemptDelivery(db, secrets, deliveryId, { ...webhooks, signal: Context.current().cancellationSignal }, clock());
       return status === 'delivered' ? 'delivered' : 'failed';
     },
 
@@ -151,7 +155,7 @@ export function createActivities({
      */
     async superviseReviewStep(reviewId: string, tier: number): Promise<SupervisionStep> {
       const tolerateFailures = Context.current().info.attempt >= 5;
-      return superviseReviewStep(db, reviewId, tier, webhooks, { now: clock(), tolerateFailures });
+      return superviseReviewStep(db, secrets, reviewId, tier, webhooks, { now: clock(), tolerateFailures });
     },
 
     /**

@@ -23,6 +23,7 @@ import { slackInteractions } from './slack/plugin';
 import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
 import type { Mailer } from '../domain/notify/mailer';
 import { createAddressCounters } from '../domain/usage/address-counters';
+import type { SecretBox } from '../domain/kit/secret-box';
 
 export interface AppDependencies {
   db: Database;
@@ -58,6 +59,8 @@ export interface AppDependencies {
   outbound?: OutboundRules;
   /** Email to people (SMTP_URL): set-password links are sent to their person alone; absent, they are answered to whoever asked. */
   mailer?: Mailer;
+  /** Seals and opens the secrets kept in the database (SECRETS_ENCRYPTION_KEYS). */
+  secrets: SecretBox;
 }
 
 /** TRUST_PROXY: nobody, how many proxies stand in front of the api, or the proxies' addresses and CIDR blocks. */
@@ -188,6 +191,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
     mailer: deps.mailer,
+    secrets: deps.secrets,
     sessions,
     clock: deps.clock,
     rateLimits: deps.rateLimits,
@@ -219,9 +223,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     allowedOrigins: deps.mcpAllowedOrigins ?? [],
     resourceMetadataUrl: resourceMetadataUrl(deps.publicUrl, 'mcp'),
   });
-  await app.register(slackInteractions, { db: deps.db, gate: deps.gate, publicUrl: deps.publicUrl, outbound: deps.outbound ?? publicOnly });
+  await app.register(slackInteractions, { db: deps.db, secrets: deps.secrets, gate: deps.gate, publicUrl: deps.publicUrl, outbound: deps.outbound ?? publicOnly });
   await app.register(oauthApi, {
     db: deps.db,
+    secrets: deps.secrets,
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
     trustProxy: Boolean(deps.trustProxy),

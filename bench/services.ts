@@ -3,9 +3,18 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createScratchDatabase, type ScratchDatabase } from '../db/scratch-database';
 import { startTemporalDevServer, type TemporalDevServer } from '../runtime/temporal-dev-server';
+import { formatEncryptionKeys, newEncryptionKey } from '../runtime/encryption-keys';
+import { secretBoxOf } from '../runtime/stored-secrets';
 
 const cliEntry = fileURLToPath(new URL('../bin/gatehouse.js', import.meta.url));
 const projectRoot = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The key the bench's apis and workers seal stored secrets with (SECRETS_ENCRYPTION_KEYS, which they need to
+ * start), made for the run; the box seals what the bench writes into their database itself.
+ */
+const benchSecretsKeys = [newEncryptionKey('bench')];
+export const benchSecrets = secretBoxOf(benchSecretsKeys);
 
 /** One `node bin/gatehouse.js <command>` child process, as a user runs it. */
 export interface Service {
@@ -24,7 +33,7 @@ export function startService(command: 'api' | 'worker', env: Record<string, stri
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, cliEntry, command], {
     cwd: projectRoot,
-    env: { ...process.env, ...env },
+    env: { ...process.env, SECRETS_ENCRYPTION_KEYS: formatEncryptionKeys(benchSecretsKeys), ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -22,7 +22,7 @@ import { connectBenchMcp } from './mcp';
 import { gatedWrite } from './measure';
 import { createBenchOrganization, type BenchOrganization } from './organization';
 import { countSearchMatches, seedLarge, taskPagesPerWalk } from './reads';
-import { cleanUp, startService, waitForHealth, type Service } from './services';
+import { benchSecrets, cleanUp, startService, waitForHealth, type Service } from './services';
 import { lateStartMs, startOpenLoad } from './soak-load';
 import { soakOperations } from './soak-operations';
 import { buildSoakResult, soakKinds, type SoakRates, type SoakResult } from './soak-result';
@@ -78,6 +78,7 @@ async function registerEndpoint(databaseUrl: string, organization: BenchOrganiza
   try {
     const { secret } = await createWebhookEndpoint(
       db,
+      benchSecrets,
       organization.orgId,
       { url: receiver.url, description: 'the soak receiver', eventTypes: [...soakWebhookTypes] },
       { allowLoopback: true, allowPrivate: false },

@@ -4,6 +4,7 @@ import { dataCommands } from './commands/data';
 import { keyCommands } from './commands/key';
 import { organizationCommands } from './commands/org';
 import { policyCommands } from './commands/policy';
+import { secretsCommands } from './commands/secrets';
 import { serveCommands } from './commands/serve';
 import { temporalCommands } from './commands/temporal';
 import { userCommands } from './commands/user';
@@ -14,7 +15,7 @@ const program = new Command('gatehouse')
   .option('--json', 'print machine-readable JSON')
   .showHelpAfterError();
 
-for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), auditCommands(), webhookCommands(), ...dataCommands()]) {
+for (const command of [...serveCommands(), organizationCommands(), keyCommands(), userCommands(), policyCommands(), temporalCommands(), secretsCommands(), auditCommands(), webhookCommands(), ...dataCommands()]) {
   program.addCommand(command);
 }
 

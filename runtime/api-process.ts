@@ -3,6 +3,7 @@ import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import type { Database } from '../db/database';
 import { smtpMailer } from '../domain/notify/mailer';
+import type { SecretBox } from '../domain/kit/secret-box';
 import { outboundPolicy, type Config } from './config';
 import { connectTemporalClient } from './temporal';
 import { tracingFor } from './tracing';
@@ -20,7 +21,7 @@ export interface RunningApi {
 }
 
 /** Serves the api on the configured host and port, talking to Temporal at `temporalAddress`. */
-export async function startApi(config: Config, db: Database, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
+export async function startApi(config: Config, db: Database, secrets: SecretBox, temporalAddress: string, temporalUiUrl = config.temporal.uiUrl): Promise<RunningApi> {
   const stopTracing = tracingFor(config, 'gatehouse-api');
   const temporal = await connectTemporalClient(config, temporalAddress).catch(async (error: unknown) => {
     await stopTracing();
@@ -40,6 +41,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     trustProxy: config.trustProxy,
     outbound: outboundPolicy(config),
     mailer,
+    secrets,
   });
   app.addHook('onClose', async () => mailer?.close());
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');

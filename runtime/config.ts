@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { parsePayloadKeys, type PayloadKey } from './payload-codec';
+import { parseEncryptionKeys, payloadKeySetting, secretsKeySetting, type EncryptionKey, type KeySetting } from './encryption-keys';
+import type { PayloadKey } from './payload-codec';
 import { tracingWanted } from './tracing';
 import type { DeliveryRetry } from '../workflows/webhooks';
 import type { OutboundRules } from '../domain/notify/outbound';
@@ -87,6 +88,23 @@ function parseTrustedProxies(value: string | undefined, ctx: z.RefinementCtx): T
   });
   return z.NEVER;
 }
+/** A key list (id:base64, comma-separated; the first encrypts), refused with what is wrong, never echoed. */
+const encryptionKeys = (setting: KeySetting) =>
+  z.preprocess(
+    emptyAsUndefined,
+    z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined) return undefined;
+        try {
+          return parseEncryptionKeys(value, setting);
+        } catch (error) {
+          ctx.addIssue({ code: 'custom', message: (error as Error).message });
+          return z.NEVER;
+        }
+      }),
+  );
 
 const environmentSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -139,21 +157,11 @@ const environmentSchema = z.object({
   TEMPORAL_METRICS_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(1).max(65535)]).default(9466)),
   // Temporal payloads encrypted with these keys (id:base64, comma-separated; the first encrypts). `gatehouse dev`
   // makes one in its data folder when none is given.
-  PAYLOAD_ENCRYPTION_KEYS: z.preprocess(
-    emptyAsUndefined,
-    z
-      .string()
-      .optional()
-      .transform((value, ctx) => {
-        if (value === undefined) return undefined;
-        try {
-          return parsePayloadKeys(value);
-        } catch (error) {
-          ctx.addIssue({ code: 'custom', message: (error as Error).message });
-          return z.NEVER;
-        }
-      }),
-  ),
+  PAYLOAD_ENCRYPTION_KEYS: encryptionKeys(payloadKeySetting),
+  // The secrets kept in the database (webhook and Slack signing secrets, the Slack webhook URL, the OAuth server's
+  // keys) sealed with these keys (id:base64, comma-separated; the first seals). Required by `gatehouse api` and
+  // `gatehouse worker`; `gatehouse dev` makes one in its data folder when none is given.
+  SECRETS_ENCRYPTION_KEYS: encryptionKeys(secretsKeySetting),
   // The codec endpoint the Web UI decrypts payloads with (gatehouse dev, gatehouse codec), loopback unless told.
   CODEC_HOST: z.string().default('127.0.0.1'),
   CODEC_PORT: z.preprocess(emptyAsUndefined, z.union([z.literal('off'), z.coerce.number().int().min(0).max(65535)]).default(8234)),
@@ -249,6 +257,8 @@ export interface Config {
    * Web UI listens, with the browser origins allowed to call it (besides the Web UI's own).
    */
   payloads: { keys: PayloadKey[] | undefined; codecHost: string; codecPort: number | 'off'; codecOrigins: string[] };
+  /** The keys that seal the secrets kept in the database (undefined: not given; see runtime/stored-secrets.ts). */
+  secrets: { keys: EncryptionKey[] | undefined };
   /** Whether OpenTelemetry traces are exported (the standard OTEL_* variables; see runtime/tracing.ts). */
   tracing: boolean;
   /**
@@ -332,6 +342,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metrics: { host: e.METRICS_HOST, port: e.METRICS_PORT, temporalPort: e.TEMPORAL_METRICS_PORT },
     retention: { callLogMs: asMs(e.CALL_LOG_RETENTION), reviewsMs: asMs(e.REVIEW_RETENTION) },
     payloads: { keys: e.PAYLOAD_ENCRYPTION_KEYS, codecHost: e.CODEC_HOST, codecPort: e.CODEC_PORT, codecOrigins: e.CODEC_ALLOWED_ORIGINS },
+    secrets: { keys: e.SECRETS_ENCRYPTION_KEYS },
     tracing: tracingWanted(env),
     webhooks: {
       allowPrivate: e.WEBHOOK_ALLOW_PRIVATE_ADDRESSES === 'true',

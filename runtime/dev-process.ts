@@ -1,4 +1,4 @@
-import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { connectDatabase } from '../db/database';
 import { migrate } from '../db/migrate';
@@ -16,7 +16,9 @@ import { startTemporalDevServer, type TemporalDevServer } from './temporal-dev-s
 import { serveMetrics } from './metrics-server';
 import { installTemporalRuntime, temporalMetricsUrl } from './temporal';
 import { serveCodec } from './codec-server';
-import { EncryptionCodec, formatPayloadKeys, newPayloadKey, parsePayloadKeys, type PayloadKey } from './payload-codec';
+import { keysInFile, payloadKeySetting, secretsKeySetting } from './encryption-keys';
+import { EncryptionCodec } from './payload-codec';
+import { devSecretsKeysFile, sealStoredSecretsAtStart, secretBoxOf } from './stored-secrets';
 import { tracingFor } from './tracing';
 import { startWorker } from './worker-process';
 
@@ -32,6 +34,8 @@ export interface DevService {
   codecUrl: string | undefined;
   /** Where the payload keys come from: PAYLOAD_ENCRYPTION_KEYS, or the data folder's file. */
   payloadKeysFrom: string;
+  /** Where the keys sealing the stored secrets come from: SECRETS_ENCRYPTION_KEYS, or the data folder's file. */
+  secretsKeysFrom: string;
   /** Present on the first start only: the demo organization and its tokens, shown once. */
   demo: DemoOrganization | undefined;
   /** Settles when the service stops by itself (the worker failed, say). */
@@ -47,8 +51,15 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
   mkdirSync(given.dataDir, { recursive: true });
   const running = await waitForCliToFinish(given.dataDir);
   if (running) throw new Error(`gatehouse dev is already running with ${given.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
+  // Keys made once in the data folder when none are given: the payloads' and the stored secrets'.
   const payloadKeysFile = join(given.dataDir, 'payload-keys');
-  const keyed: Config = given.payloads.keys ? given : { ...given, payloads: { ...given.payloads, keys: devPayloadKeys(payloadKeysFile) } };
+  const secretsKeysFile = devSecretsKeysFile(given.dataDir);
+  const keyed: Config = {
+    ...given,
+    payloads: { ...given.payloads, keys: given.payloads.keys ?? keysInFile(payloadKeysFile, payloadKeySetting) },
+    secrets: { keys: given.secrets.keys ?? keysInFile(secretsKeysFile, secretsKeySetting) },
+  };
+  const secrets = secretBoxOf(keyed.secrets.keys!);
   // Development: webhooks may go to a receiver on this machine, over plain http.
   const config: Config = { ...keyed, webhooks: { ...keyed.webhooks, allowLoopback: keyed.webhooks.allowLoopback ?? true } };
   installTemporalRuntime(config, { workerMetrics: true });
@@ -93,13 +104,14 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
     await migrate(databaseUrl);
     const db = connectDatabase(databaseUrl, embedded ? embeddedConnection : { preparedStatements: config.databasePreparedStatements });
     cleanups.push(() => db.close());
+    await sealStoredSecretsAtStart(db, secrets, log);
 
     const demo = (await countOrganizations(db)) === 0 ? await createDemoOrganization(db, config.publicUrl) : undefined;
     if (demo) await seedOrganization(db, demo.organization, { size: 'small' });
 
-    const worker = await startWorker(config, db, temporalAddress);
+    const worker = await startWorker(config, db, secrets, temporalAddress);
     cleanups.push(() => worker.stop());
-    const api = await startApi(config, db, temporalAddress, temporalUiUrl);
+    const api = await startApi(config, db, secrets, temporalAddress, temporalUiUrl);
     cleanups.push(() => api.stop());
     const metrics = await serveMetrics(config, 'dev', db, log);
     if (metrics) cleanups.push(() => metrics.close());
@@ -123,6 +135,7 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
       temporalMetricsUrl: temporalMetricsUrl(config),
       codecUrl: codec?.url,
       payloadKeysFrom: given.payloads.keys ? 'PAYLOAD_ENCRYPTION_KEYS' : payloadKeysFile,
+      secretsKeysFrom: given.secrets.keys ? 'SECRETS_ENCRYPTION_KEYS' : secretsKeysFile,
       demo,
       stopped: worker.done,
       stop: cleanUp,
@@ -131,26 +144,6 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
     await cleanUp();
     throw error;
   }
-}
-
-/**
- * The development payload key: made once, kept in the data folder beside the Temporal database whose payloads it
- * encrypts (readable by its owner only). Losing it makes the held writes in that database unreadable.
- */
-function devPayloadKeys(file: string): PayloadKey[] {
-  if (existsSync(file)) return parsePayloadKeys(readFileSync(file, 'utf8'));
-  // Written whole to a file of its own, then linked into place: a second start at the same moment, or a crash
-  // half-way, never leaves a key that encrypted something replaced or cut short.
-  const draft = `${file}.${process.pid}.new`;
-  writeFileSync(draft, `${formatPayloadKeys([newPayloadKey(`dev-${new Date().toISOString().slice(0, 10)}`)])}\n`, { mode: 0o600, flag: 'wx' });
-  try {
-    linkSync(draft, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    unlinkSync(draft);
-  }
-  return parsePayloadKeys(readFileSync(file, 'utf8'));
 }
 
 /** The codec endpoint for the dev server's Web UI, unless CODEC_PORT=off or its port is taken (then logged). */

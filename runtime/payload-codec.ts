@@ -2,6 +2,7 @@ import { METADATA_ENCODING_KEY, type DataConverter, type Payload, type PayloadCo
 import protos from '@temporalio/proto';
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { EncryptionKeyError, formatEncryptionKeys, newEncryptionKey, parseEncryptionKeys, payloadKeySetting, type EncryptionKey } from './encryption-keys';
 
 /**
  * Temporal payloads encrypted at rest: a gated write's input (the record an agent sent), its answer, the review's
@@ -22,55 +23,22 @@ const tagBytes = 16;
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
-export interface PayloadKey {
-  id: string;
-  /** 32 bytes. */
-  key: Buffer;
-}
+export type PayloadKey = EncryptionKey;
 
-export class PayloadKeyError extends Error {}
-
-/**
- * Reads PAYLOAD_ENCRYPTION_KEYS: `id:base64-of-32-bytes`, comma-separated, the first encrypting. Ids are
- * letters, digits, `-`, `_` and `.`.
- */
+/** Reads PAYLOAD_ENCRYPTION_KEYS: `id:base64-of-32-bytes`, comma-separated, the first encrypting. */
 export function parsePayloadKeys(value: string): PayloadKey[] {
-  const keys = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean)
-    .map((entry, index) => {
-      // Never echoed: an entry may be a key pasted without its id.
-      const which = `entry ${index + 1}`;
-      const separator = entry.indexOf(':');
-      const id = entry.slice(0, separator).trim();
-      if (separator <= 0 || !/^[\w.-]{1,64}$/.test(id)) throw new PayloadKeyError(`${which} is not id:key (an id of letters, digits, - _ or ., a colon, then the key in base64)`);
-      const encoded = entry.slice(separator + 1).trim();
-      const key = Buffer.from(encoded, 'base64');
-      if (!/^[A-Za-z0-9+/]+={0,2}$/.test(encoded) || key.toString('base64') !== encoded) throw new PayloadKeyError(`key "${id}" is not base64`);
-      if (key.length !== 32) throw new PayloadKeyError(`key "${id}" is ${key.length} bytes; it must be 32, in base64 (gatehouse temporal payload-key makes one)`);
-      return { id, key };
-    });
-  const ids = keys.map((key) => key.id);
-  const repeated = ids.find((id, index) => ids.indexOf(id) !== index);
-  if (repeated) throw new PayloadKeyError(`key id "${repeated}" is given twice`);
-  return keys;
+  return parseEncryptionKeys(value, payloadKeySetting);
 }
 
 /** A new key, for a development data folder or for an operator to paste. */
-export function newPayloadKey(id: string): PayloadKey {
-  return { id, key: randomBytes(32) };
-}
-
-export function formatPayloadKeys(keys: PayloadKey[]): string {
-  return keys.map(({ id, key }) => `${id}:${key.toString('base64')}`).join(',');
-}
+export const newPayloadKey = newEncryptionKey;
+export const formatPayloadKeys = formatEncryptionKeys;
 
 export class EncryptionCodec implements PayloadCodec {
   private readonly byId: Map<string, Buffer>;
 
   constructor(private readonly keys: PayloadKey[]) {
-    if (keys.length === 0) throw new PayloadKeyError('no payload key');
+    if (keys.length === 0) throw new EncryptionKeyError('no payload key');
     this.byId = new Map(keys.map(({ id, key }) => [id, key]));
   }
 
@@ -92,9 +60,9 @@ export class EncryptionCodec implements PayloadCodec {
       const idBytes = payload.metadata?.[keyIdMetadata];
       const id = idBytes ? decoder.decode(idBytes) : '';
       const key = this.byId.get(id);
-      if (!key) throw new PayloadKeyError(`a payload is encrypted with key "${id}", which PAYLOAD_ENCRYPTION_KEYS does not hold`);
+      if (!key) throw new EncryptionKeyError(`a payload is encrypted with key "${id}", which PAYLOAD_ENCRYPTION_KEYS does not hold`);
       const sealed = Buffer.from(payload.data ?? new Uint8Array());
-      if (sealed.length < nonceBytes + tagBytes) throw new PayloadKeyError('an encrypted payload is too short to be one');
+      if (sealed.length < nonceBytes + tagBytes) throw new EncryptionKeyError('an encrypted payload is too short to be one');
       const decipher = createDecipheriv('aes-256-gcm', key, sealed.subarray(0, nonceBytes));
       decipher.setAAD(encoder.encode(id));
       decipher.setAuthTag(sealed.subarray(sealed.length - tagBytes));
@@ -102,7 +70,7 @@ export class EncryptionCodec implements PayloadCodec {
       try {
         plain = Buffer.concat([decipher.update(sealed.subarray(nonceBytes, sealed.length - tagBytes)), decipher.final()]);
       } catch {
-        throw new PayloadKeyError(`a payload encrypted with key "${id}" fails its integrity check: it was changed, or the key is not the one it was encrypted with`);
+        throw new EncryptionKeyError(`a payload encrypted with key "${id}" fails its integrity check: it was changed, or the key is not the one it was encrypted with`);
       }
       return PayloadMessage.decode(plain) as Payload;
     });

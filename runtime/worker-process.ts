@@ -1,6 +1,7 @@
 import { Client } from '@temporalio/client';
 import type { NativeConnection, Worker } from '@temporalio/worker';
 import type { Database } from '../db/database';
+import type { SecretBox } from '../domain/kit/secret-box';
 import { createWorker } from '../worker';
 import { ensureAuditSealSchedule, ensureAuditWitnessSchedule, ensureRetentionSchedule } from './schedules';
 import { outboundPolicy, type Config } from './config';
@@ -16,7 +17,7 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
-export async function startWorker(config: Config, db: Database, temporalAddress: string): Promise<RunningWorker> {
+export async function startWorker(config: Config, db: Database, secrets: SecretBox, temporalAddress: string): Promise<RunningWorker> {
   installTemporalRuntime(config, { workerMetrics: true });
   const stopTracing = tracingFor(config, 'gatehouse-worker');
   const tracing = currentTracing();
@@ -30,6 +31,7 @@ export async function startWorker(config: Config, db: Database, temporalAddress:
       namespace: config.temporal.namespace,
       taskQueue: config.temporal.taskQueue,
       db,
+      secrets,
       reviewExpiryMs: config.reviewExpiryMs,
       retention: config.retention,
       workflowTaskPollers: config.temporal.workflowTaskPollers,

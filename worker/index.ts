@@ -3,6 +3,7 @@ import type { DataConverter } from '@temporalio/common';
 import { fileURLToPath } from 'node:url';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { Database } from '../db/database';
+import type { SecretBox } from '../domain/kit/secret-box';
 import type { RetentionRules } from '../domain/usage/retention';
 
 export const workflowsPath = fileURLToPath(new URL('../workflows', import.meta.url));
@@ -12,6 +13,8 @@ export interface WorkerOptions {
   namespace: string;
   taskQueue: string;
   db: Database;
+  /** Opens the secrets kept sealed in the database (SECRETS_ENCRYPTION_KEYS). */
+  secrets: SecretBox;
   reviewExpiryMs: number;
   /** How often a held write re-reads its review (default 15 minutes). */
   reviewRecheckMs?: number;
@@ -58,6 +61,7 @@ export async function createWorker(options: WorkerOptions): Promise<Worker> {
     dataConverter: options.dataConverter,
     activities: createActivities({
       db: options.db,
+      secrets: options.secrets,
       reviewExpiryMs: options.reviewExpiryMs,
       reviewRecheckMs: options.reviewRecheckMs,
       retention: options.retention,

@@ -1,5 +1,6 @@
 import type { Mailer } from '../../domain/notify/mailer';
 import type { OutboundRules } from '../../domain/notify/outbound';
+import type { SecretBox } from '../../domain/kit/secret-box';
 import type { Database } from '../../db/database';
 import { calls, gatedWriteSeconds, gatedWritesTotal, limitRefusals } from '../../metrics';
 import type { Interface } from '../../domain/gate/contract';
@@ -90,6 +91,8 @@ export interface CallPipelineOptions {
   outbound: OutboundRules;
   /** Email to people (SMTP_URL): absent, none is sent, and set-password links are answered to whoever asked. */
   mailer?: Mailer;
+  /** Seals and opens the secrets kept in the database. */
+  secrets: SecretBox;
   /** Where "now" comes from for the limits (the minute, the organization's day); tests move it. */
   clock?: () => Date;
   /** The plan's request limits; off (false) only to measure their cost in the benchmark. */
@@ -128,7 +131,7 @@ export function createCallPipeline(options: CallPipelineOptions): CallPipeline {
       return refusal ? { kind: 'refused', error: refusal } : failed(error, `${request.operation?.name ?? request.tool} could not be read`);
     }
 
-    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, mailer: options.mailer, log: options.log, catalog, limits, usage: admission.verdict?.today };
+    const context: OperationContext = { db, gate, caller, interface: via, apiBaseUrl, publicUrl: options.publicUrl, outbound: options.outbound, mailer: options.mailer, secrets: options.secrets, log: options.log, catalog, limits, usage: admission.verdict?.today };
     try {
       switch (operation.kind) {
         case 'gated_write':

@@ -52,7 +52,7 @@ export const reviewNotificationSettingsOperation = defineOperation({
   output: settingsSchema,
   access: settingsAccess,
   interfaces: consoleOnly,
-  handler: async (_input, { db, caller }) => wireOfSettings(await findReviewNotificationSettings(db, caller.organization.id)),
+  handler: async (_input, { db, secrets, caller }) => wireOfSettings(await findReviewNotificationSettings(db, secrets, caller.organization.id)),
 });
 
 export const updateReviewNotificationSettingsOperation = defineOperation({
@@ -70,10 +70,11 @@ export const updateReviewNotificationSettingsOperation = defineOperation({
   output: settingsSchema,
   access: settingsAccess,
   interfaces: consoleOnly,
-  handler: async (input, { db, caller, outbound }) =>
+  handler: async (input, { db, secrets, caller, outbound }) =>
     wireOfSettings(
       await updateReviewNotificationSettings(
         db,
+        secrets,
         caller.organization.id,
         { reviewEscalationMs: input.review_escalation, slackWebhookUrl: input.slack_webhook_url },
         outbound,

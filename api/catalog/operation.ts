@@ -11,6 +11,7 @@ import type { Feature } from '../../domain/identity/plans';
 import type { GateClient } from './gate-client';
 import type { OutboundRules } from '../../domain/notify/outbound';
 import type { Mailer } from '../../domain/notify/mailer';
+import type { SecretBox } from '../../domain/kit/secret-box';
 
 export type HttpMethod = 'GET' | 'POST' | 'PATCH' | 'DELETE';
 
@@ -30,6 +31,8 @@ export interface OperationContext {
   mailer?: Mailer;
   /** Told of what failed on our side that the answer tells in fewer words (an email not sent). */
   log?: (error: unknown, message: string) => void;
+  /** Seals and opens the secrets kept in the database (webhook and Slack signing secrets, the Slack webhook URL). */
+  secrets: SecretBox;
   /** The whole catalog, for answers that describe the API (discovery). */
   catalog: readonly Operation[];
   /** The plan's request limits, for answers that tell the usage (discovery); the call pipeline does the counting. */

@@ -63,6 +63,7 @@ export const updateSlackAppOperation = defineOperation({
     wireOfApp(
       await updateSlackAppSettings(
         context.db,
+        context.secrets,
         context.caller.organization.id,
         { signingSecret: input.signing_secret, teamId: input.workspace },
         { type: 'user', id: (context.caller.actor as PersonActor).userId },

@@ -142,9 +142,10 @@ export const createWebhookEndpointOperation = defineOperation({
   input: z.strictObject({ url: fields.url, description: fields.description.optional(), event_types: fields.event_types }),
   output: z.object({ endpoint: endpointSchema.describe('The endpoint, as registered'), secret: z.string().describe('The signing secret (whsec_…), shown once: store it now') }),
   access,
-  handler: async (input, { db, caller, outbound }) => {
+  handler: async (input, { db, secrets, caller, outbound }) => {
     const created = await createWebhookEndpoint(
       db,
+      secrets,
       caller.organization.id,
       { url: input.url, description: input.description, eventTypes: input.event_types },
       outbound,

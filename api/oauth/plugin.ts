@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type Provider from 'oidc-provider';
 import type { Database } from '../../db/database';
+import type { SecretBox } from '../../domain/kit/secret-box';
 import { allAbilities } from '../../domain/identity/abilities';
 import type { SessionRules } from '../../domain/identity/sessions';
 import type { OutboundRules } from '../../domain/notify/outbound';
@@ -20,6 +21,8 @@ import { createAuthorizationServer, oauthRoutes, protectedResources } from './se
 
 export interface OAuthOptions {
   db: Database;
+  /** Seals and opens the server's own keys, kept in the database. */
+  secrets: SecretBox;
   publicUrl: string;
   outbound: OutboundRules;
   trustProxy: boolean;
@@ -47,6 +50,7 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
   const provider = () => {
     made ??= createAuthorizationServer({
       db: options.db,
+      secrets: options.secrets,
       publicUrl,
       outbound: options.outbound,
       trustProxy: options.trustProxy,

@@ -2,6 +2,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import type Provider from 'oidc-provider';
 import type { Adapter, AdapterPayload, Configuration, errors as LibraryErrorClasses, KoaContextWithOIDC } from 'oidc-provider';
 import type { Database } from '../../db/database';
+import type { SecretBox } from '../../domain/kit/secret-box';
 import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
 import { oauthRecords, oauthSecret, UnstorableRecord, type OAuthRecords } from '../../domain/identity/oauth-records';
@@ -48,6 +49,8 @@ export const oauthLifetimes = { accessToken: 3600, authorizationCode: 60, refres
 
 export interface AuthorizationServerOptions {
   db: Database;
+  /** Seals and opens its cookie keys and signing keys, kept in the database. */
+  secrets: SecretBox;
   /** The issuer: where people and clients reach the service. */
   publicUrl: string;
   /** Where a client's metadata document may be fetched from: the rules webhooks follow. */
@@ -147,8 +150,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   const { default: Provider, errors } = await import('oidc-provider');
   const { db, publicUrl, outbound } = options;
   const resources = protectedResources(publicUrl);
-  const cookieKeys = await oauthSecret(db, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
-  const jwks = await oauthSecret(db, 'jwks', () => {
+  const cookieKeys = await oauthSecret(db, options.secrets, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
+  const jwks = await oauthSecret(db, options.secrets, 'jwks', () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     return { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: randomBytes(8).toString('hex'), use: 'sig', alg: 'RS256' }] };
   });

@@ -3,6 +3,7 @@ import type { Database } from '../../db/database';
 import { reviewWebUrl } from '../../domain/gate/links';
 import { findGatedWrite } from '../../domain/resources';
 import type { OutboundRules } from '../../domain/notify/outbound';
+import { SealedSecretError, type SecretBox } from '../../domain/kit/secret-box';
 import { answerThroughResponseUrl } from '../../domain/notify/slack';
 import { findSlackAppSecret } from '../../domain/notify/slack-app';
 import { answerPress, parseInteraction } from '../../domain/notify/slack-interactions';
@@ -17,6 +18,8 @@ import type { GateClient } from '../catalog/gate-client';
 
 export interface SlackInteractionsOptions {
   db: Database;
+  /** Opens the organizations' Slack signing secrets, kept sealed. */
+  secrets: SecretBox;
   gate: GateClient;
   publicUrl: string;
   /** Where response_url may point (Slack's hooks.slack.com in production; loopback in development and tests). */
@@ -27,14 +30,21 @@ export interface SlackInteractionsOptions {
 const outcomeWaitMs = 2000;
 
 export async function slackInteractions(app: FastifyInstance, options: SlackInteractionsOptions): Promise<void> {
-  const { db, gate, publicUrl, outbound } = options;
+  const { db, secrets, gate, publicUrl, outbound } = options;
   await app.register(async (slack) => {
     slack.removeAllContentTypeParsers();
     slack.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 256 * 1024 }, (_request, body, done) => done(null, body));
     slack.post<{ Params: { org: string }; Body: string | undefined }>('/slack/interactions/:org', async (request, reply) => {
       const rawBody = typeof request.body === 'string' ? request.body : '';
       const signature = header(request.headers['x-slack-signature']);
-      const slackApp = verifySlackSignature(await findSlackAppSecret(db, request.params.org), {
+      // A signing secret that does not open here (moved from another organization's row, or its key not held) is
+      // no secret: the press is refused as an unsigned one, and the fault logged for the operator.
+      const found = await findSlackAppSecret(db, secrets, request.params.org).catch((error: unknown) => {
+        if (!(error instanceof SealedSecretError)) throw error;
+        request.log.error({ err: error }, "an organization's Slack signing secret does not open");
+        return undefined;
+      });
+      const slackApp = verifySlackSignature(found, {
         timestamp: header(request.headers['x-slack-request-timestamp']),
         signature,
         rawBody,

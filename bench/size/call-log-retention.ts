@@ -4,6 +4,7 @@ import { createActivities } from '../../activities/index';
 import type { Database } from '../../db/database';
 import type { Pruned } from '../../domain/usage/retention';
 import { WrongAnswerError } from '../measure';
+import { benchSecrets } from '../services';
 import { rowsBefore, type SeedContext } from './call-log-rows';
 
 export interface PruneRun {
@@ -34,7 +35,7 @@ export async function pruneAt(
   /** The cut-off of the prune before this one, whose rows are gone already. */
   previousCutoffMs?: number,
 ): Promise<PruneRun> {
-  const activities = createActivities({ db, reviewExpiryMs: 24 * 60 * 60 * 1000, retention: { callLogMs: retentionMs, reviewsMs: undefined }, clock: () => new Date(atMs) });
+  const activities = createActivities({ db, secrets: benchSecrets, reviewExpiryMs: 24 * 60 * 60 * 1000, retention: { callLogMs: retentionMs, reviewsMs: undefined }, clock: () => new Date(atMs) });
   const cutoffMs = atMs - retentionMs;
   const expected = logs.map((log) => ({
     ...rowsBefore(log.size, log.anchorMs, cutoffMs),

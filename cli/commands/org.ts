@@ -12,6 +12,7 @@ import { cliActor } from '../../domain/audit/events';
 import { AppError } from '../../domain/kit/errors';
 import { findReviewNotificationSettings, parseWait, shownWait, updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { cliOutboundPolicy } from '../../runtime/config';
+import { cliSecretsKeys, secretBoxOf } from '../../runtime/stored-secrets';
 import { emit, table, withDatabase } from '../output';
 
 const onOff = (value: string) => {
@@ -93,10 +94,11 @@ export function organizationCommands(): Command {
           throw new AppError('validation_failed', `--review-escalation: "${options.reviewEscalation}" is not a wait such as 30m or 2h, or off`);
         }
         const slack = options.slackWebhookUrl === 'none' ? null : options.slackWebhookUrl;
+        const secrets = secretBoxOf(cliSecretsKeys(config));
         const settings =
           escalation === undefined && slack === undefined
-            ? await findReviewNotificationSettings(db, org.id)
-            : await updateReviewNotificationSettings(db, org.id, { reviewEscalationMs: escalation, slackWebhookUrl: slack }, cliOutboundPolicy(config), cliActor);
+            ? await findReviewNotificationSettings(db, secrets, org.id)
+            : await updateReviewNotificationSettings(db, secrets, org.id, { reviewEscalationMs: escalation, slackWebhookUrl: slack }, cliOutboundPolicy(config), cliActor);
         emit(command, settings, [
           `Review escalation: ${settings.reviewEscalationMs === null ? 'off' : `after ${shownWait(settings.reviewEscalationMs)} (admins, then owners)`}`,
           `Slack webhook: ${settings.slackWebhookUrl ?? 'none'}`,

@@ -9,6 +9,7 @@ import { startDev, type DevService } from '../../runtime/dev-process';
 import { startWorker } from '../../runtime/worker-process';
 import { serveMetrics } from '../../runtime/metrics-server';
 import { temporalMetricsUrl } from '../../runtime/temporal';
+import { requireSecretsKeys, sealStoredSecretsAtStart, secretBoxOf, secretsLine } from '../../runtime/stored-secrets';
 import { emit, fail, wantsJson } from '../output';
 
 /** Resolves once SIGINT or SIGTERM arrives, or the given promise settles (a process that stopped by itself). */
@@ -38,6 +39,8 @@ function requireServers(config: Config, what: string): string {
   return config.temporal.address;
 }
 
+const logLine = (line: string) => process.stderr.write(`gatehouse: ${line}\n`);
+
 function payloadsLine(config: Config): string {
   const { keys } = config.payloads;
   return keys
@@ -58,6 +61,7 @@ function devBanner(service: DevService): string[] {
     `  PostgreSQL        ${service.databaseDescription}`,
     `  Metrics           ${service.metricsUrl ?? '(off)'}   (Prometheus; Temporal worker: ${service.temporalMetricsUrl ?? 'off'})`,
     `  Payload codec     ${service.codecUrl ?? '(off)'}   (Temporal payloads are encrypted; key in ${service.payloadKeysFrom})`,
+    `  Stored secrets    sealed (webhook and Slack secrets, OAuth keys; key in ${service.secretsKeysFrom})`,
   ];
   const { demo } = service;
   if (demo) {
@@ -107,6 +111,8 @@ export function serveCommands(): Command[] {
           metrics_url: service.metricsUrl ?? null,
           temporal_metrics_url: service.temporalMetricsUrl ?? null,
           codec_url: service.codecUrl ?? null,
+          payload_keys_from: service.payloadKeysFrom,
+          secrets_keys_from: service.secretsKeysFrom,
           demo: service.demo
             ? {
                 organization: service.demo.organization,
@@ -130,13 +136,15 @@ export function serveCommands(): Command[] {
       try {
         const config = loadConfig();
         const address = requireServers(config, 'api');
+        const secrets = secretBoxOf(requireSecretsKeys(config, 'gatehouse api'));
         const { db } = await openDatabase(config);
-        const running = await startApi(config, db, address);
-        const metrics = await serveMetrics(config, 'api', db, (line) => process.stderr.write(`gatehouse: ${line}\n`));
+        await sealStoredSecretsAtStart(db, secrets, logLine);
+        const running = await startApi(config, db, secrets, address);
+        const metrics = await serveMetrics(config, 'api', db, logLine);
         emit(
           command,
           { api_url: `${running.url}/api`, metrics_url: metrics?.url ?? null },
-          [`Gatehouse api listening at ${running.url}/api`, `Metrics at ${metrics?.url ?? '(off)'}`, payloadsLine(config)],
+          [`Gatehouse api listening at ${running.url}/api`, `Metrics at ${metrics?.url ?? '(off)'}`, payloadsLine(config), secretsLine(secrets)],
         );
         await untilStopped();
         await running.stop();
@@ -153,9 +161,11 @@ export function serveCommands(): Command[] {
       try {
         const config = loadConfig();
         const address = requireServers(config, 'worker');
+        const secrets = secretBoxOf(requireSecretsKeys(config, 'gatehouse worker'));
         const { db } = await openDatabase(config);
-        const running = await startWorker(config, db, address);
-        const metrics = await serveMetrics(config, 'worker', db, (line) => process.stderr.write(`gatehouse: ${line}\n`));
+        await sealStoredSecretsAtStart(db, secrets, logLine);
+        const running = await startWorker(config, db, secrets, address);
+        const metrics = await serveMetrics(config, 'worker', db, logLine);
         emit(
           command,
           { task_queue: config.temporal.taskQueue, temporal_address: address, metrics_url: metrics?.url ?? null, temporal_metrics_url: temporalMetricsUrl(config) ?? null },
@@ -163,6 +173,7 @@ export function serveCommands(): Command[] {
             `Gatehouse worker polling task queue "${config.temporal.taskQueue}" at ${address}`,
             `Metrics at ${metrics?.url ?? '(off)'}; the Temporal SDK's at ${temporalMetricsUrl(config) ?? '(off)'}`,
             payloadsLine(config),
+            secretsLine(secrets),
           ],
         );
         await untilStopped(running.done);

@@ -10,6 +10,7 @@ import {
 } from '../../domain/notify/endpoints';
 import { cliActor } from '../../domain/audit/events';
 import { cliOutboundPolicy } from '../../runtime/config';
+import { cliSecretsKeys, secretBoxOf } from '../../runtime/stored-secrets';
 import { emit, table, withDatabase } from '../output';
 
 const list = (value: string) => value.split(',').map((item) => item.trim()).filter(Boolean);
@@ -27,7 +28,8 @@ export function webhookCommands(): Command {
     .action(
       withDatabase(async (db, options: { org: string; url: string; events: string[]; description?: string }, command, config) => {
         const org = await findOrganization(db, options.org);
-        const { endpoint, secret } = await createWebhookEndpoint(db, org.id, { url: options.url, eventTypes: options.events, description: options.description }, cliOutboundPolicy(config));
+        const secrets = secretBoxOf(cliSecretsKeys(config));
+        const { endpoint, secret } = await createWebhookEndpoint(db, secrets, org.id, { url: options.url, eventTypes: options.events, description: options.description }, cliOutboundPolicy(config));
         emit(command, { ...endpoint, secret }, [
           `Registered ${endpoint.url} (${endpoint.id}) for ${org.slug}: ${endpoint.eventTypes.join(', ')}`,
           '',

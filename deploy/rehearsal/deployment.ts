@@ -209,14 +209,16 @@ export class Deployment {
 }
 
 /**
- * The `.env` a user writes before `docker compose up`: the database password, the payload key (made as the README
- * says, with `gatehouse temporal payload-key`) and where people reach the service. Kept in the rehearsal's folder.
+ * The `.env` a user writes before `docker compose up`: the database password, the payload key and the stored
+ * secrets' key (made as the README says, with `gatehouse temporal payload-key` and `gatehouse secrets key`) and where
+ * people reach the service. Kept in the rehearsal's folder.
  */
 async function dotEnv(folder: string, publicUrl: string): Promise<Variables> {
-  const { stdout } = await run(process.execPath, [gatehouseBin, 'temporal', 'payload-key', '--json']);
+  const newKey = async (...command: string[]) => (JSON.parse((await run(process.execPath, [gatehouseBin, ...command, '--json'])).stdout) as { key: string }).key;
   const variables: Variables = {
     POSTGRES_PASSWORD: randomBytes(12).toString('hex'),
-    PAYLOAD_ENCRYPTION_KEYS: (JSON.parse(stdout) as { key: string }).key,
+    PAYLOAD_ENCRYPTION_KEYS: await newKey('temporal', 'payload-key'),
+    SECRETS_ENCRYPTION_KEYS: await newKey('secrets', 'key'),
     PUBLIC_URL: publicUrl,
   };
   mkdirSync(folder, { recursive: true });

@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Queryable } from '../../db/database';
+import { openJson, placeOf, sealJson, type SealedColumn } from '../kit/sealed-columns';
+import type { SecretBox } from '../kit/secret-box';
 
 // What the OAuth authorization server keeps between requests, in PostgreSQL (the `oauth_records` table): every
 // api host reads the same interactions, grants, codes and tokens. The server (oidc-provider, api/oauth) names
@@ -138,12 +140,20 @@ export async function endGrant(db: Queryable, grantId: string): Promise<void> {
   await db.query(`DELETE FROM oauth_records WHERE grant_id = $1 OR (kind = 'Grant' AND id_digest = $2)`, [grantId, oauthRecordDigest(grantId)]);
 }
 
+/** Where the authorization server's own secrets are kept, sealed: each a JSON document, sealed whole. */
+export const oauthSecretsColumn: SealedColumn = { table: 'oauth_secrets', column: 'value', rowKey: 'name', json: true };
+
 /**
  * One of the authorization server's own secrets (its cookie keys, its signing keys): made by `make` the first time
  * any api asks, and the same for every api after (the first insert wins).
  */
-export async function oauthSecret<T>(db: Queryable, name: string, make: () => T): Promise<T> {
-  await db.query(`INSERT INTO oauth_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, JSON.stringify(make())]);
-  const { rows } = await db.query(`SELECT value FROM oauth_secrets WHERE name = $1`, [name]);
-  return rows[0].value as T;
+export async function oauthSecret<T>(db: Queryable, secrets: SecretBox, name: string, make: () => T): Promise<T> {
+  const place = placeOf(oauthSecretsColumn, name);
+  const read = async () => (await db.query(`SELECT value FROM oauth_secrets WHERE name = $1`, [name])).rows[0]?.value as unknown;
+  let stored = await read();
+  if (stored === undefined) {
+    await db.query(`INSERT INTO oauth_secrets (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, [name, sealJson(secrets, make(), place)]);
+    stored = await read();
+  }
+  return openJson<T>(secrets, stored, place);
 }

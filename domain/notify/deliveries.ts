@@ -4,6 +4,9 @@ import { recordAudit, type ActorRef } from '../audit/events';
 import { reviewWebUrl } from '../gate/links';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
+import { placeOf } from '../kit/sealed-columns';
+import type { SecretBox } from '../kit/secret-box';
+import { endpointSecretColumn } from './endpoints';
 import { decodeCursor, toPage, type Page } from '../kit/pagination';
 import { hostOf, postOutbound, type OutboundRules } from './outbound';
 
@@ -126,9 +129,9 @@ export class DeliveryAttemptFailed extends Error {}
  * every attempt and redelivery), recorded whatever its outcome. Answers the delivery's status: `delivered`, or
  * `failed` without trying when its endpoint was removed or switched off; throws DeliveryAttemptFailed otherwise.
  */
-export async function attemptDelivery(db: Database, deliveryId: string, settings: DeliverySettings, now = new Date()): Promise<DeliveryStatus> {
+export async function attemptDelivery(db: Database, secrets: SecretBox, deliveryId: string, settings: DeliverySettings, now = new Date()): Promise<DeliveryStatus> {
   const { rows } = await db.query(
-    `SELECT d.status, e.url, e.secret, e.enabled, ev.id AS event_id, ev.type, ev.created_at, ev.data
+    `SELECT d.status, d.endpoint_id, e.url, e.secret, e.enabled, ev.id AS event_id, ev.type, ev.created_at, ev.data
      FROM webhook_deliveries d
      LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
      JOIN webhook_events ev ON ev.id = d.event_id
@@ -146,16 +149,17 @@ export async function attemptDelivery(db: Database, deliveryId: string, settings
     return 'failed';
   }
   const body = webhookBody(row, settings.publicUrl);
-  const signature = new Webhook(row.secret).sign(row.event_id, now, body);
-  const headers = {
-    'webhook-id': row.event_id,
-    'webhook-timestamp': Math.floor(now.getTime() / 1000).toString(),
-    'webhook-signature': signature,
-    'user-agent': 'Gatehouse-Webhooks/1',
-  };
   let status: number | null = null;
   let problem: string | null = null;
   try {
+    // A secret that does not open (its key no longer held) fails the attempt like a receiver away, in the log.
+    const secret = secrets.open(row.secret, placeOf(endpointSecretColumn, row.endpoint_id));
+    const headers = {
+      'webhook-id': row.event_id,
+      'webhook-timestamp': Math.floor(now.getTime() / 1000).toString(),
+      'webhook-signature': new Webhook(secret).sign(row.event_id, now, body),
+      'user-agent': 'Gatehouse-Webhooks/1',
+    };
     const answer = await postOutbound(row.url, body, headers, { policy: settings.policy, timeoutMs: settings.timeoutMs, signal: settings.signal });
     status = answer.status;
     if (status < 200 || status > 299) problem = `HTTP ${status}${answer.body ? `: ${answer.body.replace(/\s+/g, ' ').slice(0, 200)}` : ''}`;

@@ -3,6 +3,8 @@ import type { Database, Queryable } from '../../db/database';
 import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
+import { placeOf, type SealedColumn } from '../kit/sealed-columns';
+import type { SecretBox } from '../kit/secret-box';
 import { checkOutboundUrl, hostOf, type OutboundRules } from './outbound';
 
 /** What an organization can be told of, and when each is sent. */
@@ -72,6 +74,9 @@ const endpointOf = (row: EndpointRow): WebhookEndpoint => ({
   updatedAt: row.updated_at.toISOString(),
 });
 
+/** Where an endpoint's signing secret is kept, sealed: every delivery is signed with it, so it is read back. */
+export const endpointSecretColumn: SealedColumn = { table: 'webhook_endpoints', column: 'secret', rowKey: 'id' };
+
 /** A Standard Webhooks signing secret: whsec_ and 24 random bytes in base64. */
 function newSigningSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
@@ -87,6 +92,7 @@ function checkEventTypes(types: string[]): WebhookEventType[] {
 /** Registers an endpoint; the answer carries its signing secret, shown this once. */
 export async function createWebhookEndpoint(
   db: Database,
+  secrets: SecretBox,
   orgId: string,
   input: { url: string; description?: string | null; eventTypes: string[] },
   policy: OutboundRules,
@@ -95,11 +101,12 @@ export async function createWebhookEndpoint(
   const eventTypes = checkEventTypes(input.eventTypes);
   const url = await checkOutboundUrl(input.url, policy);
   const secret = newSigningSecret();
+  const id = newId('whk');
   return db.transaction(async (tx) => {
     const { rows } = await tx.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (id, org_id, url, description, event_types, secret, created_by)
        VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING *`,
-      [newId('whk'), orgId, url, input.description ?? null, eventTypes, secret, by.type === 'user' ? by.id : null],
+      [id, orgId, url, input.description ?? null, eventTypes, secrets.seal(secret, placeOf(endpointSecretColumn, id)), by.type === 'user' ? by.id : null],
     );
     const endpoint = endpointOf(rows[0]!);
     await recordAudit(tx, orgId, { type: 'webhook.created', actor: by, resourceId: endpoint.id, data: { host: hostOf(url), event_types: eventTypes } });

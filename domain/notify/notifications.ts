@@ -5,6 +5,8 @@ import { changesetOperation } from '../gate/changesets/schema';
 import { reviewWebUrl } from '../gate/links';
 import { getReview } from '../gate/reviews/reads';
 import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
+import { placeOf, type SealedColumn } from '../kit/sealed-columns';
+import type { SecretBox } from '../kit/secret-box';
 import { decisionLinkUrl, issueDecisionLinks, type DecisionLinkPair } from './decision-links';
 import type { Email, Mailer } from './mailer';
 import { postOutbound, type OutboundRules } from './outbound';
@@ -17,6 +19,9 @@ export const personalNotifications = {
   'webhook.disabled': 'A webhook endpoint kept failing and was switched off (owners)',
 } as const;
 export type PersonalNotification = keyof typeof personalNotifications;
+
+/** Where the organization's Slack webhook URL is kept, sealed: whoever holds it can post to the channel. */
+export const slackWebhookUrlColumn: SealedColumn = { table: 'organizations', column: 'slack_webhook_url', rowKey: 'id' };
 
 /** Who is told of a held write, in turn: reviewers at once, then admins, then owners, each after the organization's wait. */
 export const reviewTiers = [
@@ -102,6 +107,7 @@ interface ReviewFacts {
  */
 export async function superviseReviewStep(
   db: Database,
+  secrets: SecretBox,
   reviewId: string,
   fromTier: number,
   settings: NotifySettings,
@@ -189,7 +195,8 @@ export async function superviseReviewStep(
     );
     if (review.slack_webhook_url) {
       const message = JSON.stringify(await slackReviewMessage(db, { id: reviewId, orgId: review.org_id, headline, reason, link }));
-      const answer = await postOutbound(review.slack_webhook_url, message, {}, { policy: settings.policy });
+      const slackWebhookUrl = secrets.open(review.slack_webhook_url, placeOf(slackWebhookUrlColumn, review.org_id));
+      const answer = await postOutbound(slackWebhookUrl, message, {}, { policy: settings.policy });
       if (answer.status < 200 || answer.status > 299) throw new Error(`the Slack webhook answered HTTP ${answer.status}`);
     }
   } catch (error) {

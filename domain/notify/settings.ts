@@ -1,8 +1,10 @@
 import type { Database, Queryable } from '../../db/database';
 import { recordAudit, type ActorRef } from '../audit/events';
 import { AppError } from '../kit/errors';
+import { placeOf } from '../kit/sealed-columns';
+import type { SecretBox } from '../kit/secret-box';
 import { checkOutboundUrl, type OutboundRules } from './outbound';
-import { personalNotifications, type PersonalNotification } from './notifications';
+import { personalNotifications, slackWebhookUrlColumn, type PersonalNotification } from './notifications';
 
 /** How an organization's people are told of held writes: when a review escalates, and its Slack channel. */
 export interface ReviewNotificationSettings {
@@ -12,13 +14,14 @@ export interface ReviewNotificationSettings {
   slackWebhookUrl: string | null;
 }
 
-export async function findReviewNotificationSettings(db: Queryable, orgId: string): Promise<ReviewNotificationSettings> {
+export async function findReviewNotificationSettings(db: Queryable, secrets: SecretBox, orgId: string): Promise<ReviewNotificationSettings> {
   const { rows } = await db.query<{ review_escalation_ms: number | null; slack_webhook_url: string | null }>(
     'SELECT review_escalation_ms::float8 AS review_escalation_ms, slack_webhook_url FROM organizations WHERE id = $1',
     [orgId],
   );
   if (!rows[0]) throw new AppError('not_found', `no organization ${orgId}`);
-  return { reviewEscalationMs: rows[0].review_escalation_ms, slackWebhookUrl: rows[0].slack_webhook_url };
+  const stored = rows[0].slack_webhook_url;
+  return { reviewEscalationMs: rows[0].review_escalation_ms, slackWebhookUrl: stored === null ? null : secrets.open(stored, placeOf(slackWebhookUrlColumn, orgId)) };
 }
 
 export { parseWait, shownWait } from '../kit/durations';
@@ -28,6 +31,7 @@ const longestEscalationMs = 30 * 24 * 60 * 60 * 1000;
 
 export async function updateReviewNotificationSettings(
   db: Database,
+  secrets: SecretBox,
   orgId: string,
   change: Partial<ReviewNotificationSettings>,
   policy: OutboundRules,
@@ -46,13 +50,13 @@ export async function updateReviewNotificationSettings(
          slack_webhook_url = CASE WHEN $4 THEN $5 ELSE slack_webhook_url END,
          updated_at = now()
        WHERE id = $1`,
-      [orgId, escalation !== undefined, escalation ?? null, slack !== undefined, slack ?? null],
+      [orgId, escalation !== undefined, escalation ?? null, slack !== undefined, slack ? secrets.seal(slack, placeOf(slackWebhookUrlColumn, orgId)) : null],
     );
     const data: Record<string, unknown> = {};
     if (escalation !== undefined) data.review_escalation_ms = escalation;
     if (slack !== undefined) data.slack_webhook = slack === null ? null : 'set';
     await recordAudit(tx, orgId, { type: 'organization.updated', actor: by, data });
-    return findReviewNotificationSettings(tx, orgId);
+    return findReviewNotificationSettings(tx, secrets, orgId);
   });
 }
 

@@ -1,10 +1,15 @@
 import type { Database, Queryable } from '../../db/database';
 import { recordAudit, type ActorRef } from '../audit/events';
 import { invalidFields } from '../kit/errors';
+import { placeOf, type SealedColumn } from '../kit/sealed-columns';
+import type { SecretBox } from '../kit/secret-box';
 
 // An organization's Slack app, as Gatehouse knows it: the signing secret that proves a request came from Slack
 // (written, never read back: what anyone sees is whether it is set) and the Slack workspace (team) presses must
 // come from.
+
+/** Where an organization's Slack signing secret is kept, sealed: every press is verified with it, so it is read back. */
+export const slackSigningSecretColumn: SealedColumn = { table: 'slack_apps', column: 'signing_secret', rowKey: 'org_id' };
 
 /** What is shown of an organization's Slack app. */
 export interface SlackAppSettings {
@@ -34,6 +39,7 @@ const teamIdShape = /^[A-Z0-9]{2,30}$/;
  */
 export async function updateSlackAppSettings(
   db: Database,
+  secrets: SecretBox,
   orgId: string,
   change: { signingSecret?: string | null; teamId?: string | null },
   by: ActorRef,
@@ -48,15 +54,17 @@ export async function updateSlackAppSettings(
   }
   if (problems.length) throw invalidFields(problems);
   return db.transaction(async (tx) => {
+    const place = placeOf(slackSigningSecretColumn, orgId);
     const before = await tx.query('SELECT signing_secret FROM slack_apps WHERE org_id = $1 FOR UPDATE', [orgId]);
-    const secretChanged = signingSecret !== undefined && signingSecret !== (before.rows[0]?.signing_secret ?? null);
+    const stored: string | null = before.rows[0]?.signing_secret ?? null;
+    const secretChanged = signingSecret !== undefined && signingSecret !== (stored === null ? null : openedOrUnknown(secrets, stored, place));
     await tx.query(
       `INSERT INTO slack_apps (org_id, signing_secret, team_id) VALUES ($1, CASE WHEN $2 THEN $3 END, CASE WHEN $4 THEN $5 END)
        ON CONFLICT (org_id) DO UPDATE SET
          signing_secret = CASE WHEN $2 THEN $3 ELSE slack_apps.signing_secret END,
          team_id = CASE WHEN $4 THEN $5 ELSE slack_apps.team_id END,
          updated_at = now()`,
-      [orgId, signingSecret !== undefined, signingSecret ?? null, teamId !== undefined, teamId ?? null],
+      [orgId, signingSecret !== undefined, signingSecret ? secrets.seal(signingSecret, place) : null, teamId !== undefined, teamId ?? null],
     );
     const data: Record<string, unknown> = {};
     if (signingSecret !== undefined) data.slack_signing_secret = signingSecret === null ? null : 'set';
@@ -65,6 +73,15 @@ export async function updateSlackAppSettings(
     if (secretChanged) await unlinkEverySlackUser(tx, orgId, by);
     return findSlackAppSettings(tx, orgId);
   });
+}
+
+/** The secret stored, or undefined when it does not open here (a secret that cannot be read is replaced as a changed one). */
+function openedOrUnknown(secrets: SecretBox, stored: string, place: string): string | undefined {
+  try {
+    return secrets.open(stored, place);
+  } catch {
+    return undefined;
+  }
 }
 
 async function unlinkEverySlackUser(tx: Queryable, orgId: string, by: ActorRef): Promise<void> {
@@ -92,11 +109,13 @@ export interface SlackAppSecret {
  * organization or it set no signing secret: the request is then refused exactly as a badly signed one is
  * (domain/notify/slack-requests.ts), so that the endpoint does not tell which organizations exist or use Slack.
  */
-export async function findSlackAppSecret(db: Queryable, orgIdOrSlug: string): Promise<SlackAppSecret | undefined> {
+export async function findSlackAppSecret(db: Queryable, secrets: SecretBox, orgIdOrSlug: string): Promise<SlackAppSecret | undefined> {
   const { rows } = await db.query(
     `SELECT o.id, a.signing_secret, a.team_id FROM organizations o JOIN slack_apps a ON a.org_id = o.id
      WHERE (o.id = $1 OR o.slug = $1) AND a.signing_secret IS NOT NULL`,
     [orgIdOrSlug],
   );
-  return rows[0] ? { orgId: rows[0].id, signingSecret: rows[0].signing_secret, teamId: rows[0].team_id } : undefined;
+  const app = rows[0];
+  if (!app) return undefined;
+  return { orgId: app.id, signingSecret: secrets.open(app.signing_secret, placeOf(slackSigningSecretColumn, app.id)), teamId: app.team_id };
 }

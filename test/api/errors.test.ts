@@ -176,7 +176,7 @@ describe('every error is in the envelope', () => {
 
   it('a database out of reach: 503 unavailable, not a 500', async () => {
     const unreachable = connectDatabase('postgres://gatehouse@127.0.0.1:1/none', { retryForMs: 200 });
-    const app = await buildApp({ db: unreachable, gate: {} as never, publicUrl: 'http://x', logLevel: 'silent' });
+    const app = await buildApp({ db: unreachable, gate: {} as never, publicUrl: 'http://x', logLevel: 'silent', secrets: h.secrets });
     try {
       const response = await app.inject({ method: 'GET', url: '/api/v1/tasks', headers: { authorization: `Bearer ${org.readWriteToken}` } });
       expectEnvelope(response, 503, 'unavailable');
@@ -193,7 +193,7 @@ describe('every error is in the envelope', () => {
         throw new Error('syntax error at or near "SELECT token_digest FROM api_keys" at Object.query (/srv/db.ts:12:3)');
       }) as Database['query'],
     };
-    const app = await buildApp({ db: broken, gate: {} as never, publicUrl: 'http://x', logLevel: 'silent' });
+    const app = await buildApp({ db: broken, gate: {} as never, publicUrl: 'http://x', logLevel: 'silent', secrets: h.secrets });
     const response = await app.inject({ method: 'GET', url: '/api/v1/tasks', headers: { authorization: `Bearer ${org.readWriteToken}` } });
     const body = expectEnvelope(response, 500, 'internal_error');
     expect(JSON.stringify(body)).not.toMatch(/SELECT|api_keys|db\.ts|at Object/);

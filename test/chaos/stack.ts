@@ -5,6 +5,7 @@ import { connectDatabase, type Database } from '../../db/database';
 import { createScratchDatabase, localAdminUrl } from '../../db/scratch-database';
 import { freePort, startTemporalDevServer, type TemporalDevServer } from '../../runtime/temporal-dev-server';
 import { cleanEnv } from '../support/cli';
+import { testSecretsEnv } from '../support/secrets';
 import { createChaosOrganization, type ChaosOrganization } from './fixture';
 import { startOwnCluster, type OwnCluster } from './postgres-cluster';
 import { GatehouseProcess } from './processes';
@@ -124,6 +125,7 @@ export async function createStack(id: string, options: StackOptions, suite: Suit
     const org = await createChaosOrganization(db, options.agents ?? 8);
     const port = await freePort();
     const shared = cleanEnv({
+      ...testSecretsEnv,
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: temporal.address,
       TEMPORAL_TASK_QUEUE: 'chaos',

@@ -11,9 +11,11 @@ import { freePort, startTemporalDevServer } from '../../runtime/temporal-dev-ser
 import { createApiKey } from '../../domain/identity/api-keys';
 import { cleanEnv, runCli, startCli } from '../support/cli';
 import { json, startHarness, type Harness } from '../support/harness';
+import { testSecrets, testSecretsEnv } from '../support/secrets';
+import { loadConfig } from '../../runtime/config';
 
 let h: Harness;
-const env = () => cleanEnv({ DATABASE_URL: inject('databaseUrl') });
+const env = () => cleanEnv({ ...testSecretsEnv, DATABASE_URL: inject('databaseUrl') });
 const slug = `cli-${Date.now().toString(36)}`;
 const dir = mkdtempSync(join(tmpdir(), 'gatehouse-cli-'));
 
@@ -173,13 +175,25 @@ describe('gatehouse CLI', { timeout: 180_000 }, () => {
     const notLoopback = await runCli(['webhook', 'create', '--org', slug, '--url', 'http://127.0.0.1:9/hook', '--events', 'write.applied', '--json'], env());
     expect(notLoopback.json.error.message).toContain('https');
 
+    // With a server's DATABASE_URL, the secret is sealed with SECRETS_ENCRYPTION_KEYS: without it, nothing is made.
+    const keyless = await runCli(['webhook', 'create', '--org', slug, '--url', 'http://127.0.0.1:9/hook', '--events', 'write.applied', '--json'], {
+      ...loopback,
+      SECRETS_ENCRYPTION_KEYS: '',
+    });
+    expect(keyless.code).toBe(1);
+    expect(keyless.json.error).toMatchObject({ code: 'invalid_config', message: expect.stringContaining('this command needs SECRETS_ENCRYPTION_KEYS') });
+    expect((await runCli(['webhook', 'list', '--org', slug, '--json'], env())).json).toEqual([]);
+
     const created = await runCli(['webhook', 'create', '--org', slug, '--url', 'http://127.0.0.1:9/hook', '--events', 'write.applied,key.created'], loopback);
     expect(created.code).toBe(0);
     expect(created.stdout).toMatch(/shown once/);
-    expect(created.stdout).toMatch(/whsec_/);
+    const secret = /whsec_\S+/.exec(created.stdout)![0];
     const [endpoint] = (await runCli(['webhook', 'list', '--org', slug, '--json'], env())).json;
     expect(endpoint).toMatchObject({ url: 'http://127.0.0.1:9/hook', eventTypes: ['write.applied', 'key.created'], enabled: true });
     expect(JSON.stringify(endpoint)).not.toContain('whsec_');
+    const { rows: stored } = await h.db.query('SELECT secret FROM webhook_endpoints WHERE id = $1', [endpoint.id]);
+    expect(stored[0].secret).toMatch(/^sealed:v1:test:/);
+    expect(testSecrets.open(stored[0].secret, `webhook_endpoints.secret:${endpoint.id}`)).toBe(secret);
 
     const off = await runCli(['webhook', 'update', '--org', slug, '--id', endpoint.id, '--disable', '--json'], env());
     expect(off.json).toMatchObject({ enabled: false, disabledReason: 'Switched off by a person' });
@@ -216,6 +230,32 @@ describe('gatehouse CLI', { timeout: 180_000 }, () => {
     expect(shown.stdout).toContain('Review escalation: after 30m (admins, then owners)');
     const off = await runCli(['org', 'notifications', '--org', slug, '--review-escalation', 'off', '--json'], env());
     expect(off.json.reviewEscalationMs).toBeNull();
+  });
+
+  it('secrets key prints a key SECRETS_ENCRYPTION_KEYS takes; secrets reseal seals what is plain and counts the values by key', async () => {
+    const made = await runCli(['secrets', 'key', '--id', 'ops-2', '--json'], cleanEnv({}));
+    expect(made.code, made.stderr).toBe(0);
+    expect(made.json.id).toBe('ops-2');
+    expect(loadConfig({ SECRETS_ENCRYPTION_KEYS: made.json.key }).secrets.keys?.map((key) => key.id)).toEqual(['ops-2']);
+    expect((await runCli(['secrets', 'key', '--id', 'not an id'], cleanEnv({}))).stderr).toContain('--id takes letters');
+
+    // A Slack webhook as an older version stored it, in plain text: sealed by the command, as at every start.
+    const { rows: orgs } = await h.db.query('SELECT id FROM organizations WHERE slug = $1', [slug]);
+    await h.db.query('UPDATE organizations SET slack_webhook_url = $2 WHERE id = $1', [orgs[0].id, 'https://hooks.slack.com/services/T0/B0/older']);
+    const resealed = await runCli(['secrets', 'reseal', '--json'], env());
+    expect(resealed.code, resealed.stderr).toBe(0);
+    expect(resealed.json).toMatchObject({ sealing_key: 'test', unreadable: [], plain: 0, removable_keys: [] });
+    expect(resealed.json.sealed).toBeGreaterThanOrEqual(1);
+    expect(resealed.json.by_key.test).toBeGreaterThanOrEqual(1);
+    const { rows } = await h.db.query('SELECT slack_webhook_url FROM organizations WHERE id = $1', [orgs[0].id]);
+    expect(testSecrets.open(rows[0].slack_webhook_url, `organizations.slack_webhook_url:${orgs[0].id}`)).toBe('https://hooks.slack.com/services/T0/B0/older');
+    expect(rows[0].slack_webhook_url).toMatch(/^sealed:v1:test:/);
+    const shown = await runCli(['org', 'notifications', '--org', slug], env());
+    expect(shown.stdout).toContain('Slack webhook: https://hooks.slack.com/services/T0/B0/older');
+    const human = await runCli(['secrets', 'reseal'], env());
+    expect(human.stdout).toMatch(/^Sealed \d+ values? kept in plain text and resealed \d+ values? sealed with an older key, with key "test"\./);
+    expect(human.stdout).toMatch(/KEY\s+VALUES\n\s*test\s+\d+\s+seals/);
+    await h.db.query('UPDATE organizations SET slack_webhook_url = NULL WHERE id = $1', [orgs[0].id]);
   });
 
   it('migrate reports an up-to-date schema', async () => {

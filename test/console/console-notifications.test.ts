@@ -45,8 +45,12 @@ const escalation = () => page.getByRole('region', { name: 'Review escalation and
 const waitField = () => page.getByLabel('Wait before the next tier');
 const urlField = () => page.getByLabel('Incoming webhook URL');
 const focusedId = (on: Page) => on.evaluate(() => (globalThis as any).document.activeElement?.id as string);
-const settingsInDatabase = async () =>
-  (await h.db.query('SELECT review_escalation_ms, slack_webhook_url FROM organizations WHERE id = $1', [acme.organization.id])).rows[0];
+/** The row, its Slack webhook URL opened (it is kept sealed). */
+const settingsInDatabase = async () => {
+  const row = (await h.db.query('SELECT review_escalation_ms, slack_webhook_url FROM organizations WHERE id = $1', [acme.organization.id])).rows[0];
+  if (row.slack_webhook_url !== null) expect(row.slack_webhook_url).toMatch(/^sealed:v1:test:/);
+  return { ...row, slack_webhook_url: row.slack_webhook_url && h.secrets.open(row.slack_webhook_url, `organizations.slack_webhook_url:${acme.organization.id}`) };
+};
 const notificationsOf = async (person: TestPerson) => (await h.db.query('SELECT notifications FROM users WHERE id = $1', [person.user.id])).rows[0].notifications;
 
 describe('Settings → Notifications', () => {

@@ -8,6 +8,7 @@ import { createWebhookEndpoint, updateWebhookEndpoint } from '../../domain/notif
 import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { testSecrets } from '../support/secrets';
 
 // The overview against the real api, worker, Temporal and PostgreSQL: its figures for a known sequence of agents'
 // writes (held and denied by the test policy: titles "review…" and "deny…"), per organization and never another's;
@@ -41,7 +42,7 @@ async function read(token: string): Promise<number> {
 const loopback = { allowLoopback: true, allowPrivate: false };
 
 async function endpointSwitchedOff(db: Database, orgId: string, url: string): Promise<string> {
-  const { endpoint } = await createWebhookEndpoint(db, orgId, { url, eventTypes: ['write.applied'] }, loopback);
+  const { endpoint } = await createWebhookEndpoint(db, testSecrets, orgId, { url, eventTypes: ['write.applied'] }, loopback);
   const eventId = newId('evt');
   const deliveryId = newId('whd');
   await db.query(`INSERT INTO webhook_events (id, org_id, type, data, relayed_at) VALUES ($1, $2, 'write.applied', '{}', now())`, [eventId, orgId]);
@@ -169,7 +170,7 @@ describe('the overview operation', () => {
 
   it('lists an endpoint Gatehouse switched off (its URL for those who manage webhooks only), not one a person switched off', async () => {
     const endpointId = await endpointSwitchedOff(h.db, acme.organization.id, 'http://127.0.0.1:9/acme-hook');
-    const { endpoint: quiet } = await createWebhookEndpoint(h.db, acme.organization.id, { url: 'http://127.0.0.1:9/quiet', eventTypes: ['write.applied'] }, loopback);
+    const { endpoint: quiet } = await createWebhookEndpoint(h.db, h.secrets, acme.organization.id, { url: 'http://127.0.0.1:9/quiet', eventTypes: ['write.applied'] }, loopback);
     await updateWebhookEndpoint(h.db, acme.organization.id, quiet.id, { enabled: false }, loopback);
     const switchedOff = (await overviewOf(acmeOwner)).needs_a_person.filter((need: { kind: string }) => need.kind === 'webhook_switched_off');
     expect(switchedOff).toEqual([

@@ -89,7 +89,7 @@ describe('the review queue', () => {
     await viaMcp.waitFor({ timeout: 10_000 });
     expect(await viaMcp.innerText()).toContain('Over MCP');
 
-    const second = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent' });
+    const second = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', secrets: h.secrets });
     await second.listen({ port: 0, host: '127.0.0.1' });
     try {
       const other = `http://127.0.0.1:${(second.server.address() as { port: number }).port}`;

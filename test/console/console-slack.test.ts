@@ -65,7 +65,11 @@ describe('Settings → Notifications: Slack buttons', () => {
     await page.getByLabel('Workspace id').fill('T0ACME');
     await page.getByRole('button', { name: 'Save the Slack app' }).click();
     await slackApp(page).getByRole('status').getByText('Saved.').waitFor();
-    expect(await stored()).toEqual({ signing_secret: secret, team_id: 'T0ACME' });
+    // Kept sealed (SECRETS_ENCRYPTION_KEYS), for this organization's row only.
+    const row = await stored();
+    expect(row.team_id).toBe('T0ACME');
+    expect(row.signing_secret).toMatch(/^sealed:v1:test:/);
+    expect(h.secrets.open(row.signing_secret, `slack_apps.signing_secret:${acme.organization.id}`)).toBe(secret);
     expect(await page.getByLabel('Signing secret').inputValue()).toBe('');
 
     await page.reload();

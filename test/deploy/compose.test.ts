@@ -79,6 +79,12 @@ describe('docker-compose.yml', () => {
     expect(services['temporal-ui']!.environment!.TEMPORAL_CODEC_ENDPOINT).toBe('http://localhost:${CODEC_PORT:-8234}');
   });
 
+  it('seals the stored secrets with one required key, the api and the worker alike (the codec has no use for it)', () => {
+    const keys = '${SECRETS_ENCRYPTION_KEYS:?put SECRETS_ENCRYPTION_KEYS in .env (see the README; npx gatehouse secrets key makes one)}';
+    for (const name of ['api', 'worker']) expect(services[name]!.environment!.SECRETS_ENCRYPTION_KEYS, name).toBe(keys);
+    expect(services.codec!.environment!.SECRETS_ENCRYPTION_KEYS).toBeUndefined();
+  });
+
   it('mounts setup scripts that exist, and registers the search attributes the code uses', () => {
     for (const name of ['temporal-schema', 'temporal-admin-tools']) {
       const service = services[name]!;
@@ -169,8 +175,8 @@ describe("the rehearsal's reading of docker-compose.yml", () => {
     expect(() => interpolate('${KEY:?put KEY in .env}', {})).toThrow('put KEY in .env');
   });
 
-  it("hands the api and the worker compose's environment, the payload key required", () => {
-    const variables = { PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA', POSTGRES_PASSWORD: 'secret' };
+  it("hands the api and the worker compose's environment, the payload and secrets keys required", () => {
+    const variables = { PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA', SECRETS_ENCRYPTION_KEYS: 's1:BBBB', POSTGRES_PASSWORD: 'secret' };
     const api = serviceEnvironment(readCompose(), 'api', variables);
     expect(api).toMatchObject({
       DATABASE_URL: 'postgres://gatehouse:secret@postgres:5432/gatehouse',
@@ -180,11 +186,13 @@ describe("the rehearsal's reading of docker-compose.yml", () => {
       TRUST_PROXY: '1',
       METRICS_HOST: '0.0.0.0',
       PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA',
+      SECRETS_ENCRYPTION_KEYS: 's1:BBBB',
     });
     // One proxy in front (Caddy): the client is the address it appended to X-Forwarded-For, never one the client wrote.
     expect(loadConfig({ ...api, PAYLOAD_ENCRYPTION_KEYS: undefined }).trustProxy).toBe(1);
     expect(serviceEnvironment(readCompose(), 'worker', variables).DATABASE_URL).toBe(api.DATABASE_URL);
     expect(() => serviceEnvironment(readCompose(), 'worker', {})).toThrow(/PAYLOAD_ENCRYPTION_KEYS/);
+    expect(() => serviceEnvironment(readCompose(), 'api', { PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA' })).toThrow(/SECRETS_ENCRYPTION_KEYS/);
   });
 });
 

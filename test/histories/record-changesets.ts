@@ -21,6 +21,7 @@ import { setPolicySet } from '../../domain/policy-sets/versions';
 import { findTemporalCli } from '../../runtime/temporal-binary';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
+import { testSecrets } from '../support/secrets';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const only = process.argv.slice(3);
@@ -40,10 +41,10 @@ const connection = await Connection.connect({ address: temporal.address });
 const client = new Client({ connection });
 const workerConnection = await NativeConnection.connect({ address: temporal.address });
 // A short expiry and re-read, so that the expiry and the lost-signal paths are recorded in seconds.
-const worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, db, reviewExpiryMs: 4000, reviewRecheckMs: 1000 });
+const worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, db, secrets: testSecrets, reviewExpiryMs: 4000, reviewRecheckMs: 1000 });
 const running = worker.run();
 const gate = createGateClient(client, { taskQueue });
-const app = await buildApp({ db, gate, publicUrl: 'http://gatehouse.test', logLevel: 'silent' });
+const app = await buildApp({ db, gate, publicUrl: 'http://gatehouse.test', logLevel: 'silent', secrets: testSecrets });
 
 const org = await createOrganization(db, { slug: 'histories', name: 'Histories', plan: 'business' });
 await setPolicySet(db, org.id, policy, 'histories');

@@ -27,6 +27,7 @@ import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 import { reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from '../../workflows/messages';
 import { startReceiver } from '../support/receiver';
+import { testSecrets } from '../support/secrets';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const folder = new URL('./notify/', import.meta.url);
@@ -52,6 +53,7 @@ const worker = await createWorker({
   namespace: 'default',
   taskQueue,
   db,
+  secrets: testSecrets,
   reviewExpiryMs: 60_000,
   webhooks: { policy: loopback, publicUrl: 'http://gatehouse.test', timeoutMs: 2000, disableAfter: 1 },
 });
@@ -63,14 +65,14 @@ const relay = startOutboxRelay({
   retry: { initialIntervalMs: 100, backoffCoefficient: 2, maximumIntervalMs: 500, maximumAttempts: 2 },
   everyMs: 100,
 });
-const app = await buildApp({ db, gate: createGateClient(client, { taskQueue }), publicUrl: 'http://gatehouse.test', logLevel: 'silent' });
+const app = await buildApp({ db, gate: createGateClient(client, { taskQueue }), publicUrl: 'http://gatehouse.test', logLevel: 'silent', secrets: testSecrets });
 
 const org = await createOrganization(db, { slug: 'histories', name: 'Histories', plan: 'business' });
 await setPolicySet(db, org.id, policy, 'histories');
 const agent = (await createApiKey(db, { orgId: org.id, label: 'agent', access: 'read_write' })).token;
 const reviewer = (await createPersonalToken(db, await createUser(db, { orgId: org.id, email: 'reviewer@histories.test', role: 'reviewer' }))).token;
 await createUser(db, { orgId: org.id, email: 'admin@histories.test', role: 'admin' });
-await createWebhookEndpoint(db, org.id, { url: `${receiver.url}/hook`, eventTypes: ['write.applied'] }, loopback);
+await createWebhookEndpoint(db, testSecrets, org.id, { url: `${receiver.url}/hook`, eventTypes: ['write.applied'] }, loopback);
 
 const call = async (method: 'POST', url: string, token: string, payload?: unknown) => {
   const response = await app.inject({ method, url: `/api${url}`, headers: { authorization: `Bearer ${token}` }, payload: payload as never });
@@ -119,7 +121,7 @@ try {
   await settle('delivery-failed', webhookDeliveryWorkflowId(failed));
 
   // A held write that escalates to the admins, then finds no owner, then is approved.
-  await updateReviewNotificationSettings(db, org.id, { reviewEscalationMs: 1000 }, loopback, system);
+  await updateReviewNotificationSettings(db, testSecrets, org.id, { reviewEscalationMs: 1000 }, loopback, system);
   const held = await call('POST', '/v1/tasks', agent, { title: 'review and escalate' });
   await eventOf("SELECT id FROM webhook_events WHERE type = 'review.created' AND data->>'review_id' = $1", [held.body.review.id]);
   await settle('supervise-escalated', reviewPeopleWorkflowId(held.body.review.id));

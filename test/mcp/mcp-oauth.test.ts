@@ -653,6 +653,7 @@ describe('what a client cannot do', () => {
       publicUrl: base,
       logLevel: 'silent',
       outbound: publicOnly,
+      secrets: h.secrets,
     });
     try {
       const clientId = `${https.origin}/strict/client.json`;

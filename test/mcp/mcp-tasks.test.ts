@@ -243,7 +243,7 @@ describe('a gated write as a task', () => {
 
 describe('durable and scoped', () => {
   it('a held task survives the api: created on one instance, answered after it is gone by another, from the database', async () => {
-    const first = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent' });
+    const first = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', secrets: h.secrets });
     const firstUrl = await listen(first);
     const before = await client(org.readWriteToken, firstUrl);
     const { task } = await callAsTask(before, 'create_task', { title: 'review across a restart' });
@@ -313,7 +313,7 @@ describe('held writes through REST and the task agree', () => {
 
 describe('review findings', () => {
   it('closing the api ends a tasks/result that waits on a review, rather than hanging until someone decides', async () => {
-    const app = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent' });
+    const app = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', secrets: h.secrets });
     const url = await listen(app);
     const mcp = await connectMcp(url, org.readWriteToken);
     const { task } = await callAsTask(mcp, 'create_task', { title: 'review while the api stops' });

@@ -47,7 +47,7 @@ afterAll(async () => {
 describe('a held write', () => {
   it("tells the organization's reviewers by email and Slack, with the review's page", async () => {
     const org = await h.createOrganization();
-    await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
+    await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
     const reviewId = await hold(org, 'review the quarterly numbers');
     const reviewer = `reviewer@${org.organization.slug}.test`;
     const mail = await mailTo(reviewer, reviewId);
@@ -97,7 +97,7 @@ describe('a held changeset', () => {
 
   it('is told as what it holds: how many writes and which, each with its decision; the links and buttons decide it whole', async () => {
     const org = await h.createOrganization();
-    await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
+    await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
     const reviewId = await holdChangeset(org);
     const mail = readMail(await mailTo(`reviewer@${org.organization.slug}.test`, reviewId));
     expect(mail.subject).toBe(`Review needed: ${headline}`);
@@ -135,7 +135,7 @@ describe('a held changeset', () => {
   it('divisible: the email and Slack say that rejecting some items is done on the review’s page; escalation names the writes too', async () => {
     const org = await h.createOrganization();
     const admin = await person(org, 'admin', 'admin');
-    await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${slack.url}/slack`, reviewEscalationMs: 1500 }, policy, system);
+    await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { slackWebhookUrl: `${slack.url}/slack`, reviewEscalationMs: 1500 }, policy, system);
     const reviewId = await holdChangeset(org, 'divisible');
     const mode = 'Divisible: approving applies all 5 together, denying writes none; to reject some items and approve the rest, open the review in the console.';
     const mail = readMail(await mailTo(`reviewer@${org.organization.slug}.test`, reviewId));
@@ -182,7 +182,7 @@ describe('escalation', () => {
     });
     expect(booked.statusCode, booked.body).toBe(201);
     expect(json(booked).data.kind).toBe('out_of_office');
-    await updateReviewNotificationSettings(h.db, orgId, { reviewEscalationMs: 2000 }, policy, system);
+    await updateReviewNotificationSettings(h.db, h.secrets, orgId, { reviewEscalationMs: 2000 }, policy, system);
 
     const reviewId = await hold(org, 'review and wait too long');
     await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
@@ -204,7 +204,7 @@ describe('escalation', () => {
   it('escalates on time across a restart of the worker (the wait is a Temporal timer)', async () => {
     const org = await h.createOrganization();
     const admin = await person(org, 'admin', 'later');
-    await updateReviewNotificationSettings(h.db, org.organization.id, { reviewEscalationMs: 3000 }, policy, system);
+    await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { reviewEscalationMs: 3000 }, policy, system);
     const reviewId = await hold(org, 'review across a restart');
     await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
     await h.restartWorker();
@@ -217,7 +217,7 @@ describe('escalation', () => {
   it('a review decided before its wait is not escalated', async () => {
     const org = await h.createOrganization();
     await person(org, 'admin', 'admin');
-    await updateReviewNotificationSettings(h.db, org.organization.id, { reviewEscalationMs: 1500 }, policy, system);
+    await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { reviewEscalationMs: 1500 }, policy, system);
     const reviewId = await hold(org, 'review and decide in time');
     const approved = await h.request({ method: 'POST', url: `/api/v1/reviews/${reviewId}/approve`, token: org.reviewerToken, payload: {} });
     expect(approved.statusCode).toBe(200);
@@ -276,7 +276,7 @@ describe('owners told, and nobody left unseen', () => {
 
   it('takes an escalation wait up to 30 days', async () => {
     const org = await h.createOrganization();
-    const settings = await updateReviewNotificationSettings(h.db, org.organization.id, { reviewEscalationMs: 30 * 86_400_000 }, policy, system);
+    const settings = await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { reviewEscalationMs: 30 * 86_400_000 }, policy, system);
     expect(settings.reviewEscalationMs).toBe(30 * 86_400_000);
   });
 });

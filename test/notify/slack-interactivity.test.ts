@@ -53,7 +53,7 @@ afterAll(async () => {
 async function slackOrganization(cedar?: string): Promise<Org> {
   const test = await h.createOrganization(cedar ? { policy: cedar } : {});
   const id = test.organization.id;
-  await updateReviewNotificationSettings(h.db, id, { slackWebhookUrl: `${slack.url}/webhook/${id}` }, policy, system);
+  await updateReviewNotificationSettings(h.db, h.secrets, id, { slackWebhookUrl: `${slack.url}/webhook/${id}` }, policy, system);
   const owner = await addPerson(h.db, test.organization, 'owner');
   const ownerSession = await signIn(h.app, test.organization, owner);
   const set = await ownerSession.request({ method: 'PATCH', url: '/console/api/v1/notifications/slack-app', payload: { signing_secret: secret } });

@@ -105,7 +105,7 @@ beforeAll(async () => {
       return gate.reviewDecided(...args);
     },
   };
-  app = await buildApp({ db: recording(h.db), gate: counting, publicUrl, logLevel: 'silent', outbound: { allowLoopback: true, allowPrivate: false } });
+  app = await buildApp({ db: recording(h.db), gate: counting, publicUrl, logLevel: 'silent', outbound: { allowLoopback: true, allowPrivate: false }, secrets: h.secrets });
   session = await signIn(app, acme.organization, reviewer);
   inspector.connect();
   await inspector.post('Profiler.enable');

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -64,6 +64,7 @@ describe('gatehouse dev on embedded defaults', () => {
     let token: string;
     let taskId: string;
     let cookie = '';
+    let secretsKeys: string;
     try {
       const info = await first.ready;
       expect(info.api_url).toBe(`http://localhost:${env.PORT}/api`);
@@ -177,6 +178,17 @@ describe('gatehouse dev on embedded defaults', () => {
       // The CLI reaches the running service's embedded database.
       const orgs = await runCli(['org', 'show', '--json'], env);
       expect(orgs.json.map((o: { slug: string }) => o.slug)).toEqual(['demo']);
+
+      // The stored secrets' key, made in the data folder as the payload key is; the CLI on the embedded database
+      // seals with it too.
+      const keysFile = join(dataDir, 'secrets-keys');
+      expect(info.secrets_keys_from).toBe(keysFile);
+      expect(statSync(keysFile).mode & 0o777).toBe(0o600);
+      secretsKeys = readFileSync(keysFile, 'utf8');
+      const keyId = secretsKeys.split(':')[0]!;
+      expect(keyId).toMatch(/^dev-\d{4}-\d{2}-\d{2}$/);
+      const sealed = await runCli(['secrets', 'reseal', '--json'], env);
+      expect(sealed.json).toMatchObject({ sealing_key: keyId, sealed: 0, resealed: 0, unreadable: [], plain: 0 });
     } finally {
       await stop(first);
     }
@@ -187,6 +199,9 @@ describe('gatehouse dev on embedded defaults', () => {
     try {
       const info = await second.ready;
       expect(info.demo).toBeNull();
+      // The same key again: what the first start sealed still opens.
+      expect(info.secrets_keys_from).toBe(join(dataDir, 'secrets-keys'));
+      expect(readFileSync(join(dataDir, 'secrets-keys'), 'utf8')).toBe(secretsKeys!);
       const listed = await fetch(`${info.api_url}/v1/tasks`, { headers: { authorization: `Bearer ${token!}` } });
       expect(listed.status).toBe(200);
       expect(((await listed.json()) as { data: { id: string }[] }).data.map((t: { id: string }) => t.id)).toContain(taskId!);

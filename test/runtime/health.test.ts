@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 async function appWith(overrides: Partial<Parameters<typeof buildApp>[0]>): Promise<FastifyInstance> {
-  const app = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', ...overrides });
+  const app = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', secrets: h.secrets, ...overrides });
   apps.push(app);
   return app;
 }

@@ -5,6 +5,7 @@ import { loadConfig } from '../../runtime/config';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { freePort } from '../../runtime/temporal-dev-server';
 import { cleanEnv, startCli } from '../support/cli';
+import { testSecretsEnv } from '../support/secrets';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 let h: Harness;
@@ -182,6 +183,7 @@ describe('Prometheus metrics', () => {
     const worker = startCli(
       ['worker', '--json'],
       cleanEnv({
+        ...testSecretsEnv,
         DATABASE_URL: inject('databaseUrl'),
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         TEMPORAL_TASK_QUEUE: taskQueue,

@@ -1,19 +1,28 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { freePort } from '../../runtime/temporal-dev-server';
+import { newId } from '../../domain/kit/ids';
 import { cleanEnv, runCli, startCli } from '../support/cli';
 import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { testSecrets, testSecretsEnv } from '../support/secrets';
 
 let h: Harness;
 let org: TestOrganization;
 const processes: ReturnType<typeof startCli>[] = [];
 const apiUrls: string[] = [];
+/** A webhook endpoint as the version before sealed secrets stored it: its secret in plain text. */
+const olderEndpoint = { id: newId('whk'), secret: 'whsec_c3RvcmVkIGJ5IGFuIG9sZGVyIHZlcnNpb24h' };
 
 beforeAll(async () => {
   h = await startHarness();
   org = await h.createOrganization();
+  await h.db.query(`INSERT INTO webhook_endpoints (id, org_id, url, event_types, secret, enabled) VALUES ($1, $2, 'https://example.com/older', '{policy.changed}', $3, false)`, [
+    olderEndpoint.id,
+    org.organization.id,
+    olderEndpoint.secret,
+  ]);
   const taskQueue = `processes-${Date.now()}`;
-  const shared = { DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: taskQueue };
+  const shared = { ...testSecretsEnv, DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress'), TEMPORAL_TASK_QUEUE: taskQueue };
   const workers = [startCli(['worker', '--json'], cleanEnv(shared)), startCli(['worker', '--json'], cleanEnv(shared))];
   const apis = await Promise.all(
     [0, 1].map(async () => {
@@ -59,6 +68,27 @@ describe('separate api and worker processes', () => {
     expect(approved.status).toBe(200);
     expect(((await approved.json()) as { data: { result: { title: string } } }).data.result.title).toBe('review across processes');
   });
+
+  it('their start sealed a secret an older version stored in plain text (four processes starting at once: once)', async () => {
+    const { rows } = await h.db.query('SELECT secret FROM webhook_endpoints WHERE id = $1', [olderEndpoint.id]);
+    expect(rows[0].secret).toMatch(/^sealed:v1:test:/);
+    expect(testSecrets.open(rows[0].secret, `webhook_endpoints.secret:${olderEndpoint.id}`)).toBe(olderEndpoint.secret);
+  });
+
+  it('api and worker refuse to start without SECRETS_ENCRYPTION_KEYS, and say how to make one', async () => {
+    const servers = { DATABASE_URL: inject('databaseUrl'), TEMPORAL_ADDRESS: inject('temporalAddress') };
+    for (const kind of ['api', 'worker']) {
+      const refused = await runCli([kind, '--json'], cleanEnv(servers));
+      expect(refused.code, kind).toBe(1);
+      expect(refused.json.error.code).toBe('invalid_config');
+      expect(refused.json.error.message).toContain(`gatehouse ${kind} needs SECRETS_ENCRYPTION_KEYS`);
+      expect(refused.json.error.message).toContain('`gatehouse secrets key` prints one');
+      expect(refused.json.error.message).toContain('give every api, worker and the CLI the same list');
+    }
+    const human = await runCli(['api'], cleanEnv(servers));
+    expect(human.code).toBe(1);
+    expect(human.stderr).toMatch(/^gatehouse: gatehouse api needs SECRETS_ENCRYPTION_KEYS/);
+  }, 150_000);
 
   it('api and worker refuse to start without their servers', async () => {
     const api = await runCli(['api', '--json'], cleanEnv({ DATABASE_URL: inject('databaseUrl') }));

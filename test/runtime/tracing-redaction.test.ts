@@ -41,9 +41,9 @@ beforeAll(async () => {
   org = await h.createOrganization({ approveLinks: 'anyone_with_link' });
   const loopback = { allowLoopback: true, allowPrivate: false };
   const system = { type: 'system' as const, id: 'test' };
-  await createWebhookEndpoint(h.db, org.organization.id, { url: `${receiver.url}/hooks/${secrets.endpointPath}?key=${secrets.endpointQuery}`, eventTypes: ['review.decided', 'write.applied'] }, loopback);
-  await updateReviewNotificationSettings(h.db, org.organization.id, { slackWebhookUrl: `${receiver.url}/services/T0/B0/${secrets.slackWebhook}` }, loopback, system);
-  await updateSlackAppSettings(h.db, org.organization.id, { signingSecret }, system);
+  await createWebhookEndpoint(h.db, h.secrets, org.organization.id, { url: `${receiver.url}/hooks/${secrets.endpointPath}?key=${secrets.endpointQuery}`, eventTypes: ['review.decided', 'write.applied'] }, loopback);
+  await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { slackWebhookUrl: `${receiver.url}/services/T0/B0/${secrets.slackWebhook}` }, loopback, system);
+  await updateSlackAppSettings(h.db, h.secrets, org.organization.id, { signingSecret }, system);
 });
 
 afterAll(async () => {

@@ -51,6 +51,6 @@ export function startCli(args: string[], env: NodeJS.ProcessEnv): { child: Child
 /** The environment minus anything that would point the CLI at servers the test did not choose. */
 export function cleanEnv(extra: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PORT', 'GATEHOUSE_DATA_DIR', 'PUBLIC_URL', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID']) delete env[name];
+  for (const name of ['DATABASE_URL', 'TEMPORAL_ADDRESS', 'PORT', 'GATEHOUSE_DATA_DIR', 'PUBLIC_URL', 'SECRETS_ENCRYPTION_KEYS', 'VITEST', 'VITEST_POOL_ID', 'VITEST_WORKER_ID']) delete env[name];
   return { ...env, LOG_LEVEL: 'warn', ...extra };
 }

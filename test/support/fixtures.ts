@@ -1,6 +1,7 @@
 import type { Database } from '../../db/database';
 import { newId } from '../../domain/kit/ids';
 import { createWebhookEndpoint } from '../../domain/notify/endpoints';
+import { testSecrets } from './secrets';
 
 export interface Fixtures {
   member: string;
@@ -72,7 +73,7 @@ export async function insertFixtures(db: Database, orgId: string): Promise<Fixtu
 
 /** A webhook endpoint of the organization on loopback (nothing listens there: the tables only read and change it). */
 export async function insertWebhookEndpoint(db: Database, orgId: string): Promise<string> {
-  const { endpoint } = await createWebhookEndpoint(db, orgId, { url: 'http://127.0.0.1:9/table', eventTypes: ['write.applied'] }, { allowLoopback: true, allowPrivate: false });
+  const { endpoint } = await createWebhookEndpoint(db, testSecrets, orgId, { url: 'http://127.0.0.1:9/table', eventTypes: ['write.applied'] }, { allowLoopback: true, allowPrivate: false });
   return endpoint.id;
 }
 

@@ -25,6 +25,8 @@ import type { OutboundRules } from '../../domain/notify/outbound';
 import { startOutboxRelay } from '../../runtime/outbox-relay';
 import { smtpMailer } from '../../domain/notify/mailer';
 import type { DeliveryRetry } from '../../workflows/webhooks';
+import type { SecretBox } from '../../domain/kit/secret-box';
+import { testSecrets } from './secrets';
 
 /** The tests' receivers listen on loopback, as a developer's would. */
 const loopbackAllowed: OutboundRules = { allowLoopback: true, allowPrivate: false };
@@ -66,6 +68,8 @@ export interface TestOrganization {
 
 export interface Harness {
   db: Database;
+  /** What the app and the worker seal stored secrets with (the tests' key unless the options give a box). */
+  secrets: SecretBox;
   app: FastifyInstance;
   temporal: Client;
   taskQueue: string;
@@ -120,6 +124,8 @@ export interface HarnessOptions {
   servedAtLocalhost?: boolean;
   /** Where the service's own requests may go (default: loopback, as a developer's receivers listen). */
   outbound?: OutboundRules;
+  /** What the app and the worker seal stored secrets with (default: the tests' fixed key, test/support/secrets.ts). */
+  secrets?: SecretBox;
 }
 
 /** A port nothing listens on now. */
@@ -139,6 +145,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     Runtime.install({ logger: new DefaultLogger('ERROR'), telemetryOptions: { logging: { filter: { core: 'ERROR', other: 'ERROR' } } } });
     runtimeInstalled = true;
   }
+  const secrets = options.secrets ?? testSecrets;
   const ownDatabase = options.webhooks ? await createScratchDatabase('webhooks', process.env.TEST_DATABASE_ADMIN_URL) : undefined;
   const db = connectDatabase(ownDatabase?.url ?? inject('databaseUrl'), { maxConnections: 10 });
   const taskQueue = `test-${process.pid}-${Date.now()}-${sequence++}`;
@@ -162,6 +169,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
       namespace: 'default',
       taskQueue,
       db,
+      secrets,
       reviewExpiryMs: options.reviewExpiryMs ?? 60 * 60 * 1000,
       reviewRecheckMs: options.reviewRecheckMs,
       retention: options.retention,
@@ -209,10 +217,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     consoleDir: inject('consoleDir'),
     outbound: options.outbound ?? loopbackAllowed,
     mailer: appMailer,
+    secrets,
   });
 
   const harness: Harness = {
     db,
+    secrets,
     app,
     temporal,
     taskQueue,

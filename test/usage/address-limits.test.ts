@@ -38,6 +38,7 @@ beforeAll(async () => {
     trustProxy,
     addressLimitsNamespace: namespace,
     consoleDir: inject('consoleDir'),
+    secrets: h.secrets,
   });
 });
 

@@ -313,7 +313,7 @@ describe('several api processes', () => {
   beforeAll(async () => {
     // Another app with its own pool of connections, as another api process would be.
     secondDb = connectDatabase(inject('databaseUrl'), { maxConnections: 10 });
-    second = await buildApp({ db: secondDb, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', clock });
+    second = await buildApp({ db: secondDb, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', clock, secrets: h.secrets });
   });
   afterAll(async () => {
     await second?.close();
@@ -342,7 +342,7 @@ describe('housekeeping', () => {
       [gone, kept],
     );
     // A fresh app sweeps on its first counted request (then at most once a minute).
-    const fresh = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', clock });
+    const fresh = await buildApp({ db: h.db, gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }), publicUrl, logLevel: 'silent', clock, secrets: h.secrets });
     try {
       const org = await h.createOrganization();
       expect((await getTasks(org.readWriteToken, fresh)).statusCode).toBe(200);
