@@ -4,6 +4,7 @@ import { rolesThat, type PersonActor } from '../../domain/identity/actors';
 import { createApiKey, keyBudgetBounds, listApiKeys, revokeApiKey, setApiKeyBudget, type ApiKey } from '../../domain/identity/api-keys';
 import { text } from '../../domain/kit/fields';
 import { defineOperation, type Operation } from './operation';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // The organization's API keys, managed by people in the console (Settings → Advanced → API Keys).
 
@@ -165,7 +166,7 @@ export const revokeApiKeyOperation = defineOperation({
   access,
   interfaces: consoleOnly,
   handler: async (input, { db, gate, caller }) => {
-    const { key, withdrawn } = await revokeApiKey(db, caller.organization.id, input.id, actorOf(caller.actor as PersonActor));
+    const { key, withdrawn } = await revokeApiKey(db, withdrawReviewsOfKey, caller.organization.id, input.id, actorOf(caller.actor as PersonActor));
     // Committed: the withdrawn writes' workflows end now rather than at their next re-read.
     await gate.reviewsChanged(withdrawn.map((review) => review.workflowId));
     return wireOf(key);

@@ -12,6 +12,7 @@ import { AppError, asRefusal, invalidFields } from '../../domain/kit/errors';
 import { changesState, crossSiteRefusal, headerValue, sessionCookie } from '../console/cookies';
 import { errorBody, httpError } from '../rest/http';
 import type { ProtectedResources } from './server';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // The consent: a client sent a person's browser to the authorization endpoint, and the library sent it on to
 // /oauth/interaction/{uid}, the console's consent page. There the person signs in to the console (its own sign-in:
@@ -171,7 +172,7 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
     } catch (error) {
       // The authorization ended meanwhile (it expired): no connection is left that no client can use.
       await db.transaction((tx) =>
-        endConnection(tx, { id: key.id, orgId: key.orgId, grantId, clientId: interaction.client.id, label: key.label }, { type: 'user', id: person.userId }, 'consent_not_completed'),
+        endConnection(tx, withdrawReviewsOfKey, { id: key.id, orgId: key.orgId, grantId, clientId: interaction.client.id, label: key.label }, { type: 'user', id: person.userId }, 'consent_not_completed'),
       );
       throw error;
     }

@@ -7,6 +7,7 @@ import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
 import { oauthRecords, oauthSecret, UnstorableRecord, type OAuthRecords } from '../../domain/identity/oauth-records';
 import { checkOutboundUrl, getOutbound, type OutboundRules } from '../../domain/notify/outbound';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // Gatehouse as an OAuth 2.1 authorization server (RFC 8414 metadata, authorization code with PKCE S256, refresh
 // tokens that rotate, revocation, dynamic registration and Client ID Metadata Documents), as the MCP
@@ -96,7 +97,7 @@ class RecordsAdapter implements Adapter {
   async consume(id: string) {
     const used = await this.records.consume(id);
     if (used.consumed) return;
-    if (used.grantId) await grantRevoked(this.db, used.grantId, 'token_replayed').catch((error) => this.log(error, 'replayed grant not ended'));
+    if (used.grantId) await grantRevoked(this.db, withdrawReviewsOfKey, used.grantId, 'token_replayed').catch((error) => this.log(error, 'replayed grant not ended'));
     throw new this.errors.InvalidGrant('grant request is invalid: it was used already');
   }
   destroy(id: string) {
@@ -268,7 +269,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     // grant revoked on any other route is not one of ours to end: none is, with tokens outliving sessions.)
     const reason = ctx.oidc?.route === 'revocation' ? 'revoked_by_client' : ctx.oidc?.route === 'token' ? 'token_replayed' : undefined;
     if (!reason) return options.log(new Error(`grant revoked on ${ctx.oidc?.route ?? ctx.path}`), 'grant revoked elsewhere');
-    grantRevoked(db, grantId, reason).catch((error) => options.log(error, 'grant revocation not recorded'));
+    grantRevoked(db, withdrawReviewsOfKey, grantId, reason).catch((error) => options.log(error, 'grant revocation not recorded'));
   });
   provider.on('server_error', (_ctx: unknown, error: unknown) => options.log(error, 'authorization server failed'));
   return provider;

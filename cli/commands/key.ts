@@ -4,6 +4,7 @@ import { createApiKey, findApiKey, listApiKeys, revokeApiKey, setApiKeyBudget, t
 import { findOrganization } from '../../domain/identity/organizations';
 import { everyGatedWrite } from '../../domain/resources';
 import { emit, table, withDatabase } from '../output';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 export function keyCommands(): Command {
   const key = new Command('key').description('API keys for agents, automation and scripts');
@@ -70,7 +71,7 @@ export function keyCommands(): Command {
     .action(
       withDatabase(async (db, options: { org: string; id: string }, command) => {
         const org = await findOrganization(db, options.org);
-        const { key: revoked, withdrawn } = await revokeApiKey(db, org.id, options.id);
+        const { key: revoked, withdrawn } = await revokeApiKey(db, withdrawReviewsOfKey, org.id, options.id);
         // No Temporal client here: the withdrawn writes' workflows end at their next re-read of the review.
         const held = withdrawn.length
           ? `; withdrew ${withdrawn.length} held ${withdrawn.length === 1 ? 'write' : 'writes'} (${withdrawn.map((review) => review.id).join(', ')}): nobody can approve them, and their workflows end at their next re-read`

@@ -3,7 +3,6 @@ import { defaultAbilities, isAbility, isWriteAbility, type Ability, type Access 
 import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
-import { withdrawReviewsOfKey, type WithdrawnReview } from '../gate/reviews/withdraw';
 import { endGrant } from './oauth-records';
 import { issueToken } from './tokens';
 
@@ -143,10 +142,28 @@ export async function findApiKey(db: Queryable, orgId: string, keyId: string): P
   return apiKeyFromRow(rows[0]);
 }
 
+/** A held write withdrawn as its key was revoked: the workflow that holds it is to be told once the revocation commits. */
+export interface WithdrawnHeldWrite {
+  id: string;
+  workflowId: string;
+}
+
+/**
+ * What revoking a key does to the writes it left held for review: withdraws them in the revocation's own transaction
+ * (domain/gate/reviews/withdraw.ts withdrawReviewsOfKey). A port, since identity does not reach into the gate: every
+ * caller hands it in, so that no path revokes a key and leaves its writes approvable.
+ */
+export type HeldWritesWithdrawal = (
+  tx: Queryable,
+  key: { orgId: string; id: string },
+  by: ActorRef,
+  reason: 'key_revoked' | 'connection_ended',
+) => Promise<WithdrawnHeldWrite[]>;
+
 /** A key revoked, and the held writes of it withdrawn in the same transaction (their workflows to be told). */
 export interface RevokedKey {
   key: ApiKey;
-  withdrawn: WithdrawnReview[];
+  withdrawn: WithdrawnHeldWrite[];
 }
 
 /**
@@ -155,7 +172,13 @@ export interface RevokedKey {
  * withdraws what still waits (held writes of a key revoked before revocation withdrew them). A connected client's
  * key is disconnected: its grant and every token of it end with it (`oauth.disconnected`).
  */
-export async function revokeApiKey(db: Database, orgId: string, keyId: string, by: ActorRef = cliActor): Promise<RevokedKey> {
+export async function revokeApiKey(
+  db: Database,
+  withdrawHeldWrites: HeldWritesWithdrawal,
+  orgId: string,
+  keyId: string,
+  by: ActorRef = cliActor,
+): Promise<RevokedKey> {
   return db.transaction(async (tx) => {
     const { rows } = await tx.query(
       `UPDATE api_keys SET revoked_at = now() WHERE id = $1 AND org_id = $2 AND revoked_at IS NULL RETURNING label, oauth_grant_id, oauth_client_id`,
@@ -164,11 +187,11 @@ export async function revokeApiKey(db: Database, orgId: string, keyId: string, b
     const key = await findApiKey(tx, orgId, keyId);
     const revoked = rows[0];
     if (revoked?.oauth_grant_id) {
-      const withdrawn = await endConnection(tx, { id: keyId, orgId, grantId: revoked.oauth_grant_id, clientId: revoked.oauth_client_id, label: key.label }, by, 'disconnected');
+      const withdrawn = await endConnection(tx, withdrawHeldWrites, { id: keyId, orgId, grantId: revoked.oauth_grant_id, clientId: revoked.oauth_client_id, label: key.label }, by, 'disconnected');
       return { key, withdrawn };
     }
     if (revoked) await recordAudit(tx, orgId, { type: 'api_key.revoked', actor: by, resourceId: keyId, data: { label: key.label } });
-    const withdrawn = await withdrawReviewsOfKey(tx, { orgId, id: keyId }, by, key.connection ? 'connection_ended' : 'key_revoked');
+    const withdrawn = await withdrawHeldWrites(tx, { orgId, id: keyId }, by, key.connection ? 'connection_ended' : 'key_revoked');
     return { key, withdrawn };
   });
 }
@@ -180,14 +203,15 @@ export async function revokeApiKey(db: Database, orgId: string, keyId: string, b
  */
 export async function endConnection(
   tx: Queryable,
+  withdrawHeldWrites: HeldWritesWithdrawal,
   key: { id: string; orgId: string; grantId: string; clientId: string; label: string },
   by: ActorRef,
   reason: 'disconnected' | 'revoked_by_client' | 'token_replayed' | 'consent_not_completed',
-): Promise<WithdrawnReview[]> {
+): Promise<WithdrawnHeldWrite[]> {
   await tx.query(`UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 AND org_id = $2`, [key.id, key.orgId]);
   await endGrant(tx, key.grantId);
   await recordAudit(tx, key.orgId, { type: 'oauth.disconnected', actor: by, resourceId: key.id, data: { client_id: key.clientId, client_name: key.label, reason } });
-  return withdrawReviewsOfKey(tx, { orgId: key.orgId, id: key.id }, by, 'connection_ended');
+  return withdrawHeldWrites(tx, { orgId: key.orgId, id: key.id }, by, 'connection_ended');
 }
 
 /**

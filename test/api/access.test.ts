@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../domain/identity/api-keys';
 import { updateOrganization } from '../../domain/identity/organizations';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 let h: Harness;
 let acme: TestOrganization;
@@ -43,7 +44,7 @@ describe('keys and abilities', () => {
     const token = await acme.keyWith(['tasks.read']);
     expect((await h.request({ method: 'GET', url: '/api/v1/me', token })).statusCode).toBe(200);
     const keyId = /^gate_k_(key_[0-9a-z]+)_/.exec(token)![1]!;
-    await revokeApiKey(h.db, acme.organization.id, keyId);
+    await revokeApiKey(h.db, withdrawReviewsOfKey, acme.organization.id, keyId);
     const after = await h.request({ method: 'GET', url: '/api/v1/me', token });
     expect(after.statusCode).toBe(401);
     expect(json(after).error.code).toBe('unauthorized');

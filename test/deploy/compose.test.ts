@@ -189,7 +189,7 @@ describe("the rehearsal's reading of docker-compose.yml", () => {
       SECRETS_ENCRYPTION_KEYS: 's1:BBBB',
     });
     // One proxy in front (Caddy): the client is the address it appended to X-Forwarded-For, never one the client wrote.
-    expect(loadConfig({ ...api, PAYLOAD_ENCRYPTION_KEYS: undefined }).trustProxy).toBe(1);
+    expect(loadConfig({ ...api, PAYLOAD_ENCRYPTION_KEYS: undefined, SECRETS_ENCRYPTION_KEYS: undefined }).trustProxy).toBe(1);
     expect(serviceEnvironment(readCompose(), 'worker', variables).DATABASE_URL).toBe(api.DATABASE_URL);
     expect(() => serviceEnvironment(readCompose(), 'worker', {})).toThrow(/PAYLOAD_ENCRYPTION_KEYS/);
     expect(() => serviceEnvironment(readCompose(), 'api', { PAYLOAD_ENCRYPTION_KEYS: 'k1:AAAA' })).toThrow(/SECRETS_ENCRYPTION_KEYS/);

@@ -22,6 +22,7 @@ import { findTemporalCli } from '../../runtime/temporal-binary';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 import { testSecrets } from '../support/secrets';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const only = process.argv.slice(3);
@@ -124,7 +125,7 @@ try {
   const revokedKey = await createApiKey(db, { orgId: org.id, label: 'revoked agent', access: 'read_write' });
   const withdrawn = await call('POST', '/v1/changesets', revokedKey.token, { items: await mixed('review until the key is revoked') });
   expect('held, then withdrawn', withdrawn.status, 202);
-  const revoked = await revokeApiKey(db, org.id, revokedKey.key.id);
+  const revoked = await revokeApiKey(db, withdrawReviewsOfKey, org.id, revokedKey.key.id);
   expect('withdrawn', revoked.withdrawn.length, 1);
   await gate.reviewsChanged(revoked.withdrawn.map((review) => review.workflowId));
   await settle('held-withdrawn', withdrawn.workflowId!);

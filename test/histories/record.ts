@@ -22,6 +22,7 @@ import { findTemporalCli } from '../../runtime/temporal-binary';
 import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 import { testSecrets } from '../support/secrets';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const only = process.argv.slice(3);
@@ -119,7 +120,7 @@ try {
   const revokedKey = await createApiKey(db, { orgId: org.id, label: 'revoked agent', access: 'read_write' });
   const withdrawn = await call('POST', '/v1/tasks', revokedKey.token, { title: 'review until the key is revoked' });
   expect('held, then withdrawn', withdrawn.status, 202);
-  const revoked = await revokeApiKey(db, org.id, revokedKey.key.id);
+  const revoked = await revokeApiKey(db, withdrawReviewsOfKey, org.id, revokedKey.key.id);
   expect('withdrawn', revoked.withdrawn.length, 1);
   await gate.reviewsChanged(revoked.withdrawn.map((review) => review.workflowId));
   await settle('review-withdrawn', withdrawn.workflowId!);
@@ -128,7 +129,7 @@ try {
   const quietKey = await createApiKey(db, { orgId: org.id, label: 'agent revoked quietly', access: 'read_write' });
   const quiet = await call('POST', '/v1/tasks', quietKey.token, { title: 'review until the key is revoked quietly' });
   expect('held, then withdrawn quietly', quiet.status, 202);
-  expect('withdrawn quietly', (await revokeApiKey(db, org.id, quietKey.key.id)).withdrawn.length, 1);
+  expect('withdrawn quietly', (await revokeApiKey(db, withdrawReviewsOfKey, org.id, quietKey.key.id)).withdrawn.length, 1);
   await settle('review-withdrawn-by-reread', quiet.workflowId!);
 
   // Runs of the older workflow types still waiting when withdrawal came: withdrawn and told the same way, they end
@@ -147,7 +148,7 @@ try {
     await client.workflow.start(type, { taskQueue, workflowId, args: [request] });
     const held = async () => (await db.query('SELECT 1 FROM reviews WHERE workflow_id = $1', [workflowId])).rowCount;
     for (let waited = 0; !(await held()) && waited < 100; waited++) await new Promise((resolve) => setTimeout(resolve, 100));
-    const older = await revokeApiKey(db, org.id, olderKey.key.id);
+    const older = await revokeApiKey(db, withdrawReviewsOfKey, org.id, olderKey.key.id);
     expect(`withdrawn on ${type}`, older.withdrawn.length, 1);
     await gate.reviewsChanged([workflowId]);
     await settle(name, workflowId);

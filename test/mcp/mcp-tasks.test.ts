@@ -10,6 +10,7 @@ import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { insertFixtures } from '../support/fixtures';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { connectMcp, textOf } from '../support/mcp';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 let h: Harness;
 let org: TestOrganization;
@@ -200,7 +201,7 @@ describe('a gated write as a task', () => {
     const mcp = await client(key.token);
     const { task } = await callAsTask(mcp, 'create_task', { title: 'review as a task, then withdrawn' });
     expect(task.status).toBe('working');
-    await revokeApiKey(h.db, org.organization.id, apiKeyId);
+    await revokeApiKey(h.db, withdrawReviewsOfKey, org.organization.id, apiKeyId);
     // The revoked key is refused from now on; what any api process would answer of the task (read from its review
     // by the store the tools/call handler uses) is that it ended.
     await expect(mcp.experimental.tasks.getTask(task.taskId)).rejects.toThrow();

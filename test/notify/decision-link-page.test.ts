@@ -4,6 +4,7 @@ import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { json, publicUrl, startHarness, type Harness } from '../support/harness';
 import { linksIn, startMailCatcher, type MailCatcher } from '../support/mail-catcher';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // A decision link's page in Chromium at a phone's width (390 × 844), against the real api, worker, Temporal and
 // PostgreSQL: opened from the email without signing in, it shows the write and changes nothing; its one button
@@ -245,7 +246,7 @@ describe('a decision link’s page at a phone’s width', () => {
     const reviewId = json(held).review.id as string;
     const mail = await catcher.mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
     const [approve] = linksIn(mail, `${publicUrl}/decide#`).map((link) => link.slice(publicUrl.length));
-    await revokeApiKey(h.db, org.organization.id, key.key.id);
+    await revokeApiKey(h.db, withdrawReviewsOfKey, org.organization.id, key.key.id);
 
     const page = await phonePage(approve!);
     await page.getByText('This write was withdrawn before anyone decided it: the API key or the app that made it was revoked.').waitFor();

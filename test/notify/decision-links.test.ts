@@ -8,6 +8,7 @@ import { approvalChallenge } from '../../domain/gate/reviews/signing';
 import { addPerson, signIn } from '../support/console';
 import { linksIn, startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
 import { SoftwareAuthenticator } from '../support/software-authenticator';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // Decision links on the real Temporal dev server and PostgreSQL, from the email a held write sends (a local SMTP
 // server) to the write applied: each told reviewer's email carries an Approve and a Deny link of their own, the
@@ -196,7 +197,7 @@ describe('an email’s decision links', () => {
     const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Soon revoked', access: 'read_write' });
     const reviewId = await hold(key.token, 'review what no link can approve');
     const { approve, deny } = await linksTo(reviewer.email, reviewId);
-    await revokeApiKey(h.db, org.organization.id, key.key.id);
+    await revokeApiKey(h.db, withdrawReviewsOfKey, org.organization.id, key.key.id);
     expect(json(await read(approve)).data).toMatchObject({ state: 'withdrawn', review: { status: 'withdrawn', after: null, decided_by: null } });
     for (const token of [approve, deny]) {
       const refused = await confirm(token);

@@ -11,6 +11,7 @@ import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../supp
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { startReceiver, type Receiver } from '../support/receiver';
 import { digestOf, settledDigestOf } from '../support/tenant-estate';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // Slack's Approve and Deny buttons on the real Temporal dev server and PostgreSQL: presses signed exactly as Slack
 // signs them (a form whose payload is the press as JSON; v0= HMAC-SHA256 of v0:timestamp:body), a loopback receiver
@@ -196,7 +197,7 @@ describe('a press by a linked reviewer', () => {
     const value = buttonOf(message, 'gatehouse.approve').value!;
     await link(org, value, org.reviewer);
     const { rows } = await h.db.query('SELECT d.api_key_id FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id WHERE r.id = $1', [reviewId]);
-    await revokeApiKey(h.db, org.id, rows[0].api_key_id);
+    await revokeApiKey(h.db, withdrawReviewsOfKey, org.id, rows[0].api_key_id);
 
     const press = signedPress(org.id, { action: 'gatehouse.approve', value });
     expect((await press.send()).statusCode).toBe(200);

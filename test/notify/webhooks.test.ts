@@ -7,6 +7,7 @@ import { cliActor, recordAudit } from '../../domain/audit/events';
 import { addressRefusal, checkOutboundUrl, postOutbound, publicOnly } from '../../domain/notify/outbound';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
 import { startReceiver, type Received, type Receiver } from '../support/receiver';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 // Outgoing webhooks on the real Temporal dev server and PostgreSQL: events written to the outbox with what they
 // describe, relayed to Temporal, delivered signed (Standard Webhooks) to a receiver on loopback, retried, logged,
@@ -151,7 +152,7 @@ describe('the events of a gated write', () => {
     expect(held.statusCode).toBe(202);
     const reviewId = json(held).review.id;
     // As the CLI revokes: the domain, no api in between.
-    await revokeApiKey(h.db, acme.organization.id, key.key.id);
+    await revokeApiKey(h.db, withdrawReviewsOfKey, acme.organization.id, key.key.id);
     const { rows } = await h.db.query('SELECT workflow_id FROM reviews WHERE id = $1', [reviewId]);
     const events = await arrived(2, rows[0].workflow_id);
     expect(events.map((event) => event.type)).toEqual(['review.created', 'review.withdrawn']);
@@ -180,7 +181,7 @@ describe('what people and the CLI change emits too', () => {
       const { secret, endpoint } = await register(receiver, ['key.created', 'key.revoked', 'policy.changed']);
       // As the CLI does it: the domain, with no api in between.
       const created = await createApiKey(h.db, { orgId: acme.organization.id, label: 'made by the CLI', access: 'read' });
-      await revokeApiKey(h.db, acme.organization.id, created.key.id);
+      await revokeApiKey(h.db, withdrawReviewsOfKey, acme.organization.id, created.key.id);
       await setPolicySet(h.db, acme.organization.id, testPolicy, 'cli');
       // A change rolled back emits nothing: the event is written in its transaction.
       await expect(

@@ -310,6 +310,7 @@ function sampleValue(field: string, schema: z.ZodType): unknown {
       : field === 'source'
         ? // A policy set (the Policy page's drafts): one that allows what the probes write, as the estate's does.
           ['@id("matrix-probe") permit (principal, action, resource);']
-        : ['matrix probe', email, ...instants, at(9).slice(0, 10), '0'.repeat(64)];
+        : // The last: an id as Slack writes them (U0…), for the fields that take nothing else.
+          ['matrix probe', email, ...instants, at(9).slice(0, 10), '0'.repeat(64), 'U0PROBE'];
   return candidates.find((candidate) => schema.safeParse(candidate).success);
 }

@@ -5,6 +5,7 @@ import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { pruneExpiredRecords } from '../../domain/usage/retention';
 import { insertWebhookDelivery } from '../support/fixtures';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 
 const day = 24 * 60 * 60 * 1000;
 let h: Harness;
@@ -109,7 +110,7 @@ describe('retention, pruned by a Temporal Schedule', () => {
       const key = await createApiKey(h.db, { orgId: other.organization.id, label: title, access: 'read_write' });
       const held = await h.request({ method: 'POST', url: '/api/v1/tasks', token: key.token, payload: { title } });
       expect(held.statusCode).toBe(202);
-      const { withdrawn } = await revokeApiKey(h.db, other.organization.id, key.key.id);
+      const { withdrawn } = await revokeApiKey(h.db, withdrawReviewsOfKey, other.organization.id, key.key.id);
       expect(withdrawn.map((review) => review.id)).toEqual([json(held).review.id]);
       return json(held).review.id as string;
     };
