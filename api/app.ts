@@ -190,7 +190,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     db: deps.db,
     publicUrl: deps.publicUrl,
     outbound: deps.outbound ?? publicOnly,
-    trustProxy: Boolean(deps.trustProxy),
     sessions,
     sendPage: (reply) => sendConsolePage(reply, consoleDir),
   });

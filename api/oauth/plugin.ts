@@ -5,6 +5,7 @@ import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import type { SessionRules } from '../../domain/identity/sessions';
 import type { OutboundRules } from '../../domain/notify/outbound';
+import { handOverAtPublicUrl } from './at-public-url';
 import { interactionRoutes } from './interactions';
 import { createAuthorizationServer, oauthRoutes, protectedResources } from './server';
 
@@ -21,7 +22,6 @@ export interface OAuthOptions {
   db: Database;
   publicUrl: string;
   outbound: OutboundRules;
-  trustProxy: boolean;
   sessions: SessionRules;
   /** Answers the console's page (the consent page is one of its pages). */
   sendPage(reply: FastifyReply): FastifyReply;
@@ -46,7 +46,6 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
       db: options.db,
       publicUrl,
       outbound: options.outbound,
-      trustProxy: options.trustProxy,
       log: (error, message) => app.log.error({ err: error }, message),
     }).catch((error: unknown) => {
       made = undefined;
@@ -70,13 +69,15 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
   app.get('/.well-known/oauth-protected-resource/api', async (_request, reply) => cors(reply).send(restMetadata));
 
   // The protocol's endpoints are the library's (a Koa app): each request is handed to it whole, its body unread,
-  // with the security headers every answer of the service carries.
+  // with the security headers every answer of the service carries, as one that came at PUBLIC_URL (its metadata,
+  // redirects and cookies are built from the request's host and protocol, which a client writes).
+  const publicOrigin = new URL(publicUrl);
   let callback: ReturnType<Provider['callback']> | undefined;
   const handOver = async (request: FastifyRequest, reply: FastifyReply, url?: string) => {
     callback ??= (await provider()).callback();
     reply.hijack();
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string);
-    if (url) request.raw.url = url;
+    handOverAtPublicUrl(request.raw, publicOrigin, request.ip, url);
     void callback(request.raw, reply.raw);
   };
   await app.register(async (protocol) => {

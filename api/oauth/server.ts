@@ -52,8 +52,6 @@ export interface AuthorizationServerOptions {
   publicUrl: string;
   /** Where a client's metadata document may be fetched from: the rules webhooks follow. */
   outbound: OutboundRules;
-  /** X-Forwarded-* believed (TLS ends at a proxy). */
-  trustProxy: boolean;
   log: (error: unknown, message: string) => void;
 }
 
@@ -254,7 +252,9 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   };
 
   const provider = new Provider(publicUrl, configuration);
-  provider.proxy = options.trustProxy;
+  // Its X-Forwarded-Host and X-Forwarded-Proto are believed because the hand-over writes them, from PUBLIC_URL, over
+  // whatever a client sent (api/oauth/at-public-url.ts): the library sees https when PUBLIC_URL is.
+  provider.proxy = true;
   provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
     if (ctx.oidc.params?.grant_type !== 'refresh_token') return;
     const grantId = ctx.oidc.entities.RefreshToken?.grantId;

@@ -162,6 +162,58 @@ describe('discovery', () => {
     // Nothing the resources do not check: no sender-constrained tokens.
     expect(server.dpop_signing_alg_values_supported).toBeUndefined();
   });
+
+  it('names only PUBLIC_URL, whatever Host, X-Forwarded-Host or X-Forwarded-Proto a client writes (TLS ended by a trusted proxy)', async () => {
+    // The service behind a proxy that ends TLS, which the api trusts: a client's own forwarded headers come through it.
+    const proxied = await buildApp({
+      db: h.db,
+      gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }),
+      publicUrl: 'https://gatehouse.example',
+      logLevel: 'silent',
+      trustProxy: ['127.0.0.1'],
+    });
+    const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http', forwarded: 'host=evil.example;proto=http' };
+    const urlsIn = (document: Record<string, unknown>) =>
+      Object.values(document)
+        .flat()
+        .filter((value): value is string => typeof value === 'string' && /^[a-z]+:\/\//.test(value));
+    try {
+      for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource/api']) {
+        const answer = await proxied.inject({ method: 'GET', url: path, headers: forged });
+        expect(answer.statusCode, path).toBe(200);
+        const urls = urlsIn(answer.json());
+        expect(urls.length, path).toBeGreaterThan(1);
+        for (const url of urls) expect(url, path).toMatch(/^https:\/\/gatehouse\.example(\/|$)/);
+      }
+      // The authorization's redirect and its cookies: at PUBLIC_URL, and Secure (the library sees https).
+      const registered = await proxied.inject({
+        method: 'POST',
+        url: '/oauth/register',
+        headers: { ...forged, 'content-type': 'application/json' },
+        payload: { client_name: 'Behind a proxy', redirect_uris: [callback.url], token_endpoint_auth_method: 'none', application_type: 'native' },
+      });
+      expect(registered.statusCode).toBe(201);
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: registered.json().client_id,
+        redirect_uri: callback.url,
+        code_challenge: 'x'.repeat(43),
+        code_challenge_method: 'S256',
+        scope: 'tasks.read',
+      });
+      const started = await proxied.inject({ method: 'GET', url: `/oauth/authorize?${query}`, headers: forged });
+      expect(started.statusCode).toBe(303);
+      expect(new URL(String(started.headers.location), 'https://gatehouse.example').origin).toBe('https://gatehouse.example');
+      const cookies = [started.headers['set-cookie'] ?? []].flat();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const cookie of cookies) {
+        expect(cookie).toMatch(/; secure/i);
+        expect(cookie).not.toContain('evil');
+      }
+    } finally {
+      await proxied.close();
+    }
+  });
 });
 
 describe('a client identified by its metadata document', () => {
