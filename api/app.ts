@@ -19,7 +19,7 @@ import { apiDocs } from './rest/docs';
 import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
 import { slackInteractions } from './slack/plugin';
-import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
+import { publicDocumentsOnly, publicOnly, type OutboundRules, type StrangersDocumentRules } from '../domain/notify/outbound';
 
 export interface AppDependencies {
   db: Database;
@@ -42,8 +42,13 @@ export interface AppDependencies {
   temporalUi?: TemporalUiLinks;
   /** The built console (default: web/dist in this package). */
   consoleDir?: string;
-  /** Where webhook endpoints and OAuth clients' metadata documents may be fetched from (default: public addresses only). */
+  /** Where webhooks and Slack messages may go (default: public addresses only). */
   outbound?: OutboundRules;
+  /**
+   * Where OAuth clients' metadata documents may be fetched from (default: public addresses only; loopback under
+   * `gatehouse dev`). Never the private ranges webhooks may be opened to.
+   */
+  metadataDocuments?: StrangersDocumentRules;
 }
 
 export const defaultSessionPolicy: SessionRules = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };
@@ -189,7 +194,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(oauthApi, {
     db: deps.db,
     publicUrl: deps.publicUrl,
-    outbound: deps.outbound ?? publicOnly,
+    metadataDocuments: deps.metadataDocuments ?? publicDocumentsOnly,
     sessions,
     sendPage: (reply) => sendConsolePage(reply, consoleDir),
   });

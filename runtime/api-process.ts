@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { buildApp } from '../api/app';
 import { createGateClient } from '../api/catalog/gate-client';
 import type { Database } from '../db/database';
-import { outboundPolicy, type Config } from './config';
+import { metadataDocumentRules, outboundPolicy, type Config } from './config';
 import { connectTemporalClient } from './temporal';
 import { tracingFor } from './tracing';
 
@@ -31,6 +31,7 @@ export async function startApi(config: Config, db: Database, temporalAddress: st
     temporalUi: temporalUiUrl ? { url: temporalUiUrl, namespace: config.temporal.namespace, roles: config.temporal.uiRoles } : undefined,
     trustProxy: config.trustProxy,
     outbound: outboundPolicy(config),
+    metadataDocuments: metadataDocumentRules(config),
   });
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');
   // The CLI says where the api listens, in its banner (gatehouse dev) or its one line (gatehouse api): Fastify's

@@ -49,8 +49,13 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
   if (running) throw new Error(`gatehouse dev is already running with ${given.dataDir} (pid ${running.pid}) at ${running.apiUrl}`);
   const payloadKeysFile = join(given.dataDir, 'payload-keys');
   const keyed: Config = given.payloads.keys ? given : { ...given, payloads: { ...given.payloads, keys: devPayloadKeys(payloadKeysFile) } };
-  // Development: webhooks may go to a receiver on this machine, over plain http.
-  const config: Config = { ...keyed, webhooks: { ...keyed.webhooks, allowLoopback: keyed.webhooks.allowLoopback ?? true } };
+  // Development: webhooks may go to a receiver on this machine, over plain http, and an OAuth client's metadata
+  // document may be served on it (over https: OUTBOUND_CA_FILE names its authority).
+  const config: Config = {
+    ...keyed,
+    webhooks: { ...keyed.webhooks, allowLoopback: keyed.webhooks.allowLoopback ?? true },
+    metadataDocuments: { allowLoopback: true },
+  };
   installTemporalRuntime(config, { workerMetrics: true });
 
   const cleanups: (() => Promise<void>)[] = [];

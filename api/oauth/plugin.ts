@@ -4,7 +4,7 @@ import type Provider from 'oidc-provider';
 import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import type { SessionRules } from '../../domain/identity/sessions';
-import type { OutboundRules } from '../../domain/notify/outbound';
+import type { StrangersDocumentRules } from '../../domain/notify/outbound';
 import { handOverAtPublicUrl } from './at-public-url';
 import { interactionRoutes } from './interactions';
 import { createAuthorizationServer, oauthRoutes, protectedResources } from './server';
@@ -21,7 +21,8 @@ import { createAuthorizationServer, oauthRoutes, protectedResources } from './se
 export interface OAuthOptions {
   db: Database;
   publicUrl: string;
-  outbound: OutboundRules;
+  /** Where clients' metadata documents may be fetched from. */
+  metadataDocuments: StrangersDocumentRules;
   sessions: SessionRules;
   /** Answers the console's page (the consent page is one of its pages). */
   sendPage(reply: FastifyReply): FastifyReply;
@@ -45,7 +46,7 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
     made ??= createAuthorizationServer({
       db: options.db,
       publicUrl,
-      outbound: options.outbound,
+      metadataDocuments: options.metadataDocuments,
       log: (error, message) => app.log.error({ err: error }, message),
     }).catch((error: unknown) => {
       made = undefined;

@@ -5,7 +5,8 @@ import type { Database } from '../../db/database';
 import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
 import { oauthRecords, oauthSecret, UnstorableRecord, type OAuthRecords } from '../../domain/identity/oauth-records';
-import { checkOutboundUrl, getOutbound, type OutboundRules } from '../../domain/notify/outbound';
+import type { StrangersDocumentRules } from '../../domain/notify/outbound';
+import { allowMetadataDocumentFetch, answerOneMetadataDocumentError, metadataDocumentFetch } from './client-metadata-documents';
 
 // Gatehouse as an OAuth 2.1 authorization server (RFC 8414 metadata, authorization code with PKCE S256, refresh
 // tokens that rotate, revocation, dynamic registration and Client ID Metadata Documents), as the MCP
@@ -50,8 +51,8 @@ export interface AuthorizationServerOptions {
   db: Database;
   /** The issuer: where people and clients reach the service. */
   publicUrl: string;
-  /** Where a client's metadata document may be fetched from: the rules webhooks follow. */
-  outbound: OutboundRules;
+  /** Where a client's metadata document may be fetched from: public addresses (loopback in development and tests). */
+  metadataDocuments: StrangersDocumentRules;
   log: (error: unknown, message: string) => void;
 }
 
@@ -102,9 +103,6 @@ class RecordsAdapter implements Adapter {
   }
 }
 
-/** The largest client metadata document read (the library refuses past 5 KiB; this bounds the read itself). */
-const metadataDocumentMaxBytes = 64 * 1024;
-
 /** The extra client property whose validator checks every client's metadata (it holds nothing itself). */
 const clientChecks = 'gatehouse_checks';
 
@@ -143,7 +141,7 @@ const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.char
 export async function createAuthorizationServer(options: AuthorizationServerOptions): Promise<Provider> {
   // Loaded when first used (an api that no client signs in to never loads it, nor prints its runtime notice).
   const { default: Provider, errors } = await import('oidc-provider');
-  const { db, publicUrl, outbound } = options;
+  const { db, publicUrl, metadataDocuments } = options;
   const resources = protectedResources(publicUrl);
   const cookieKeys = await oauthSecret(db, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
   const jwks = await oauthSecret(db, 'jwks', () => {
@@ -201,15 +199,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       clientIdMetadataDocument: {
         enabled: true,
         ack: 'draft-02',
-        // Fetched under the rules webhooks follow: https, public addresses only unless the operator allows more.
-        allowFetch: async (_ctx, clientId) => {
-          try {
-            await checkOutboundUrl(clientId, outbound, 'client_id');
-            return true;
-          } catch {
-            return false;
-          }
-        },
+        // Fetched by rules of their own: https, public addresses only (api/oauth/client-metadata-documents.ts).
+        allowFetch: allowMetadataDocumentFetch(metadataDocuments),
         cacheDuration: { min: 30, max: 3600 },
       },
     } as Configuration['features'],
@@ -231,19 +222,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       // A grant lives as long as the person let the connection last (set when it is saved, api/oauth/interactions.ts).
       Grant: 365 * 24 * 3600,
     },
-    // The library's own requests (a client's metadata document) go through ours: the outbound rules checked on the
-    // connection itself, a size and a time limit, no redirects followed.
-    fetch: (async (url: string | URL, init?: { signal?: AbortSignal }) => {
-      const fetched = await getOutbound(String(url), {
-        policy: outbound,
-        timeoutMs: 5_000,
-        maxBytes: metadataDocumentMaxBytes,
-        headers: { accept: 'application/json' },
-        signal: init?.signal,
-      });
-      const bodyless = [101, 204, 205, 304].includes(fetched.status);
-      return new Response(bodyless ? null : new Uint8Array(fetched.body), { status: fetched.status, headers: fetched.headers });
-    }) as unknown as Configuration['fetch'],
+    // The library's own requests (a client's metadata document) go through ours.
+    fetch: metadataDocumentFetch(metadataDocuments),
     renderError: async (ctx, out) => {
       ctx.type = 'html';
       const said = escapeHtml(String(out.error_description ?? out.error ?? 'The request could not be completed'));
@@ -252,6 +232,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   };
 
   const provider = new Provider(publicUrl, configuration);
+  answerOneMetadataDocumentError(provider, errors);
   // Its X-Forwarded-Host and X-Forwarded-Proto are believed because the hand-over writes them, from PUBLIC_URL, over
   // whatever a client sent (api/oauth/at-public-url.ts): the library sees https when PUBLIC_URL is.
   provider.proxy = true;

@@ -1,14 +1,15 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
+import { unusableMetadataDocument } from '../../api/oauth/client-metadata-documents';
 import { oauthRequestLimits } from '../../api/oauth/plugin';
 import { allAbilities } from '../../domain/identity/abilities';
 import { setApiKeyBudget } from '../../domain/identity/api-keys';
-import { publicOnly } from '../../domain/notify/outbound';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { addPerson, signIn, type TestPerson } from '../support/console';
 import { startHarness, type Harness, type TestOrganization } from '../support/harness';
@@ -639,14 +640,14 @@ describe('what a client cannot do', () => {
     await expect.poll(async () => (await keyOf('Leaving Client'))[0]?.revoked_at).not.toBeNull();
   });
 
-  it('a metadata document on an address the outbound rules refuse is never fetched', async () => {
+  it('a metadata document on an address the rules refuse is never fetched', async () => {
     // The same service with the default rules (public addresses only): the document on loopback is refused.
     const strict = await buildApp({
       db: h.db,
       gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }),
       publicUrl: base,
       logLevel: 'silent',
-      outbound: publicOnly,
+      outbound: { allowLoopback: true, allowPrivate: true },
     });
     try {
       const clientId = `${https.origin}/strict/client.json`;
@@ -654,11 +655,62 @@ describe('what a client cannot do', () => {
       const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'tasks.read' });
       const answer = await strict.inject({ method: 'GET', url: `/oauth/authorize?${query}` });
       expect(answer.statusCode).toBe(400);
-      expect(answer.body).toContain('metadata document fetch not allowed');
+      expect(answer.body).toContain(unusableMetadataDocument);
       expect(https.fetched('/strict/client.json')).toBe(0);
     } finally {
       await strict.close();
     }
+  });
+
+  it('a metadata document on a private address is refused though webhooks may go there, with the one error every unusable document gets', async () => {
+    // This service's webhooks may reach private addresses (the harness's outbound rules); its clients' documents may not.
+    const nothingListens = await new Promise<number>((resolve) => {
+      const server = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const documentOf = (path: string, changes: Record<string, unknown> = {}) => ({
+      client_id: `${https.origin}${path}`,
+      client_name: 'Document Client',
+      redirect_uris: [callback.url],
+      token_endpoint_auth_method: 'none',
+      ...changes,
+    });
+    https.serveText('/unusable/not-json.json', '<html>an internal page</html>');
+    https.serve('/unusable/big.json', documentOf('/unusable/big.json', { logo_uri: `https://app.example/${'x'.repeat(80 * 1024)}` }));
+    https.serve('/unusable/bigger-than-5k.json', documentOf('/unusable/bigger-than-5k.json', { logo_uri: `https://app.example/${'x'.repeat(10 * 1024)}` }));
+    https.serve('/unusable/other-id.json', documentOf('/unusable/other-id.json', { client_id: `${https.origin}/somebody-else.json` }));
+    https.serve('/unusable/open-redirect.json', documentOf('/unusable/open-redirect.json', { redirect_uris: ['http://attacker.example/cb'] }));
+    https.serve('/unusable/array.json', [documentOf('/unusable/array.json')]);
+    const unusable = {
+      'a private address': 'https://10.0.0.1/client.json',
+      'a private IPv6 address': 'https://[fd00::1]/client.json',
+      'no answer': `https://localhost:${nothingListens}/client.json`,
+      'not found': `${https.origin}/unusable/missing.json`,
+      'not JSON': `${https.origin}/unusable/not-json.json`,
+      'too big': `${https.origin}/unusable/big.json`,
+      'over 5 KiB': `${https.origin}/unusable/bigger-than-5k.json`,
+      'another client_id': `${https.origin}/unusable/other-id.json`,
+      'refused metadata': `${https.origin}/unusable/open-redirect.json`,
+      'not an object': `${https.origin}/unusable/array.json`,
+      'a fragment': `${https.origin}/unusable/missing.json#x`,
+    };
+    const pages = new Set<string>();
+    for (const [what, clientId] of Object.entries(unusable)) {
+      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'tasks.read' });
+      const answer = await fetch(`${base}/oauth/authorize?${query}`, { redirect: 'manual' });
+      expect(answer.status, what).toBe(400);
+      expect(answer.headers.get('location'), what).toBeNull();
+      const page = await answer.text();
+      expect(page, what).toContain(unusableMetadataDocument);
+      pages.add(page);
+      // The token endpoint answers the same, in JSON.
+      const token = await postForm('/oauth/token', { grant_type: 'authorization_code', code: 'x'.repeat(43), redirect_uri: callback.url, code_verifier: 'x'.repeat(43), client_id: clientId });
+      expect(token.status, what).toBeGreaterThanOrEqual(400);
+      expect(await token.json(), what).toEqual({ error: 'invalid_client', error_description: unusableMetadataDocument });
+    }
+    expect(pages.size).toBe(1);
   });
 
   it('one address registers at most 30 clients a minute (the last test: the limit holds for the rest of the minute)', async () => {

@@ -111,7 +111,10 @@ export interface HarnessOptions {
    * URL, and clients and the browser reach it there), rather than at http://gatehouse.test for `inject`.
    */
   servedAtLocalhost?: boolean;
-  /** Where the service's own requests may go (default: loopback, as a developer's receivers listen). */
+  /**
+   * Where the service's own requests may go (default: loopback, as a developer's receivers listen). OAuth clients'
+   * metadata documents take its loopback and its certificate authorities, never its private ranges.
+   */
   outbound?: OutboundRules;
 }
 
@@ -199,6 +202,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     temporalUi: options.temporalUi,
     consoleDir: inject('consoleDir'),
     outbound: options.outbound ?? loopbackAllowed,
+    metadataDocuments: {
+      allowLoopback: (options.outbound ?? loopbackAllowed).allowLoopback,
+      extraCertificateAuthorities: options.outbound?.extraCertificateAuthorities,
+    },
   });
 
   const harness: Harness = {
