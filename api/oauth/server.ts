@@ -6,6 +6,7 @@ import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
 import { oauthRecords, oauthSecret, UnstorableRecord, type OAuthRecords } from '../../domain/identity/oauth-records';
 import type { StrangersDocumentRules } from '../../domain/notify/outbound';
+import { keepRegisteredClientsErrorsOnPage, renderErrorPage } from './authorization-errors';
 import { allowMetadataDocumentFetch, answerOneMetadataDocumentError, metadataDocumentFetch } from './client-metadata-documents';
 
 // Gatehouse as an OAuth 2.1 authorization server (RFC 8414 metadata, authorization code with PKCE S256, refresh
@@ -136,8 +137,6 @@ function checkClient(key: string, value: unknown, metadata: Record<string, unkno
   }
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 export async function createAuthorizationServer(options: AuthorizationServerOptions): Promise<Provider> {
   // Loaded when first used (an api that no client signs in to never loads it, nor prints its runtime notice).
   const { default: Provider, errors } = await import('oidc-provider');
@@ -224,15 +223,12 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     },
     // The library's own requests (a client's metadata document) go through ours.
     fetch: metadataDocumentFetch(metadataDocuments),
-    renderError: async (ctx, out) => {
-      ctx.type = 'html';
-      const said = escapeHtml(String(out.error_description ?? out.error ?? 'The request could not be completed'));
-      ctx.body = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Cannot connect · Gatehouse</title><main><h1>This app cannot connect</h1><p>${said}</p><p>Go back to the app and start again; if it keeps failing, tell whoever looks after it.</p></main></html>`;
-    },
+    renderError: renderErrorPage,
   };
 
   const provider = new Provider(publicUrl, configuration);
   answerOneMetadataDocumentError(provider, errors);
+  keepRegisteredClientsErrorsOnPage(provider);
   // Its X-Forwarded-Host and X-Forwarded-Proto are believed because the hand-over writes them, from PUBLIC_URL, over
   // whatever a client sent (api/oauth/at-public-url.ts): the library sees https when PUBLIC_URL is.
   provider.proxy = true;

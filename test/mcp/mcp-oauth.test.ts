@@ -277,6 +277,16 @@ describe('a client identified by its metadata document', () => {
     expect(await auditTypes()).toEqual(['oauth.connected']);
   });
 
+  it('is told an authorization error at the redirect URI its document names (the standard redirect)', async () => {
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set('resource', 'https://elsewhere.example/mcp');
+    const answer = await fetch(url, { redirect: 'manual' });
+    expect(answer.status).toBe(303);
+    const location = new URL(answer.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(callback.url);
+    expect(location.searchParams.get('error')).toBe('invalid_target');
+  });
+
   it('makes a gated write as the connection: held, then approved by a reviewer', async () => {
     const held = await client.callTool({ name: 'create_task', arguments: { title: 'review the follow-up from the chat' } });
     expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
@@ -477,6 +487,43 @@ describe('what a client cannot do', () => {
     expect(answer.status).toBe(400);
     expect(answer.headers.get('location')).toBeNull();
     expect(await answer.text()).toContain('redirect_uri');
+  });
+
+  it('an authorization error of a client that registered itself is shown on a page, never sent to its redirect URI', async () => {
+    const spoilt: Record<string, (url: URL) => void> = {
+      'a scope nobody grants': (url) => url.searchParams.set('scope', 'openid'),
+      'another resource': (url) => url.searchParams.set('resource', 'https://elsewhere.example/mcp'),
+      'no PKCE': (url) => {
+        url.searchParams.delete('code_challenge');
+        url.searchParams.delete('code_challenge_method');
+      },
+      'a plain PKCE challenge': (url) => url.searchParams.set('code_challenge_method', 'plain'),
+      'no person asked (prompt=none)': (url) => url.searchParams.set('prompt', 'none'),
+      'an answer posted back as a form': (url) => {
+        url.searchParams.set('response_mode', 'form_post');
+        url.searchParams.set('resource', 'https://elsewhere.example/mcp');
+      },
+    };
+    for (const [what, spoil] of Object.entries(spoilt)) {
+      const url = new URL(provider.authorizationUrl!);
+      spoil(url);
+      const answer = await fetch(url, { redirect: 'manual' });
+      expect(answer.status, what).toBe(400);
+      expect(answer.headers.get('location'), what).toBeNull();
+      const page = await answer.text();
+      expect(page, what).toContain('This app cannot connect');
+      expect(page, what).not.toContain(callback.url);
+    }
+    // In a browser too: the person sees why, and the app's redirect URI is never opened.
+    const browsing = await newPage(390);
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set('resource', 'https://elsewhere.example/mcp');
+    await browsing.goto(url.toString());
+    await browsing.getByRole('heading', { name: 'This app cannot connect' }).waitFor();
+    expect(browsing.url()).toBe(url.toString());
+    expect(await accessibilityViolations(browsing)).toEqual([]);
+    await screenshot(browsing, 'oauth-authorization-error-phone');
+    await browsing.context().close();
   });
 
   it('a consent without the page’s CSRF token, or from another site, is refused', async () => {
