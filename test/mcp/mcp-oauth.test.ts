@@ -9,10 +9,13 @@ import { createGateClient } from '../../api/catalog/gate-client';
 import { unusableMetadataDocument } from '../../api/oauth/client-metadata-documents';
 import { oauthRequestLimits } from '../../api/oauth/plugin';
 import { allAbilities } from '../../domain/identity/abilities';
-import { setApiKeyBudget } from '../../domain/identity/api-keys';
-import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { createApiKey, setApiKeyBudget } from '../../domain/identity/api-keys';
+import { askPolicy } from '../../domain/gate/decide';
+import { setPolicySet } from '../../domain/policy-sets/versions';
+import { findGatedWrite } from '../../domain/resources/index';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
 import { addPerson, signIn, type TestPerson } from '../support/console';
-import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
 import { MemoryOAuthClient, startCallback, startLocalHttps, type Callback, type LocalHttps } from '../support/oauth-client';
 
 // MCP clients that follow the specification's authorization (2025-11-25) connect to a running Gatehouse from its
@@ -470,6 +473,91 @@ describe('the REST API as a protected resource', () => {
     expect(answer.json().error).toMatchObject({ code: 'insufficient_ability', details: { required: 'customers.read' } });
   });
 
+});
+
+describe("an app's own name", () => {
+  // The policy of this test: a person's label passes, an app's own name is held.
+  const byLabel = `
+    @id("people-named") @reason("A person named this key") permit (principal, action, resource) when { principal.label_verified };
+    @id("self-named") @decision("review") @reason("This app named itself") permit (principal, action, resource) when { !principal.label_verified };
+  `;
+
+  it('is marked unverified wherever it is shown, numbered when it repeats a key, and told to the policy', async () => {
+    const made = await createApiKey(h.db, { orgId: acme.organization.id, label: 'Trusted Agent', access: 'read_write' });
+    const impostor = new MemoryOAuthClient(callback.url, undefined, 'Trusted Agent');
+    expect(await auth(impostor, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
+
+    // The consent page says whose word the name is, and under which label the app will be listed.
+    const page = await newPage(390);
+    await signInAt(page, impostor.authorizationUrl!, owner);
+    const identity = page.getByRole('region', { name: 'The app' });
+    await identity.getByText('unverified app name').waitFor();
+    expect(await identity.innerText()).toMatch(/registered itself: anyone may register any name[\s\S]*this app will be listed as “Trusted Agent \(2\)”/);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'oauth-consent-unverified-name-phone');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    expect(await auth(impostor, { serverUrl: `${base}/mcp`, authorizationCode: await callback.next() })).toBe('AUTHORIZED');
+    await page.context().close();
+    const [connection] = await keyOf('Trusted Agent (2)');
+    expect(connection).toBeDefined();
+    // Another in another case: numbered past both.
+    await connectedClient('trusted agent', ['tasks.read']);
+    expect(await keyOf('trusted agent (3)')).toHaveLength(1);
+
+    // The policy tells a person's label from an app's own (principal.label_verified).
+    await setPolicySet(h.db, acme.organization.id, byLabel, 'test');
+    let reviewId: string;
+    try {
+      const byKey = await h.request({ method: 'POST', url: '/api/v1/tasks', token: made.token, payload: { title: 'written by the key' } });
+      expect(byKey.statusCode, byKey.body).toBe(201);
+      const app = mcpClient(impostor);
+      await app.client.connect(app.transport);
+      const held = await app.client.callTool({ name: 'create_task', arguments: { title: 'written by the app' } });
+      await app.client.close();
+      expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
+      reviewId = (held.structuredContent as { review: { id: string } }).review.id;
+      const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: acme.reviewerToken })).data;
+      expect(review.policy.policy_ids).toEqual(['self-named']);
+      expect(review.submitted_by).toMatchObject({ api_key_id: connection!.id, api_key_label: 'Trusted Agent (2)', api_key_label_verified: false });
+      // A request recorded before requests said whose word the label is (a held write's, asked again on an edit): read from the key.
+      const write = findGatedWrite('tasks.create')!;
+      const older = { orgId: acme.organization.id, operation: 'tasks.create', interface: 'mcp' as const };
+      const apiKey = { id: connection!.id, label: 'Trusted Agent (2)', access: 'read_write' as const, abilities: ['tasks.write'] };
+      const asked = await askPolicy(h.db, write, { ...older, apiKey }, write.input.parse({ title: 'asked again' }));
+      expect(asked.decided).toMatchObject({ decision: 'review', policyIds: ['self-named'], errors: [] });
+    } finally {
+      await setPolicySet(h.db, acme.organization.id, testPolicy, 'test');
+    }
+    // A dry run reads it too: a draft that permits people-named keys alone would deny the app's write, not the key's.
+    const asOwner = await signIn(h.app, acme.organization, owner);
+    const simulated = await asOwner.request({
+      method: 'POST',
+      url: '/console/api/v1/policy/simulate',
+      payload: { source: '@id("people-named") permit (principal, action, resource) when { principal.label_verified };', since: '1h' },
+    });
+    expect(simulated.statusCode, simulated.body).toBe(200);
+    const changes = simulated.json().data.changes as { api_key_id: string; would_be: string }[];
+    expect(changes.filter((change) => change.api_key_id === made.key.id)).toEqual([]);
+    expect(changes.filter((change) => change.api_key_id === connection!.id)).toEqual([expect.objectContaining({ would_be: 'deny' })]);
+
+    // The console marks it on the review card, in the Agent Command Center and among the connected apps.
+    const console = await signedInConsole(browser, base, { slug: acme.organization.slug, email: owner.email, password: owner.password }, pageErrors);
+    await console.goto(`${base}/reviews/${reviewId}`);
+    const card = console.getByRole('article', { name: /tasks\.create by “Trusted Agent \(2\)” unverified app name/ });
+    await card.waitFor();
+    expect(await accessibilityViolations(console)).toEqual([]);
+    await screenshot(console, 'review-card-unverified-app');
+    await console.goto(`${base}/agents`);
+    await console.getByRole('rowheader', { name: /^Trusted Agent \(2\) unverified app name\s*Connected app/ }).waitFor();
+    // The key people made, unmarked.
+    await console.getByRole('rowheader', { name: /^Trusted Agent\s*Read and write/ }).waitFor();
+    expect(await accessibilityViolations(console)).toEqual([]);
+    await console.goto(`${base}/settings/advanced/api-keys`);
+    const apps = console.getByRole('region', { name: /Connected apps/ });
+    await apps.getByRole('rowheader', { name: /^Trusted Agent \(2\) unverified app name/ }).waitFor();
+    expect(await accessibilityViolations(console)).toEqual([]);
+    await console.context().close();
+  });
 });
 
 describe('what a client cannot do', () => {
