@@ -20,7 +20,7 @@ import { apiDocs } from './rest/docs';
 import { clientErrorAnswer, errorBody, httpError, keepReadingTheBody } from './rest/http';
 import { restApi } from './rest/plugin';
 import { slackInteractions } from './slack/plugin';
-import { publicOnly, type OutboundRules } from '../domain/notify/outbound';
+import { publicDocumentsOnly, publicOnly, type OutboundRules, type StrangersDocumentRules } from '../domain/notify/outbound';
 import type { Mailer } from '../domain/notify/mailer';
 import { createAddressCounters } from '../domain/usage/address-counters';
 import type { SecretBox } from '../domain/kit/secret-box';
@@ -55,12 +55,17 @@ export interface AppDependencies {
   temporalUi?: TemporalUiLinks;
   /** The built console (default: web/dist in this package). */
   consoleDir?: string;
-  /** Where webhook endpoints and OAuth clients' metadata documents may be fetched from (default: public addresses only). */
+  /** Where webhooks and Slack messages may go (default: public addresses only). */
   outbound?: OutboundRules;
   /** Email to people (SMTP_URL): set-password links are sent to their person alone; absent, they are answered to whoever asked. */
   mailer?: Mailer;
   /** Seals and opens the secrets kept in the database (SECRETS_ENCRYPTION_KEYS). */
   secrets: SecretBox;
+  /**
+   * Where OAuth clients' metadata documents may be fetched from (default: public addresses only; loopback under
+   * `gatehouse dev`). Never the private ranges webhooks may be opened to.
+   */
+  metadataDocuments?: StrangersDocumentRules;
 }
 
 /** TRUST_PROXY: nobody, how many proxies stand in front of the api, or the proxies' addresses and CIDR blocks. */
@@ -228,8 +233,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     db: deps.db,
     secrets: deps.secrets,
     publicUrl: deps.publicUrl,
-    outbound: deps.outbound ?? publicOnly,
-    trustProxy: Boolean(deps.trustProxy),
+    metadataDocuments: deps.metadataDocuments ?? publicDocumentsOnly,
     sessions,
     sendPage: (reply) => sendConsolePage(reply, consoleDir),
     addressLimits,

@@ -4,7 +4,7 @@ import { createGateClient } from '../api/catalog/gate-client';
 import type { Database } from '../db/database';
 import { smtpMailer } from '../domain/notify/mailer';
 import type { SecretBox } from '../domain/kit/secret-box';
-import { outboundPolicy, type Config } from './config';
+import { metadataDocumentRules, outboundPolicy, type Config } from './config';
 import { connectTemporalClient } from './temporal';
 import { tracingFor } from './tracing';
 
@@ -42,6 +42,7 @@ export async function startApi(config: Config, db: Database, secrets: SecretBox,
     outbound: outboundPolicy(config),
     mailer,
     secrets,
+    metadataDocuments: metadataDocumentRules(config),
   });
   app.addHook('onClose', async () => mailer?.close());
   if (!config.rateLimits) app.log.warn('RATE_LIMITS=off: requests are neither counted nor refused (meant for the benchmark only)');

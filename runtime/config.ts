@@ -7,7 +7,7 @@ import { parseEncryptionKeys, payloadKeySetting, secretsKeySetting, type Encrypt
 import type { PayloadKey } from './payload-codec';
 import { tracingWanted } from './tracing';
 import type { DeliveryRetry } from '../workflows/webhooks';
-import type { OutboundRules } from '../domain/notify/outbound';
+import type { OutboundRules, StrangersDocumentRules } from '../domain/notify/outbound';
 import type { TrustedProxies } from '../api/app';
 
 const duration = z
@@ -276,6 +276,11 @@ export interface Config {
   };
   /** Email to people through this SMTP server (undefined: none is sent), from this sender: the worker's, and the api's set-password links. */
   smtp: { url: string | undefined; from: string };
+  /**
+   * OAuth clients' metadata documents: fetched from public addresses only, whatever the webhooks allow; loopback
+   * only under `gatehouse dev` (which sets it), never by a setting.
+   */
+  metadataDocuments: { allowLoopback: boolean };
 }
 
 export class ConfigError extends Error {}
@@ -287,6 +292,11 @@ export function outboundPolicy(config: Config): OutboundRules {
     allowPrivate: config.webhooks.allowPrivate,
     extraCertificateAuthorities: config.webhooks.extraCertificateAuthorities,
   };
+}
+
+/** Where OAuth clients' metadata documents may be fetched from: public addresses, trusting OUTBOUND_CA_FILE's authorities too. */
+export function metadataDocumentRules(config: Config): StrangersDocumentRules {
+  return { allowLoopback: config.metadataDocuments.allowLoopback, extraCertificateAuthorities: config.webhooks.extraCertificateAuthorities };
 }
 
 /** As the CLI checks URLs: as the service would, and on the embedded database (a developer's machine) loopback too. */
@@ -353,5 +363,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       disableAfter: e.WEBHOOK_DISABLE_AFTER,
     },
     smtp: { url: e.SMTP_URL, from: e.SMTP_FROM },
+    metadataDocuments: { allowLoopback: false },
   };
 }

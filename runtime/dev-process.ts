@@ -60,8 +60,13 @@ export async function startDev(given: Config, log: (line: string) => void): Prom
     secrets: { keys: given.secrets.keys ?? keysInFile(secretsKeysFile, secretsKeySetting) },
   };
   const secrets = secretBoxOf(keyed.secrets.keys!);
-  // Development: webhooks may go to a receiver on this machine, over plain http.
-  const config: Config = { ...keyed, webhooks: { ...keyed.webhooks, allowLoopback: keyed.webhooks.allowLoopback ?? true } };
+  // Development: webhooks may go to a receiver on this machine, over plain http, and an OAuth client's metadata
+  // document may be served on it (over https: OUTBOUND_CA_FILE names its authority).
+  const config: Config = {
+    ...keyed,
+    webhooks: { ...keyed.webhooks, allowLoopback: keyed.webhooks.allowLoopback ?? true },
+    metadataDocuments: { allowLoopback: true },
+  };
   installTemporalRuntime(config, { workerMetrics: true });
 
   const cleanups: (() => Promise<void>)[] = [];

@@ -26,7 +26,8 @@ const gatedWriteNames = (catalog: readonly Operation[]) => catalog.flatMap((oper
 
 const apiKeySchema = z.object({
   id: z.string().describe('The key id (key_…); the token starts gate_k_<id>_'),
-  label: z.string().describe('What the key is for'),
+  label: z.string().describe("What the key is for; a connected app's is the name it gave itself (numbered when another key has it)"),
+  label_verified: z.boolean().describe("false: a connected app's own name, which nobody verified; true: a person wrote the label"),
   access: z.enum(['read', 'read_write']).describe('read: reads only; read_write: may also submit gated writes'),
   abilities: z.array(z.string()).describe('What the key may reach, <family>.read or <family>.write'),
   created_at: z.iso.datetime(),
@@ -40,7 +41,7 @@ const apiKeySchema = z.object({
   connection: z
     .object({
       client_id: z.string().describe("The client's id: the https URL of its metadata document, or the id it was registered under"),
-      client_name: z.string(),
+      client_name: z.string().describe('The name the client gave itself (the label), numbered when another key of the organization has it; not verified'),
       client_uri: z.string().nullable(),
       identified_by: z.enum(['metadata_document', 'registration']).describe('How the client identified itself when it was connected'),
     })
@@ -53,6 +54,7 @@ function wireOf(key: ApiKey): z.infer<typeof apiKeySchema> {
   return {
     id: key.id,
     label: key.label,
+    label_verified: key.connection === null,
     access: key.access,
     abilities: key.abilities,
     created_at: key.createdAt,

@@ -20,6 +20,7 @@ const waitingReview = {
   operation: z.string(),
   api_key_id: z.string(),
   api_key_label: z.string(),
+  api_key_label_verified: z.boolean().describe("false: a connected app's own name, which nobody verified"),
   held_at: z.string(),
   expires_at: z.string(),
 };
@@ -42,6 +43,7 @@ const needsAPerson = z.discriminatedUnion('kind', [
     kind: z.literal('key_at_budget'),
     api_key_id: z.string(),
     label: z.string(),
+    label_verified: z.boolean().describe("false: a connected app's own name, which nobody verified"),
     budget: z.enum(['requests', 'writes']).describe("Which of the key's own daily budgets it used up: its requests, or its writes of one operation"),
     operation: z.string().nullable().describe('The capped operation (writes); null for requests'),
     used: count.describe('Counted today, refused ones included'),
@@ -78,7 +80,7 @@ export const getOverviewOperation = defineOperation({
     }),
     decisions_by_day: z.array(z.object({ date: z.string(), ...decisionCounts })).describe('The last 7 days, oldest first, today last'),
     busiest_agents: z.array(
-      z.object({ api_key_id: z.string(), label: z.string(), calls: count, held: count.describe('Writes held today'), denied: count.describe('Writes denied today') }),
+      z.object({ api_key_id: z.string(), label: z.string(), label_verified: z.boolean().describe("false: a connected app's own name, which nobody verified"), calls: count, held: count.describe('Writes held today'), denied: count.describe('Writes denied today') }),
     ),
     needs_a_person: z.array(needsAPerson),
   }),

@@ -53,7 +53,7 @@ export async function submitGatedWrite(
     operation: operation.write.name,
     input,
     interface: context.interface,
-    apiKey: { id: key.keyId, label: key.label, access: key.access, abilities: key.abilities },
+    apiKey: { id: key.keyId, label: key.label, access: key.access, abilities: key.abilities, labelVerified: key.oauthClientId === undefined },
   };
 
   let workflowId = `${org.slug}:${operation.write.name}:${sortableUnique()}`;

@@ -4,7 +4,15 @@ import { z } from 'zod';
 import type { Database } from '../../db/database';
 import { families, isAbility, isWriteAbility, type Family } from '../../domain/identity/abilities';
 import type { PersonActor } from '../../domain/identity/actors';
-import { connectClient, connectionDays, connectors, consentProblems, mayConnect, type ConnectingClient } from '../../domain/identity/oauth-connections';
+import {
+  connectClient,
+  connectionDays,
+  connectors,
+  consentProblems,
+  mayConnect,
+  plannedConnectionLabel,
+  type ConnectingClient,
+} from '../../domain/identity/oauth-connections';
 import { endConnection } from '../../domain/identity/api-keys';
 import { resumeSession, type SessionRules } from '../../domain/identity/sessions';
 import { secretsMatch } from '../../domain/identity/tokens';
@@ -108,10 +116,19 @@ export async function interactionRoutes(app: FastifyInstance, options: Interacti
   app.get('/oauth/interaction/:uid/details', async (request, reply) => {
     const { person, caller, session } = await personOf(request, { csrf: false });
     const interaction = await interactionOf(request, reply);
+    // The key it would be: the app's own name, numbered when another key has it.
+    const listedAs = await plannedConnectionLabel(db, { orgId: caller.organization.id, personId: person.userId, client: interaction.client });
     return {
       success: true,
       data: {
-        client: { id: interaction.client.id, name: interaction.client.name, uri: interaction.client.uri, identified_by: interaction.client.identifiedBy, redirect_host: interaction.redirectHost },
+        client: {
+          id: interaction.client.id,
+          name: interaction.client.name,
+          listed_as: listedAs,
+          uri: interaction.client.uri,
+          identified_by: interaction.client.identifiedBy,
+          redirect_host: interaction.redirectHost,
+        },
         resource: interaction.resource,
         organization: { slug: caller.organization.slug, name: caller.organization.name },
         person: { email: person.email, name: session.personName, role: person.role },

@@ -5,8 +5,9 @@ import type { Database } from '../../db/database';
 import type { SecretBox } from '../../domain/kit/secret-box';
 import { allAbilities } from '../../domain/identity/abilities';
 import type { SessionRules } from '../../domain/identity/sessions';
-import type { OutboundRules } from '../../domain/notify/outbound';
 import type { AddressLimitOptions } from '../address-limits';
+import type { StrangersDocumentRules } from '../../domain/notify/outbound';
+import { handOverAtPublicUrl } from './at-public-url';
 import { interactionRoutes } from './interactions';
 import { createAuthorizationServer, oauthRoutes, protectedResources } from './server';
 
@@ -24,8 +25,8 @@ export interface OAuthOptions {
   /** Seals and opens the server's own keys, kept in the database. */
   secrets: SecretBox;
   publicUrl: string;
-  outbound: OutboundRules;
-  trustProxy: boolean;
+  /** Where clients' metadata documents may be fetched from. */
+  metadataDocuments: StrangersDocumentRules;
   sessions: SessionRules;
   /** Answers the console's page (the consent page is one of its pages). */
   sendPage(reply: FastifyReply): FastifyReply;
@@ -52,8 +53,7 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
       db: options.db,
       secrets: options.secrets,
       publicUrl,
-      outbound: options.outbound,
-      trustProxy: options.trustProxy,
+      metadataDocuments: options.metadataDocuments,
       log: (error, message) => app.log.error({ err: error }, message),
     }).catch((error: unknown) => {
       made = undefined;
@@ -77,13 +77,15 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
   app.get('/.well-known/oauth-protected-resource/api', async (_request, reply) => cors(reply).send(restMetadata));
 
   // The protocol's endpoints are the library's (a Koa app): each request is handed to it whole, its body unread,
-  // with the security headers every answer of the service carries.
+  // with the security headers every answer of the service carries, as one that came at PUBLIC_URL (its metadata,
+  // redirects and cookies are built from the request's host and protocol, which a client writes).
+  const publicOrigin = new URL(publicUrl);
   let callback: ReturnType<Provider['callback']> | undefined;
   const handOver = async (request: FastifyRequest, reply: FastifyReply, url?: string) => {
     callback ??= (await provider()).callback();
     reply.hijack();
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string);
-    if (url) request.raw.url = url;
+    handOverAtPublicUrl(request.raw, publicOrigin, request.ip, url);
     void callback(request.raw, reply.raw);
   };
   await app.register(async (protocol) => {

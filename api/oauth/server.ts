@@ -6,8 +6,10 @@ import type { SecretBox } from '../../domain/kit/secret-box';
 import { allAbilities } from '../../domain/identity/abilities';
 import { grantRevoked, recordRefresh } from '../../domain/identity/oauth-connections';
 import { oauthRecords, oauthSecret, UnstorableRecord, type OAuthRecords } from '../../domain/identity/oauth-records';
-import { checkOutboundUrl, getOutbound, type OutboundRules } from '../../domain/notify/outbound';
 import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
+import type { StrangersDocumentRules } from '../../domain/notify/outbound';
+import { keepRegisteredClientsErrorsOnPage, renderErrorPage } from './authorization-errors';
+import { allowMetadataDocumentFetch, answerOneMetadataDocumentError, metadataDocumentFetch } from './client-metadata-documents';
 
 // Gatehouse as an OAuth 2.1 authorization server (RFC 8414 metadata, authorization code with PKCE S256, refresh
 // tokens that rotate, revocation, dynamic registration and Client ID Metadata Documents), as the MCP
@@ -54,10 +56,8 @@ export interface AuthorizationServerOptions {
   secrets: SecretBox;
   /** The issuer: where people and clients reach the service. */
   publicUrl: string;
-  /** Where a client's metadata document may be fetched from: the rules webhooks follow. */
-  outbound: OutboundRules;
-  /** X-Forwarded-* believed (TLS ends at a proxy). */
-  trustProxy: boolean;
+  /** Where a client's metadata document may be fetched from: public addresses (loopback in development and tests). */
+  metadataDocuments: StrangersDocumentRules;
   log: (error: unknown, message: string) => void;
 }
 
@@ -108,9 +108,6 @@ class RecordsAdapter implements Adapter {
   }
 }
 
-/** The largest client metadata document read (the library refuses past 5 KiB; this bounds the read itself). */
-const metadataDocumentMaxBytes = 64 * 1024;
-
 /** The extra client property whose validator checks every client's metadata (it holds nothing itself). */
 const clientChecks = 'gatehouse_checks';
 
@@ -144,12 +141,10 @@ function checkClient(key: string, value: unknown, metadata: Record<string, unkno
   }
 }
 
-const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
 export async function createAuthorizationServer(options: AuthorizationServerOptions): Promise<Provider> {
   // Loaded when first used (an api that no client signs in to never loads it, nor prints its runtime notice).
   const { default: Provider, errors } = await import('oidc-provider');
-  const { db, publicUrl, outbound } = options;
+  const { db, publicUrl, metadataDocuments } = options;
   const resources = protectedResources(publicUrl);
   const cookieKeys = await oauthSecret(db, options.secrets, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
   const jwks = await oauthSecret(db, options.secrets, 'jwks', () => {
@@ -207,15 +202,8 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       clientIdMetadataDocument: {
         enabled: true,
         ack: 'draft-02',
-        // Fetched under the rules webhooks follow: https, public addresses only unless the operator allows more.
-        allowFetch: async (_ctx, clientId) => {
-          try {
-            await checkOutboundUrl(clientId, outbound, 'client_id');
-            return true;
-          } catch {
-            return false;
-          }
-        },
+        // Fetched by rules of their own: https, public addresses only (api/oauth/client-metadata-documents.ts).
+        allowFetch: allowMetadataDocumentFetch(metadataDocuments),
         cacheDuration: { min: 30, max: 3600 },
       },
     } as Configuration['features'],
@@ -237,28 +225,17 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
       // A grant lives as long as the person let the connection last (set when it is saved, api/oauth/interactions.ts).
       Grant: 365 * 24 * 3600,
     },
-    // The library's own requests (a client's metadata document) go through ours: the outbound rules checked on the
-    // connection itself, a size and a time limit, no redirects followed.
-    fetch: (async (url: string | URL, init?: { signal?: AbortSignal }) => {
-      const fetched = await getOutbound(String(url), {
-        policy: outbound,
-        timeoutMs: 5_000,
-        maxBytes: metadataDocumentMaxBytes,
-        headers: { accept: 'application/json' },
-        signal: init?.signal,
-      });
-      const bodyless = [101, 204, 205, 304].includes(fetched.status);
-      return new Response(bodyless ? null : new Uint8Array(fetched.body), { status: fetched.status, headers: fetched.headers });
-    }) as unknown as Configuration['fetch'],
-    renderError: async (ctx, out) => {
-      ctx.type = 'html';
-      const said = escapeHtml(String(out.error_description ?? out.error ?? 'The request could not be completed'));
-      ctx.body = `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width"><title>Cannot connect · Gatehouse</title><main><h1>This app cannot connect</h1><p>${said}</p><p>Go back to the app and start again; if it keeps failing, tell whoever looks after it.</p></main></html>`;
-    },
+    // The library's own requests (a client's metadata document) go through ours.
+    fetch: metadataDocumentFetch(metadataDocuments),
+    renderError: renderErrorPage,
   };
 
   const provider = new Provider(publicUrl, configuration);
-  provider.proxy = options.trustProxy;
+  answerOneMetadataDocumentError(provider, errors);
+  keepRegisteredClientsErrorsOnPage(provider);
+  // Its X-Forwarded-Host and X-Forwarded-Proto are believed because the hand-over writes them, from PUBLIC_URL, over
+  // whatever a client sent (api/oauth/at-public-url.ts): the library sees https when PUBLIC_URL is.
+  provider.proxy = true;
   provider.on('grant.success', (ctx: KoaContextWithOIDC) => {
     if (ctx.oidc.params?.grant_type !== 'refresh_token') return;
     const grantId = ctx.oidc.entities.RefreshToken?.grantId;

@@ -13,7 +13,17 @@ export interface GatedWriteRequest {
   operation: string;
   input: unknown;
   interface: Interface;
-  apiKey: { id: string; label: string; access: 'read' | 'read_write'; abilities: string[] };
+  apiKey: {
+    id: string;
+    label: string;
+    access: 'read' | 'read_write';
+    abilities: string[];
+    /**
+     * Whether a person wrote the label (a key), or a connected app named itself (OAuth: false). Absent from requests
+     * made before it was added: read from the key then.
+     */
+    labelVerified?: boolean;
+  };
 }
 
 export interface RecordedDecision {

@@ -1,6 +1,7 @@
 import type { QueryResultRow } from 'pg';
 import type { Database, Queryable } from '../../db/database';
 import { evaluatePolicy, type PolicyDecision } from '../../policy/engine';
+import { labelVerifiedSql } from '../kit/agent-names';
 import { AppError } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { auditInsert } from '../audit/events';
@@ -146,11 +147,12 @@ export async function askPolicy(
     context.changed_fields = Object.keys(proposal.changes).sort();
   }
   Object.assign(context, proposal.context, extraContext);
+  const labelVerified = request.apiKey.labelVerified ?? (await keyLabelVerified(tx, request.apiKey.id));
   const policyRequest = {
     principal: {
       type: 'ApiKey',
       id: request.apiKey.id,
-      attrs: { label: request.apiKey.label, access: request.apiKey.access, abilities: request.apiKey.abilities },
+      attrs: { label: request.apiKey.label, label_verified: labelVerified, access: request.apiKey.access, abilities: request.apiKey.abilities },
     },
     action: request.operation,
     resource: { type: proposal.resourceType ?? write.resourceType, id: proposal.resourceId, attrs: proposal.resource },
@@ -166,6 +168,12 @@ export async function askPolicy(
     context,
     shadow: { decision: shadowed.decision, reason: shadowed.reason, policy_ids: shadowed.policyIds, started_at: shadow.startedAt },
   };
+}
+
+/** Whether a key's label is a person's word (a request made before requests said so, or a reviewer's edit of one). */
+async function keyLabelVerified(tx: Queryable, keyId: string): Promise<boolean> {
+  const { rows } = await tx.query(`SELECT ${labelVerifiedSql('k')} AS verified FROM api_keys k WHERE k.id = $1`, [keyId]);
+  return rows[0]?.verified === true;
 }
 
 export interface DecisionToRecord {

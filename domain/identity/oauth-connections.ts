@@ -65,10 +65,40 @@ export async function connectors(db: Queryable, orgId: string): Promise<{ name: 
 }
 
 /**
+ * A connection's label: the app's own name, numbered when another live key of the organization has that label
+ * already, in any case ("Claude (2)", "Claude (3)"…), so that an app never passes for a key people know by naming
+ * itself after it. `keyId`: the connection's own key, when it is renewed (its label is its own).
+ */
+async function connectionLabel(db: Queryable, orgId: string, name: string, keyId: string | undefined): Promise<string> {
+  const { rows } = await db.query<{ label: string }>(
+    `SELECT label FROM api_keys
+     WHERE org_id = $1 AND id IS DISTINCT FROM $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+       AND lower(left(label, length($3))) = lower($3)`,
+    [orgId, keyId ?? null, name],
+  );
+  const taken = new Set(rows.map((row) => row.label.toLowerCase()));
+  let label = name;
+  for (let n = 2; taken.has(label.toLowerCase()); n++) label = `${name} (${n})`;
+  return label;
+}
+
+/** The key a person's earlier connection of this client holds, while it is live. */
+const liveConnectionOf = `SELECT id, oauth_grant_id, oauth_consent_uid FROM api_keys
+  WHERE org_id = $1 AND oauth_client_id = $2 AND created_by = $3 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
+  ORDER BY created_at DESC LIMIT 1`;
+
+/** The label the client would be listed under were the person to connect it now: told on the consent page. */
+export async function plannedConnectionLabel(db: Queryable, input: { orgId: string; personId: string; client: ConnectingClient }): Promise<string> {
+  const { rows } = await db.query(liveConnectionOf, [input.orgId, input.client.id, input.personId]);
+  return connectionLabel(db, input.orgId, input.client.name, rows[0]?.id);
+}
+
+/**
  * Records the connection a person consented to (the consent `consentUid`, once: a second answer to the same
  * consent is a conflict): the key of the client's grant, with the abilities and the end the person chose, in the
  * audit trail as `oauth.connected`. A client the same person already connected to the organization keeps its key
- * (its memories, budgets and held writes): the key takes the new grant and choice, and the old grant ends.
+ * (its memories, budgets and held writes): the key takes the new grant and choice, and the old grant ends. Its
+ * label is the client's name, numbered when another key has it (connectionLabel).
  */
 export async function connectClient(
   db: Database,
@@ -82,20 +112,18 @@ export async function connectClient(
   const { client, choice } = input;
   try {
     return await db.transaction(async (tx) => {
-      const { rows } = await tx.query(
-        `SELECT id, oauth_grant_id, oauth_consent_uid FROM api_keys
-         WHERE org_id = $1 AND oauth_client_id = $2 AND created_by = $3 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-         ORDER BY created_at DESC LIMIT 1 FOR UPDATE`,
-        [input.orgId, client.id, input.personId],
-      );
+      const { rows } = await tx.query(`${liveConnectionOf} FOR UPDATE`, [input.orgId, client.id, input.personId]);
       const existing = rows[0] as { id: string; oauth_grant_id: string; oauth_consent_uid: string | null } | undefined;
       if (existing?.oauth_consent_uid === input.consentUid) throw new AppError('conflict', 'This connection request was answered already');
       const id = existing?.id ?? newId('key');
+      // Under a lock of the organization's: two connections made at once do not take the same number.
+      await tx.query(`SELECT pg_advisory_xact_lock(hashtextextended('gatehouse.connection_labels:' || $1::text, 0))`, [input.orgId]);
+      const label = await connectionLabel(tx, input.orgId, client.name, existing?.id);
       if (existing) {
         await tx.query(
           `UPDATE api_keys SET label = $2, access = $3, abilities = $4, expires_at = $5, oauth_client_uri = $6, oauth_grant_id = $7, oauth_consent_uid = $8
            WHERE id = $1`,
-          [id, client.name, choice.access, abilities, expiresAt, client.uri, input.grantId, input.consentUid],
+          [id, label, choice.access, abilities, expiresAt, client.uri, input.grantId, input.consentUid],
         );
         await endGrant(tx, existing.oauth_grant_id);
       } else {
@@ -104,7 +132,7 @@ export async function connectClient(
         await tx.query(
           `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, oauth_client_id, oauth_client_uri, oauth_grant_id, oauth_consent_uid)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-          [id, input.orgId, client.name, choice.access, abilities, digest, input.personId, expiresAt, client.id, client.uri, input.grantId, input.consentUid],
+          [id, input.orgId, label, choice.access, abilities, digest, input.personId, expiresAt, client.id, client.uri, input.grantId, input.consentUid],
         );
       }
       await recordAudit(tx, input.orgId, {
@@ -114,6 +142,7 @@ export async function connectClient(
         data: {
           client_id: client.id,
           client_name: client.name,
+          ...(label !== client.name ? { label } : {}),
           identified_by: client.identifiedBy,
           access: choice.access,
           abilities,

@@ -61,6 +61,8 @@ export interface DecisionLinkView {
     status: Review['status'];
     operation: string;
     agent: string;
+    /** false: the agent is a connected app, and `agent` the name it gave itself, which nobody verified. */
+    agent_label_verified: boolean;
     reason: string;
     expires_at: string;
     /** The write's detail, shown while the review waits: the record before (updates, deletes) and after it. */
@@ -241,6 +243,7 @@ export async function readDecisionLink(db: Queryable, token: string, viewer?: Si
       status: review.status,
       operation: review.operation,
       agent: review.submitted_by.api_key_label,
+      agent_label_verified: review.submitted_by.api_key_label_verified,
       reason: changeset ? heldItemsReason(changeset) : review.policy.reason,
       expires_at: review.expires_at,
       // A changeset's record is its items, shown one by one below.

@@ -7,6 +7,7 @@ import { getReview } from '../gate/reviews/reads';
 import { reviewStatusSql, stillPendingSql } from '../gate/reviews/state';
 import { placeOf, type SealedColumn } from '../kit/sealed-columns';
 import type { SecretBox } from '../kit/secret-box';
+import { agentInWords, labelVerifiedSql, unverifiedNameExplained } from '../kit/agent-names';
 import { decisionLinkUrl, issueDecisionLinks, type DecisionLinkPair } from './decision-links';
 import type { Email, Mailer } from './mailer';
 import { postOutbound, type OutboundRules } from './outbound';
@@ -95,6 +96,7 @@ interface ReviewFacts {
   operation: string;
   reason: string;
   agent: string;
+  agent_verified: boolean;
   org_name: string;
   review_escalation_ms: number | null;
   slack_webhook_url: string | null;
@@ -114,7 +116,8 @@ export async function superviseReviewStep(
   { now = new Date(), tolerateFailures = false }: { now?: Date; tolerateFailures?: boolean } = {},
 ): Promise<SupervisionStep> {
   const { rows } = await db.query<ReviewFacts>(
-    `SELECT r.id, r.org_id, r.workflow_id, ${reviewStatusSql('r')} AS status, r.created_at, r.expires_at, d.operation, d.reason, k.label AS agent, o.name AS org_name,
+    `SELECT r.id, r.org_id, r.workflow_id, ${reviewStatusSql('r')} AS status, r.created_at, r.expires_at, d.operation, d.reason, k.label AS agent,
+            ${labelVerifiedSql('k')} AS agent_verified, o.name AS org_name,
             o.review_escalation_ms::float8 AS review_escalation_ms, o.slack_webhook_url
      FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id
      JOIN organizations o ON o.id = r.org_id
@@ -159,9 +162,11 @@ export async function superviseReviewStep(
   // A changeset is told as what it holds (how many writes, which, each item's decision), not as changesets.submit.
   const changeset = review.operation === changesetOperation ? (await getReview(db, review.org_id, reviewId)).changeset : null;
   const held = { operation: review.operation, changeset };
+  // A connected app's name is its own word: said so wherever it is named (domain/kit/agent-names.ts).
+  const agent = agentInWords(review.agent, review.agent_verified);
   const headline = escalation
-    ? `Escalated to ${tierName}: ${review.agent}'s ${heldWriteInWords(held, { parenthesized: true })} has waited ${waitedMinutes} min for a review`
-    : `Review needed: ${review.agent} wants to run ${heldWriteInWords(held, { article: true })}`;
+    ? `Escalated to ${tierName}: ${agent}'s ${heldWriteInWords(held, { parenthesized: true })} has waited ${waitedMinutes} min for a review`
+    : `Review needed: ${agent} wants to run ${heldWriteInWords(held, { article: true })}`;
   const reason = changeset ? heldItemsReason(changeset) : review.reason;
   const whole = changeset ? ` all ${changeset.items.length}` : ' it';
   // Each person's email carries links of their own: decided from it, the verdict is theirs. A retry of this step
@@ -169,6 +174,7 @@ export async function superviseReviewStep(
   const textFor = (decide: DecisionLinkPair | undefined) =>
     [
       headline,
+      ...(review.agent_verified ? [] : ['', unverifiedNameExplained(review.agent)]),
       '',
       `Why it was held: ${reason}`,
       ...(changeset ? ['', `The ${changeset.items.length} writes, in order:`, ...changesetItemLines(changeset), changesetModeInWords(changeset), ''] : []),

@@ -28,6 +28,24 @@ function trustedAuthorities(policy: OutboundRules): string[] | undefined {
 
 export const publicOnly: OutboundRules = { allowLoopback: false, allowPrivate: false };
 
+/**
+ * Where the service fetches a document at an address a stranger gave (an OAuth client's metadata document, at the
+ * URL that is its client_id): public addresses only, whatever the webhooks' rules open to an organization's owners
+ * (WEBHOOK_ALLOW_PRIVATE_ADDRESSES never widens it); loopback only under `gatehouse dev` and in tests. The extra
+ * certificate authorities (OUTBOUND_CA_FILE) are trusted here too: they say whom to believe, not where to go.
+ */
+export interface StrangersDocumentRules {
+  allowLoopback: boolean;
+  extraCertificateAuthorities?: string[];
+}
+
+export const publicDocumentsOnly: StrangersDocumentRules = { allowLoopback: false };
+
+/** The outbound rules a fetch on a stranger's word goes by: never a private range. */
+export function strangersOutbound(rules: StrangersDocumentRules): OutboundRules {
+  return { allowLoopback: rules.allowLoopback, allowPrivate: false, extraCertificateAuthorities: rules.extraCertificateAuthorities };
+}
+
 /** Why an address may not be reached under the policy, or undefined when it may. */
 export function addressRefusal(address: string, policy: OutboundRules): string | undefined {
   if (!ipaddr.isValid(address)) return `${address} is not an IP address`;

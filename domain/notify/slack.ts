@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/database';
 import { changesetItemLines, changesetModeInWords } from '../gate/changesets/in-words';
 import { getReview } from '../gate/reviews/reads';
 import { heldPayloadDigest } from '../gate/reviews/signing';
+import { unverifiedNameExplained } from '../kit/agent-names';
 import { isAllowedNonPublicHost, postOutbound, type OutboundRules } from './outbound';
 
 // What Gatehouse says in Slack: the held write's message (Block Kit, with Approve and Deny buttons bound to the
@@ -30,6 +31,11 @@ export function parseButtonValue(value: string): { reviewId: string; digest: str
 /** Slack's plain text (a header's or a button's) takes 150 characters at most: longer is cut, saying so. */
 const plain = (text: string) => ({ type: 'plain_text', text: text.length > 150 ? `${text.slice(0, 149)}…` : text, emoji: false });
 const mrkdwn = (text: string) => ({ type: 'mrkdwn', text: text.slice(0, 3000) });
+/**
+ * Text for Slack's markup with its three control characters escaped, as Slack asks: what an agent wrote (a connected
+ * app's name among it) is shown as written, and never becomes a link (`<https://…|Approve here>`) or a mention.
+ */
+const escaped = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /**
  * A held write's message: what was held and why, Approve and Deny for the payload it holds now, and its page. A
@@ -44,11 +50,13 @@ export async function slackReviewMessage(
   const value = buttonValue(review.id, heldPayloadDigest(held));
   const { changeset } = held;
   const whole = changeset ? ` all ${changeset.items.length}` : '';
+  const agent = held.submitted_by;
   return {
-    text: `${review.headline}\n${review.reason}\n<${review.link}|Open the review>`,
+    text: `${escaped(review.headline)}\n${escaped(review.reason)}\n<${review.link}|Open the review>`,
     blocks: [
       { type: 'header', text: plain(review.headline) },
-      { type: 'section', text: mrkdwn(`*Why it was held:* ${review.reason}`) },
+      ...(agent.api_key_label_verified ? [] : [{ type: 'context', elements: [mrkdwn(escaped(unverifiedNameExplained(agent.api_key_label)))] }]),
+      { type: 'section', text: mrkdwn(`*Why it was held:* ${escaped(review.reason)}`) },
       ...(changeset
         ? [
             { type: 'section', text: mrkdwn(`*The ${changeset.items.length} writes:*\n${changesetItemLines(changeset).join('\n')}`) },

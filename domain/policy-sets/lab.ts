@@ -1,5 +1,6 @@
 import type { Database, Queryable } from '../../db/database';
 import { compilePolicySet, evaluatePolicy, PolicyParseError, type CompiledPolicySet, type GateDecisionKind } from '../../policy/engine';
+import { labelVerifiedSql } from '../kit/agent-names';
 import { parseWait } from '../kit/durations';
 import { AppError } from '../kit/errors';
 import { recordAudit, type ActorRef } from '../audit/events';
@@ -83,7 +84,8 @@ export async function simulatePolicy(
   options: { since: Date; limit: number; resourceTypeOf: ResourceTypeOf },
 ): Promise<SimulationResult> {
   const { rows } = await db.query(
-    `SELECT d.id, d.created_at, d.operation, ${policySaid} AS was, d.trust_window_id, d.resource, d.context, d.api_key_id, k.label, k.access, k.abilities
+    `SELECT d.id, d.created_at, d.operation, ${policySaid} AS was, d.trust_window_id, d.resource, d.context, d.api_key_id, k.label,
+            ${labelVerifiedSql('k')} AS label_verified, k.access, k.abilities
      FROM gate_decisions d JOIN api_keys k ON k.id = d.api_key_id
      WHERE d.org_id = $1 AND d.created_at >= $2
      ORDER BY d.id DESC LIMIT $3`,
@@ -97,7 +99,7 @@ export async function simulatePolicy(
     if (index % 200 === 199) await new Promise((resolve) => setImmediate(resolve));
     const was = row.was as GateDecisionKind;
     const decided = evaluatePolicy(draft, {
-      principal: { type: 'ApiKey', id: row.api_key_id, attrs: { label: row.label, access: row.access, abilities: row.abilities } },
+      principal: { type: 'ApiKey', id: row.api_key_id, attrs: { label: row.label, label_verified: row.label_verified, access: row.access, abilities: row.abilities } },
       action: row.operation,
       resource: { type: options.resourceTypeOf(row.operation) ?? 'Record', id: String(row.resource?.id ?? 'new'), attrs: row.resource },
       context: row.context,

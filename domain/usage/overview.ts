@@ -2,6 +2,7 @@ import type { Queryable } from '../../db/database';
 import type { Role } from '../identity/actors';
 import { rolesThat } from '../identity/actors';
 import { stillPendingSql } from '../gate/reviews/state';
+import { labelVerifiedSql } from '../kit/agent-names';
 import { keyBudgetsToday } from './key-budgets';
 
 // The console's overview: the queue, the organization's day, the last week's decisions, the busiest agents and
@@ -25,6 +26,8 @@ export interface WaitingReview {
   operation: string;
   api_key_id: string;
   api_key_label: string;
+  /** false: a connected app's own name. */
+  api_key_label_verified: boolean;
   held_at: string;
   expires_at: string;
 }
@@ -34,7 +37,7 @@ export type NeedsAPerson =
   | { kind: 'queue_full'; pending: number; cap: number }
   | { kind: 'organization_at_budget'; used: number; limit: number }
   | { kind: 'webhook_switched_off'; endpoint_id: string; url: string | null; reason: string; since: string }
-  | { kind: 'key_at_budget'; api_key_id: string; label: string; budget: 'requests' | 'writes'; operation: string | null; used: number; limit: number }
+  | { kind: 'key_at_budget'; api_key_id: string; label: string; label_verified: boolean; budget: 'requests' | 'writes'; operation: string | null; used: number; limit: number }
   | ({ kind: 'review_escalated' } & WaitingReview);
 
 export interface Overview {
@@ -54,7 +57,7 @@ export interface Overview {
   /** The last 7 local days, oldest first, today last; a day without decisions counts zeros. */
   decisions_by_day: ({ date: string } & DecisionCounts)[];
   /** The keys with the most calls today (at most 5), with how many of their writes were held and denied. */
-  busiest_agents: { api_key_id: string; label: string; calls: number; held: number; denied: number }[];
+  busiest_agents: { api_key_id: string; label: string; label_verified: boolean; calls: number; held: number; denied: number }[];
   needs_a_person: NeedsAPerson[];
 }
 
@@ -132,7 +135,7 @@ async function queueFigures(db: Queryable, orgId: string) {
 async function waitingReviews(db: Queryable, orgId: string) {
   // Each part picks its reviews from the queue first (an index on the status), then joins what names them.
   const pick = (part: number, order: string, limit: number, filter = '') => `
-    SELECT ${part} AS part, r.id, d.operation, d.api_key_id, k.label, r.created_at, r.expires_at
+    SELECT ${part} AS part, r.id, d.operation, d.api_key_id, k.label, ${labelVerifiedSql('k')} AS label_verified, r.created_at, r.expires_at
     FROM (SELECT r.id, r.decision_id, r.created_at, r.expires_at FROM reviews r JOIN organizations o ON o.id = r.org_id
           WHERE r.org_id = $1 AND ${stillPendingSql('r')} ${filter} ORDER BY ${order} LIMIT ${limit}) r
     JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id`;
@@ -150,6 +153,7 @@ async function waitingReviews(db: Queryable, orgId: string) {
           operation: row.operation,
           api_key_id: row.api_key_id,
           api_key_label: row.label,
+          api_key_label_verified: row.label_verified,
           held_at: (row.created_at as Date).toISOString(),
           expires_at: (row.expires_at as Date).toISOString(),
         }),
@@ -186,16 +190,23 @@ async function decisionsByDay(db: Queryable, organization: { id: string; timezon
 /** Today's REST and MCP calls by key (a person's token calls as no key), the busiest first. */
 async function agentsToday(db: Queryable, organization: { id: string; timezone: string }, now: Date) {
   const { rows } = await db.query(
-    `SELECT c.api_key_id, k.label, count(*)::int AS calls,
+    `SELECT c.api_key_id, k.label, ${labelVerifiedSql('k')} AS label_verified, count(*)::int AS calls,
             count(*) FILTER (WHERE c.outcome = 'pending_review')::int AS held,
             count(*) FILTER (WHERE c.outcome = 'policy_denied')::int AS denied
      FROM call_log c LEFT JOIN api_keys k ON k.id = c.api_key_id AND k.org_id = c.org_id
      WHERE c.org_id = $1 AND c.interface IN ('rest', 'mcp') AND c.created_at >= ${startOfLocalDay}
-     GROUP BY c.api_key_id, k.label
+     GROUP BY c.api_key_id, k.label, k.oauth_client_id
      ORDER BY count(*) DESC, k.label`,
     [organization.id, now, organization.timezone],
   );
-  return rows.map((row) => ({ api_key_id: row.api_key_id as string | null, label: row.label as string, calls: row.calls as number, held: row.held as number, denied: row.denied as number }));
+  return rows.map((row) => ({
+    api_key_id: row.api_key_id as string | null,
+    label: row.label as string,
+    label_verified: row.label_verified !== false,
+    calls: row.calls as number,
+    held: row.held as number,
+    denied: row.denied as number,
+  }));
 }
 
 /** The usable keys that used up one of their own budgets today: their requests, or their writes of an operation. */
@@ -204,14 +215,14 @@ async function keysAtBudget(db: Queryable, organization: { id: string; timezone:
   const spent = [...budgets].filter(([, use]) => (use.requests && use.requests.used >= use.requests.budget) || use.writes.some((cap) => cap.used >= cap.cap));
   if (!spent.length) return [];
   const { rows } = await db.query(
-    `SELECT k.id, k.label FROM api_keys k
+    `SELECT k.id, k.label, ${labelVerifiedSql('k')} AS label_verified FROM api_keys k
      WHERE k.org_id = $1 AND k.id = ANY($2::text[]) AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now())
      ORDER BY k.label, k.id`,
     [organization.id, spent.map(([id]) => id)],
   );
   return rows.flatMap((row) => {
     const use = budgets.get(row.id)!;
-    const key = { kind: 'key_at_budget' as const, api_key_id: row.id as string, label: row.label as string };
+    const key = { kind: 'key_at_budget' as const, api_key_id: row.id as string, label: row.label as string, label_verified: row.label_verified as boolean };
     return [
       ...(use.requests && use.requests.used >= use.requests.budget
         ? [{ ...key, budget: 'requests' as const, operation: null, used: use.requests.used, limit: use.requests.budget }]

@@ -1,9 +1,10 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issueDecisionLinks } from '../../domain/notify/decision-links';
-import { accessibilityViolations, launchChromium, signedInConsole } from '../support/browser';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
+import { connectAppDirectly } from '../support/connected-app';
 import { addPerson, type TestPerson } from '../support/console';
-import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 // Every page of the console, in Chromium against the real service with data on it (writes allowed, held and
 // denied, calls over REST and MCP, a memory), at a desktop's and a phone's width: each opens, reads in full
@@ -15,6 +16,7 @@ let owner: TestPerson;
 let browser: Browser;
 let origin: string;
 let reviewId: string;
+let appReviewId: string;
 let decisionToken: string;
 const pageErrors: string[] = [];
 
@@ -36,7 +38,12 @@ beforeAll(async () => {
   expect(remembered.statusCode).toBe(201);
   const mcp = await h.mcp(acme.readWriteToken);
   await mcp.callTool({ name: 'list_projects', arguments: {} });
-  decisionToken = (await issueDecisionLinks(h.db, acme.organization.id, reviewId, [owner.user.id])).get(owner.user.id)!.approve;
+  // A connected app's held write too: its own name is shown marked as such (on the decision link's page among others).
+  const app = await connectAppDirectly(h.db, { orgId: acme.organization.id, personId: owner.user.id, name: 'Claude Desktop Assistant', publicUrl });
+  const heldForApp = await h.request({ method: 'POST', url: '/api/v1/tasks', token: app.token, payload: { title: 'review the app’s launch plan' } });
+  expect(heldForApp.statusCode, heldForApp.body).toBe(202);
+  appReviewId = json(heldForApp).review.id;
+  decisionToken = (await issueDecisionLinks(h.db, acme.organization.id, appReviewId, [owner.user.id])).get(owner.user.id)!.approve;
 });
 
 afterAll(async () => {
@@ -49,6 +56,7 @@ const pages = () => [
   { path: '/', heading: acme.organization.name },
   { path: '/reviews', heading: 'Review queue' },
   { path: `/reviews/${reviewId}`, heading: 'Review' },
+  { path: `/reviews/${appReviewId}`, heading: 'Review' },
   { path: '/agents', heading: 'Agent Command Center' },
   { path: '/policy', heading: 'Policy' },
   { path: '/audit', heading: 'Audit' },
@@ -123,6 +131,8 @@ describe.each([
     // The page says "Decision link" while it reads the link, then asks the question.
     await page.getByRole('heading', { level: 1, name: /^Approve this .*\?$/ }).waitFor();
     await settled(page);
+    await page.getByText('unverified app name').waitFor();
+    await screenshot(page, `decision-link-unverified-app-${width}`);
     expect(await accessibilityViolations(page)).toEqual([]);
     expect((await overflow(page)).by).toBeLessThanOrEqual(0);
   });

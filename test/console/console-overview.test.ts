@@ -144,8 +144,8 @@ describe('the overview operation', () => {
       { label: 'Notes agent', calls: 1, held: 0, denied: 0 },
     ]);
     expect(overview.needs_a_person).toEqual([
-      { kind: 'key_at_budget', api_key_id: sequence.calendar.id, label: 'Calendar agent', budget: 'requests', operation: null, used: 3, limit: 3 },
-      { kind: 'key_at_budget', api_key_id: sequence.notes.id, label: 'Notes agent', budget: 'writes', operation: 'tasks.create', used: 1, limit: 1 },
+      { kind: 'key_at_budget', api_key_id: sequence.calendar.id, label: 'Calendar agent', label_verified: true, budget: 'requests', operation: null, used: 3, limit: 3 },
+      { kind: 'key_at_budget', api_key_id: sequence.notes.id, label: 'Notes agent', label_verified: true, budget: 'writes', operation: 'tasks.create', used: 1, limit: 1 },
     ]);
   });
 
@@ -197,7 +197,7 @@ describe('the overview operation', () => {
     expect(overview.queue).toMatchObject({ pending: 1, escalated: 0 });
     expect(overview.today).toEqual({ calls: 4, writes: { allow: 2, review: 1, deny: 1, refused: 0 } });
     expect(overview.decisions_by_day.at(-1)).toMatchObject({ allow: 2, review: 1, deny: 1 });
-    expect(overview.busiest_agents).toEqual([{ api_key_id: expect.any(String), label: 'test agent', calls: 4, held: 1, denied: 1 }]);
+    expect(overview.busiest_agents).toEqual([{ api_key_id: expect.any(String), label: 'test agent', label_verified: true, calls: 4, held: 1, denied: 1 }]);
     expect(overview.needs_a_person.map((need: { kind: string; url?: string }) => [need.kind, need.url])).toEqual([['webhook_switched_off', 'http://127.0.0.1:9/globex-hook']]);
     const acmes = JSON.stringify(await overviewOf(acmeOwner));
     for (const foreign of ['globex-hook', globex.organization.id]) expect(acmes).not.toContain(foreign);

@@ -1,17 +1,21 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { auth, UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
+import { unusableMetadataDocument } from '../../api/oauth/client-metadata-documents';
 import { oauthRequestLimits } from '../../api/oauth/plugin';
 import { allAbilities } from '../../domain/identity/abilities';
-import { setApiKeyBudget } from '../../domain/identity/api-keys';
-import { publicOnly } from '../../domain/notify/outbound';
-import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
+import { createApiKey, setApiKeyBudget } from '../../domain/identity/api-keys';
+import { askPolicy } from '../../domain/gate/decide';
+import { setPolicySet } from '../../domain/policy-sets/versions';
+import { findGatedWrite } from '../../domain/resources/index';
+import { accessibilityViolations, launchChromium, screenshot, signedInConsole } from '../support/browser';
 import { addPerson, signIn, type TestPerson } from '../support/console';
-import { startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
 import { MemoryOAuthClient, startCallback, startLocalHttps, type Callback, type LocalHttps } from '../support/oauth-client';
 
 // MCP clients that follow the specification's authorization (2025-11-25) connect to a running Gatehouse from its
@@ -167,6 +171,59 @@ describe('discovery', () => {
     // Nothing the resources do not check: no sender-constrained tokens.
     expect(server.dpop_signing_alg_values_supported).toBeUndefined();
   });
+
+  it('names only PUBLIC_URL, whatever Host, X-Forwarded-Host or X-Forwarded-Proto a client writes (TLS ended by a trusted proxy)', async () => {
+    // The service behind a proxy that ends TLS, which the api trusts: a client's own forwarded headers come through it.
+    const proxied = await buildApp({
+      db: h.db,
+      gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }),
+      publicUrl: 'https://gatehouse.example',
+      logLevel: 'silent',
+      trustProxy: ['127.0.0.1'],
+      secrets: h.secrets,
+    });
+    const forged = { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'http', forwarded: 'host=evil.example;proto=http' };
+    const urlsIn = (document: Record<string, unknown>) =>
+      Object.values(document)
+        .flat()
+        .filter((value): value is string => typeof value === 'string' && /^[a-z]+:\/\//.test(value));
+    try {
+      for (const path of ['/.well-known/oauth-authorization-server', '/.well-known/openid-configuration', '/.well-known/oauth-protected-resource/mcp', '/.well-known/oauth-protected-resource/api']) {
+        const answer = await proxied.inject({ method: 'GET', url: path, headers: forged });
+        expect(answer.statusCode, path).toBe(200);
+        const urls = urlsIn(answer.json());
+        expect(urls.length, path).toBeGreaterThan(1);
+        for (const url of urls) expect(url, path).toMatch(/^https:\/\/gatehouse\.example(\/|$)/);
+      }
+      // The authorization's redirect and its cookies: at PUBLIC_URL, and Secure (the library sees https).
+      const registered = await proxied.inject({
+        method: 'POST',
+        url: '/oauth/register',
+        headers: { ...forged, 'content-type': 'application/json' },
+        payload: { client_name: 'Behind a proxy', redirect_uris: [callback.url], token_endpoint_auth_method: 'none', application_type: 'native' },
+      });
+      expect(registered.statusCode).toBe(201);
+      const query = new URLSearchParams({
+        response_type: 'code',
+        client_id: registered.json().client_id,
+        redirect_uri: callback.url,
+        code_challenge: 'x'.repeat(43),
+        code_challenge_method: 'S256',
+        scope: 'tasks.read',
+      });
+      const started = await proxied.inject({ method: 'GET', url: `/oauth/authorize?${query}`, headers: forged });
+      expect(started.statusCode).toBe(303);
+      expect(new URL(String(started.headers.location), 'https://gatehouse.example').origin).toBe('https://gatehouse.example');
+      const cookies = [started.headers['set-cookie'] ?? []].flat();
+      expect(cookies.length).toBeGreaterThan(0);
+      for (const cookie of cookies) {
+        expect(cookie).toMatch(/; secure/i);
+        expect(cookie).not.toContain('evil');
+      }
+    } finally {
+      await proxied.close();
+    }
+  });
 });
 
 describe('a client identified by its metadata document', () => {
@@ -227,6 +284,16 @@ describe('a client identified by its metadata document', () => {
     expect([...rows[0].abilities].sort()).toEqual(['reviews.read', 'tasks.read', 'tasks.write']);
     keyId = rows[0].id;
     expect(await auditTypes()).toEqual(['oauth.connected']);
+  });
+
+  it('is told an authorization error at the redirect URI its document names (the standard redirect)', async () => {
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set('resource', 'https://elsewhere.example/mcp');
+    const answer = await fetch(url, { redirect: 'manual' });
+    expect(answer.status).toBe(303);
+    const location = new URL(answer.headers.get('location')!);
+    expect(`${location.origin}${location.pathname}`).toBe(callback.url);
+    expect(location.searchParams.get('error')).toBe('invalid_target');
   });
 
   it('makes a gated write as the connection: held, then approved by a reviewer', async () => {
@@ -467,6 +534,91 @@ describe('a connected app’s held writes', () => {
   });
 });
 
+describe("an app's own name", () => {
+  // The policy of this test: a person's label passes, an app's own name is held.
+  const byLabel = `
+    @id("people-named") @reason("A person named this key") permit (principal, action, resource) when { principal.label_verified };
+    @id("self-named") @decision("review") @reason("This app named itself") permit (principal, action, resource) when { !principal.label_verified };
+  `;
+
+  it('is marked unverified wherever it is shown, numbered when it repeats a key, and told to the policy', async () => {
+    const made = await createApiKey(h.db, { orgId: acme.organization.id, label: 'Trusted Agent', access: 'read_write' });
+    const impostor = new MemoryOAuthClient(callback.url, undefined, 'Trusted Agent');
+    expect(await auth(impostor, { serverUrl: `${base}/mcp` })).toBe('REDIRECT');
+
+    // The consent page says whose word the name is, and under which label the app will be listed.
+    const page = await newPage(390);
+    await signInAt(page, impostor.authorizationUrl!, owner);
+    const identity = page.getByRole('region', { name: 'The app' });
+    await identity.getByText('unverified app name').waitFor();
+    expect(await identity.innerText()).toMatch(/registered itself: anyone may register any name[\s\S]*this app will be listed as “Trusted Agent \(2\)”/);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    await screenshot(page, 'oauth-consent-unverified-name-phone');
+    await page.getByRole('button', { name: 'Connect' }).click();
+    expect(await auth(impostor, { serverUrl: `${base}/mcp`, authorizationCode: await callback.next() })).toBe('AUTHORIZED');
+    await page.context().close();
+    const [connection] = await keyOf('Trusted Agent (2)');
+    expect(connection).toBeDefined();
+    // Another in another case: numbered past both.
+    await connectedClient('trusted agent', ['tasks.read']);
+    expect(await keyOf('trusted agent (3)')).toHaveLength(1);
+
+    // The policy tells a person's label from an app's own (principal.label_verified).
+    await setPolicySet(h.db, acme.organization.id, byLabel, 'test');
+    let reviewId: string;
+    try {
+      const byKey = await h.request({ method: 'POST', url: '/api/v1/tasks', token: made.token, payload: { title: 'written by the key' } });
+      expect(byKey.statusCode, byKey.body).toBe(201);
+      const app = mcpClient(impostor);
+      await app.client.connect(app.transport);
+      const held = await app.client.callTool({ name: 'create_task', arguments: { title: 'written by the app' } });
+      await app.client.close();
+      expect(held.structuredContent).toMatchObject({ status: 'pending_review' });
+      reviewId = (held.structuredContent as { review: { id: string } }).review.id;
+      const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: acme.reviewerToken })).data;
+      expect(review.policy.policy_ids).toEqual(['self-named']);
+      expect(review.submitted_by).toMatchObject({ api_key_id: connection!.id, api_key_label: 'Trusted Agent (2)', api_key_label_verified: false });
+      // A request recorded before requests said whose word the label is (a held write's, asked again on an edit): read from the key.
+      const write = findGatedWrite('tasks.create')!;
+      const older = { orgId: acme.organization.id, operation: 'tasks.create', interface: 'mcp' as const };
+      const apiKey = { id: connection!.id, label: 'Trusted Agent (2)', access: 'read_write' as const, abilities: ['tasks.write'] };
+      const asked = await askPolicy(h.db, write, { ...older, apiKey }, write.input.parse({ title: 'asked again' }));
+      expect(asked.decided).toMatchObject({ decision: 'review', policyIds: ['self-named'], errors: [] });
+    } finally {
+      await setPolicySet(h.db, acme.organization.id, testPolicy, 'test');
+    }
+    // A dry run reads it too: a draft that permits people-named keys alone would deny the app's write, not the key's.
+    const asOwner = await signIn(h.app, acme.organization, owner);
+    const simulated = await asOwner.request({
+      method: 'POST',
+      url: '/console/api/v1/policy/simulate',
+      payload: { source: '@id("people-named") permit (principal, action, resource) when { principal.label_verified };', since: '1h' },
+    });
+    expect(simulated.statusCode, simulated.body).toBe(200);
+    const changes = simulated.json().data.changes as { api_key_id: string; would_be: string }[];
+    expect(changes.filter((change) => change.api_key_id === made.key.id)).toEqual([]);
+    expect(changes.filter((change) => change.api_key_id === connection!.id)).toEqual([expect.objectContaining({ would_be: 'deny' })]);
+
+    // The console marks it on the review card, in the Agent Command Center and among the connected apps.
+    const console = await signedInConsole(browser, base, { slug: acme.organization.slug, email: owner.email, password: owner.password }, pageErrors);
+    await console.goto(`${base}/reviews/${reviewId}`);
+    const card = console.getByRole('article', { name: /tasks\.create by “Trusted Agent \(2\)” unverified app name/ });
+    await card.waitFor();
+    expect(await accessibilityViolations(console)).toEqual([]);
+    await screenshot(console, 'review-card-unverified-app');
+    await console.goto(`${base}/agents`);
+    await console.getByRole('rowheader', { name: /^Trusted Agent \(2\) unverified app name\s*Connected app/ }).waitFor();
+    // The key people made, unmarked.
+    await console.getByRole('rowheader', { name: /^Trusted Agent\s*Read and write/ }).waitFor();
+    expect(await accessibilityViolations(console)).toEqual([]);
+    await console.goto(`${base}/settings/advanced/api-keys`);
+    const apps = console.getByRole('region', { name: /Connected apps/ });
+    await apps.getByRole('rowheader', { name: /^Trusted Agent \(2\) unverified app name/ }).waitFor();
+    expect(await accessibilityViolations(console)).toEqual([]);
+    await console.context().close();
+  });
+});
+
 describe('what a client cannot do', () => {
   let provider: MemoryOAuthClient;
 
@@ -482,6 +634,43 @@ describe('what a client cannot do', () => {
     expect(answer.status).toBe(400);
     expect(answer.headers.get('location')).toBeNull();
     expect(await answer.text()).toContain('redirect_uri');
+  });
+
+  it('an authorization error of a client that registered itself is shown on a page, never sent to its redirect URI', async () => {
+    const spoilt: Record<string, (url: URL) => void> = {
+      'a scope nobody grants': (url) => url.searchParams.set('scope', 'openid'),
+      'another resource': (url) => url.searchParams.set('resource', 'https://elsewhere.example/mcp'),
+      'no PKCE': (url) => {
+        url.searchParams.delete('code_challenge');
+        url.searchParams.delete('code_challenge_method');
+      },
+      'a plain PKCE challenge': (url) => url.searchParams.set('code_challenge_method', 'plain'),
+      'no person asked (prompt=none)': (url) => url.searchParams.set('prompt', 'none'),
+      'an answer posted back as a form': (url) => {
+        url.searchParams.set('response_mode', 'form_post');
+        url.searchParams.set('resource', 'https://elsewhere.example/mcp');
+      },
+    };
+    for (const [what, spoil] of Object.entries(spoilt)) {
+      const url = new URL(provider.authorizationUrl!);
+      spoil(url);
+      const answer = await fetch(url, { redirect: 'manual' });
+      expect(answer.status, what).toBe(400);
+      expect(answer.headers.get('location'), what).toBeNull();
+      const page = await answer.text();
+      expect(page, what).toContain('This app cannot connect');
+      expect(page, what).not.toContain(callback.url);
+    }
+    // In a browser too: the person sees why, and the app's redirect URI is never opened.
+    const browsing = await newPage(390);
+    const url = new URL(provider.authorizationUrl!);
+    url.searchParams.set('resource', 'https://elsewhere.example/mcp');
+    await browsing.goto(url.toString());
+    await browsing.getByRole('heading', { name: 'This app cannot connect' }).waitFor();
+    expect(browsing.url()).toBe(url.toString());
+    expect(await accessibilityViolations(browsing)).toEqual([]);
+    await screenshot(browsing, 'oauth-authorization-error-phone');
+    await browsing.context().close();
   });
 
   it('a consent without the page’s CSRF token, or from another site, is refused', async () => {
@@ -645,14 +834,14 @@ describe('what a client cannot do', () => {
     await expect.poll(async () => (await keyOf('Leaving Client'))[0]?.revoked_at).not.toBeNull();
   });
 
-  it('a metadata document on an address the outbound rules refuse is never fetched', async () => {
+  it('a metadata document on an address the rules refuse is never fetched', async () => {
     // The same service with the default rules (public addresses only): the document on loopback is refused.
     const strict = await buildApp({
       db: h.db,
       gate: createGateClient(h.temporal, { taskQueue: h.taskQueue }),
       publicUrl: base,
       logLevel: 'silent',
-      outbound: publicOnly,
+      outbound: { allowLoopback: true, allowPrivate: true },
       secrets: h.secrets,
     });
     try {
@@ -661,11 +850,62 @@ describe('what a client cannot do', () => {
       const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'tasks.read' });
       const answer = await strict.inject({ method: 'GET', url: `/oauth/authorize?${query}` });
       expect(answer.statusCode).toBe(400);
-      expect(answer.body).toContain('metadata document fetch not allowed');
+      expect(answer.body).toContain(unusableMetadataDocument);
       expect(https.fetched('/strict/client.json')).toBe(0);
     } finally {
       await strict.close();
     }
+  });
+
+  it('a metadata document on a private address is refused though webhooks may go there, with the one error every unusable document gets', async () => {
+    // This service's webhooks may reach private addresses (the harness's outbound rules); its clients' documents may not.
+    const nothingListens = await new Promise<number>((resolve) => {
+      const server = createNetServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as AddressInfo;
+        server.close(() => resolve(port));
+      });
+    });
+    const documentOf = (path: string, changes: Record<string, unknown> = {}) => ({
+      client_id: `${https.origin}${path}`,
+      client_name: 'Document Client',
+      redirect_uris: [callback.url],
+      token_endpoint_auth_method: 'none',
+      ...changes,
+    });
+    https.serveText('/unusable/not-json.json', '<html>an internal page</html>');
+    https.serve('/unusable/big.json', documentOf('/unusable/big.json', { logo_uri: `https://app.example/${'x'.repeat(80 * 1024)}` }));
+    https.serve('/unusable/bigger-than-5k.json', documentOf('/unusable/bigger-than-5k.json', { logo_uri: `https://app.example/${'x'.repeat(10 * 1024)}` }));
+    https.serve('/unusable/other-id.json', documentOf('/unusable/other-id.json', { client_id: `${https.origin}/somebody-else.json` }));
+    https.serve('/unusable/open-redirect.json', documentOf('/unusable/open-redirect.json', { redirect_uris: ['http://attacker.example/cb'] }));
+    https.serve('/unusable/array.json', [documentOf('/unusable/array.json')]);
+    const unusable = {
+      'a private address': 'https://10.0.0.1/client.json',
+      'a private IPv6 address': 'https://[fd00::1]/client.json',
+      'no answer': `https://localhost:${nothingListens}/client.json`,
+      'not found': `${https.origin}/unusable/missing.json`,
+      'not JSON': `${https.origin}/unusable/not-json.json`,
+      'too big': `${https.origin}/unusable/big.json`,
+      'over 5 KiB': `${https.origin}/unusable/bigger-than-5k.json`,
+      'another client_id': `${https.origin}/unusable/other-id.json`,
+      'refused metadata': `${https.origin}/unusable/open-redirect.json`,
+      'not an object': `${https.origin}/unusable/array.json`,
+      'a fragment': `${https.origin}/unusable/missing.json#x`,
+    };
+    const pages = new Set<string>();
+    for (const [what, clientId] of Object.entries(unusable)) {
+      const query = new URLSearchParams({ response_type: 'code', client_id: clientId, redirect_uri: callback.url, code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', scope: 'tasks.read' });
+      const answer = await fetch(`${base}/oauth/authorize?${query}`, { redirect: 'manual' });
+      expect(answer.status, what).toBe(400);
+      expect(answer.headers.get('location'), what).toBeNull();
+      const page = await answer.text();
+      expect(page, what).toContain(unusableMetadataDocument);
+      pages.add(page);
+      // The token endpoint answers the same, in JSON.
+      const token = await postForm('/oauth/token', { grant_type: 'authorization_code', code: 'x'.repeat(43), redirect_uri: callback.url, code_verifier: 'x'.repeat(43), client_id: clientId });
+      expect(token.status, what).toBeGreaterThanOrEqual(400);
+      expect(await token.json(), what).toEqual({ error: 'invalid_client', error_description: unusableMetadataDocument });
+    }
+    expect(pages.size).toBe(1);
   });
 
   it('one address registers at most 30 clients a minute (the last test: the limit holds for the rest of the minute)', async () => {

@@ -5,7 +5,10 @@ import { newId } from '../../domain/kit/ids';
 import { updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { emitAuditHeads } from '../../domain/notify/witness';
 import { sealAuditChain } from '../../domain/audit/ledger';
-import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
+import { createApiKey } from '../../domain/identity/api-keys';
+import { issueDecisionLinks, readDecisionLink } from '../../domain/notify/decision-links';
+import { connectAppDirectly } from '../support/connected-app';
+import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { readMail, startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
 import { startReceiver, type Receiver } from '../support/receiver';
 
@@ -67,6 +70,49 @@ describe('a held write', () => {
     const reviewId = await hold(org, 'review this quietly');
     await mailTo(`reviewer@${org.organization.slug}.test`, reviewId);
     expect(mails().filter((m) => m.to.includes(quiet.email))).toEqual([]);
+  });
+});
+
+describe("a connected app's held write", () => {
+  it('names the app as its own, unverified name, numbered when a key of the organization already has it: in the email, in Slack and on decision links', async () => {
+    const org = await h.createOrganization();
+    await updateReviewNotificationSettings(h.db, h.secrets, org.organization.id, { slackWebhookUrl: `${slack.url}/slack` }, policy, system);
+    const owner = await person(org, 'owner', 'owner');
+    // A key people made, and an app that calls itself by that key's name (and tries to slip a link into Slack).
+    await createApiKey(h.db, { orgId: org.organization.id, label: 'Claude <https://evil.example|approve>', access: 'read_write' });
+    const app = await connectAppDirectly(h.db, { orgId: org.organization.id, personId: owner.id, name: 'Claude <https://evil.example|approve>', publicUrl });
+    expect(app.key.label).toBe('Claude <https://evil.example|approve> (2)');
+    const response = await h.request({ method: 'POST', url: '/api/v1/tasks', token: app.token, payload: { title: 'review the app' } });
+    expect(response.statusCode, response.body).toBe(202);
+    const reviewId = json(response).review.id as string;
+
+    const agent = '“Claude <https://evil.example|approve> (2)” (unverified app name)';
+    const mail = readMail(await mailTo(`reviewer@${org.organization.slug}.test`, reviewId));
+    expect(mail.subject).toBe(`Review needed: ${agent} wants to run tasks.create`);
+    expect(mail.text).toContain('“Claude <https://evil.example|approve> (2)” is the name a connected app (OAuth) gave itself; nobody verified it');
+
+    const [message] = await slack.waitFor(1, (request) => request.body.includes(reviewId));
+    const sent = JSON.parse(message!.body);
+    expect(sent.blocks[0].text.text).toBe(`Review needed: ${agent} wants to run tasks.create`);
+    expect(JSON.stringify(sent.blocks)).toContain('nobody verified it');
+    // Slack's markup (the message's text, mrkdwn blocks) never reads the app's name as a link; plain text shows it as it is.
+    expect(sent.text).toContain('Claude &lt;https://evil.example|approve&gt; (2)');
+    const marked = [sent.text, ...JSON.stringify(sent.blocks).match(/"type":"mrkdwn","text":"(?:[^"\\]|\\.)*"/g)!];
+    for (const text of marked) expect(text).not.toContain('<https://evil.example');
+
+    const links = await issueDecisionLinks(h.db, org.organization.id, reviewId, [owner.id]);
+    const view = await readDecisionLink(h.db, links.get(owner.id)!.approve);
+    expect(view.review).toMatchObject({ agent: 'Claude <https://evil.example|approve> (2)', agent_label_verified: false });
+  });
+
+  it('a key people made is named as it was written, marked verified', async () => {
+    const org = await h.createOrganization();
+    const reviewId = await hold(org, 'review the key');
+    const review = json(await h.request({ method: 'GET', url: `/api/v1/reviews/${reviewId}`, token: org.reviewerToken })).data;
+    expect(review.submitted_by).toMatchObject({ api_key_label: 'test agent', api_key_label_verified: true });
+    const mail = readMail(await mailTo(`reviewer@${org.organization.slug}.test`, reviewId));
+    expect(mail.subject).toBe('Review needed: test agent wants to run tasks.create');
+    expect(mail.text).not.toContain('nobody verified');
   });
 });
 

@@ -122,7 +122,10 @@ export interface HarnessOptions {
    * URL, and clients and the browser reach it there), rather than at http://gatehouse.test for `inject`.
    */
   servedAtLocalhost?: boolean;
-  /** Where the service's own requests may go (default: loopback, as a developer's receivers listen). */
+  /**
+   * Where the service's own requests may go (default: loopback, as a developer's receivers listen). OAuth clients'
+   * metadata documents take its loopback and its certificate authorities, never its private ranges.
+   */
   outbound?: OutboundRules;
   /** What the app and the worker seal stored secrets with (default: the tests' fixed key, test/support/secrets.ts). */
   secrets?: SecretBox;
@@ -218,6 +221,10 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     outbound: options.outbound ?? loopbackAllowed,
     mailer: appMailer,
     secrets,
+    metadataDocuments: {
+      allowLoopback: (options.outbound ?? loopbackAllowed).allowLoopback,
+      extraCertificateAuthorities: options.outbound?.extraCertificateAuthorities,
+    },
   });
 
   const harness: Harness = {

@@ -109,6 +109,8 @@ export interface LocalHttps {
   ca: string;
   /** Serves `body` as JSON at `path`; `fetched` counts the requests. */
   serve(path: string, body: unknown): void;
+  /** Serves `text` as it is at `path`, said to be JSON (a document that is not). */
+  serveText(path: string, text: string): void;
   fetched(path: string): number;
   close(): Promise<void>;
 }
@@ -140,6 +142,7 @@ export async function startLocalHttps(): Promise<LocalHttps> {
     origin: `https://localhost:${port}`,
     ca,
     serve: (path, body) => void documents.set(path, JSON.stringify(body)),
+    serveText: (path, text) => void documents.set(path, text),
     fetched: (path) => counts.get(path) ?? 0,
     close: () => closeServer(server),
   };

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { QueryResultRow } from 'pg';
 import type { Queryable } from '../../../db/database';
+import { labelVerifiedSql } from '../../kit/agent-names';
 import { AppError } from '../../kit/errors';
 import { decodeCursor, toPage, type Page } from '../../kit/pagination';
 import type { listReviewsInput, Review, reviewProgressSchema } from './schema';
@@ -21,6 +22,7 @@ export async function countReviewsByStatus(db: Queryable): Promise<Record<string
 const selectReview = `
   SELECT r.*, ${reviewStatusSql('r')} AS effective_status, d.id AS decision_id, d.operation, d.input, d.resource, d.context -> 'before' AS before, d.reason,
          d.policy_ids, d.policy_version, d.policy_errors, d.interface, d.api_key_id, k.label AS api_key_label,
+         ${labelVerifiedSql('k')} AS api_key_label_verified,
          u.email AS decided_by_email,
          CASE r.withdrawn_by_type WHEN 'user' THEN (SELECT wu.email FROM users wu WHERE wu.id = r.withdrawn_by_id)
                                   WHEN 'api_key' THEN (SELECT wk.label FROM api_keys wk WHERE wk.id = r.withdrawn_by_id) END AS withdrawn_by_name,
@@ -102,7 +104,7 @@ function reviewFromRow(row: QueryResultRow): Review {
       policy_version: row.policy_version,
       errors: row.policy_errors,
     },
-    submitted_by: { api_key_id: row.api_key_id, api_key_label: row.api_key_label, interface: row.interface },
+    submitted_by: { api_key_id: row.api_key_id, api_key_label: row.api_key_label, api_key_label_verified: row.api_key_label_verified, interface: row.interface },
     created_at: iso(row.created_at)!,
     expires_at: iso(row.expires_at)!,
     escalation: row.escalated_to ? { to: row.escalated_to, at: iso(row.escalated_at)! } : null,

@@ -44,7 +44,10 @@ export const reviewSchema = z
     submitted_by: z
       .object({
         api_key_id: z.string().describe('The API key that submitted the write (key_…)'),
-        api_key_label: z.string().describe("The key's label, as given when it was created"),
+        api_key_label: z.string().describe("The key's label, as given when it was created; a connected app's is the name it gave itself"),
+        api_key_label_verified: z
+          .boolean()
+          .describe("false: the submitter is an app connected over OAuth, and its label is the name the app gave itself, which nobody verified; true: a person wrote it"),
         interface: z.enum(['rest', 'mcp']).describe('rest or mcp'),
       })
       .describe('Which key submitted the write, and through which interface'),

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState } from 'react';
+import { agentInWords } from '../../lib/agent-name';
 import { BarChart, type BarGroup } from '../../lib/charts';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
@@ -64,8 +65,8 @@ export function ActivityChart({ days, refreshes }: { days: AgentDay[] | undefine
   }, [range, keyId, refreshes, latest]);
 
   const activity = shown?.activity;
-  const label = days?.find((day) => day.api_key_id === shown?.keyId)?.label;
-  const whose = label ? `by “${label}”` : 'by all keys';
+  const day = days?.find((candidate) => candidate.api_key_id === shown?.keyId);
+  const whose = day ? `by ${agentInWords(day.label, day.oauth_client_id === null)}` : 'by all keys';
   const nameOf = activity && bucketLabel(activity);
   const groups: BarGroup[] = (activity?.buckets ?? []).map((bucket) => ({
     key: bucket.start,

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { Link } from 'react-router';
+import { AgentName } from '../../lib/agent-name';
 import { DataTable } from '../../lib/data-table';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
@@ -121,6 +122,8 @@ export function AgentsPage() {
   });
 
   const labels = new Map((days ?? []).map((day) => [day.api_key_id, day.label]));
+  // A connected app's label is the name it gave itself: marked wherever it is shown.
+  const connectedApps = new Set((days ?? []).filter((day) => day.oauth_client_id !== null).map((day) => day.api_key_id));
   const setFilter = (change: Partial<CallFilters>) => setFilters((current) => ({ ...current, ...change }));
 
   return (
@@ -135,7 +138,7 @@ export function AgentsPage() {
           {(days ?? []).map((day) => (
             <tr key={day.api_key_id} className={day.state === 'active' ? undefined : 'inactive'}>
               <th scope="row">
-                {day.label}
+                <AgentName label={day.label} verified={day.oauth_client_id === null} />
                 <span className="hint block">
                   {day.oauth_client_id ? 'Connected app · ' : ''}
                   {day.access === 'read' ? 'Read only' : 'Read and write'}
@@ -212,7 +215,7 @@ export function AgentsPage() {
           {(calls ?? []).map((call) => (
             <tr key={call.id} data-call-id={call.id}>
               <td>{when(call.created_at)}</td>
-              <td>{call.api_key_label ?? 'a person'}</td>
+              <td>{call.api_key_label === null ? 'a person' : <AgentName label={call.api_key_label} verified={!connectedApps.has(call.api_key_id ?? '')} />}</td>
               <td>{call.interface.toUpperCase()}</td>
               <td>
                 <code>{call.operation}</code>
@@ -234,7 +237,7 @@ export function AgentsPage() {
           <ul className="plain-list">
             {waiting.map((task) => (
               <li key={task.task_id}>
-                <code>{task.tool}</code> by “{task.api_key_label}”: {task.reason}. <Link to={`/reviews/${task.review_id}`}>Review {task.review_id}</Link>{' '}
+                <code>{task.tool}</code> by <AgentName label={task.api_key_label} verified={!connectedApps.has(task.api_key_id)} quoted />: {task.reason}. <Link to={`/reviews/${task.review_id}`}>Review {task.review_id}</Link>{' '}
                 <span className="hint">(expires {when(task.expires_at)})</span>
               </li>
             ))}

@@ -1,4 +1,5 @@
 import { useEffect, useRef, useState, type RefObject } from 'react';
+import { agentInWords } from '../../lib/agent-name';
 import { Timeline, type TimelineEvent } from '../../lib/charts';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
@@ -11,8 +12,8 @@ const clock = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-d
 const date = new Intl.DateTimeFormat(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 
 /** The run in a sentence: how many calls, from when to when, over which operations, how they ended. */
-function summaryOf(calls: AgentCall[], label: string): string {
-  if (calls.length === 0) return `“${label}” has made no calls yet.`;
+function summaryOf(calls: AgentCall[], agent: string): string {
+  if (calls.length === 0) return `${agent} has made no calls yet.`;
   const first = new Date(calls[0]!.created_at);
   const last = new Date(calls[calls.length - 1]!.created_at);
   const operations = new Set(calls.map((call) => call.operation)).size;
@@ -55,7 +56,8 @@ export function RunTimeline(props: {
     );
   }, [keyId, refreshes, latest]);
 
-  const label = days?.find((day) => day.api_key_id === shown?.keyId)?.label ?? shown?.keyId ?? '';
+  const day = days?.find((candidate) => candidate.api_key_id === shown?.keyId);
+  const agent = day ? agentInWords(day.label, day.oauth_client_id === null) : `“${shown?.keyId ?? ''}”`;
   const events: TimelineEvent[] = (shown?.calls ?? []).map((call) => ({
     id: call.id,
     at: new Date(call.created_at),
@@ -85,8 +87,8 @@ export function RunTimeline(props: {
         <p>Choose a key, or “Show run” on its row above, to see its last 50 calls on a time line.</p>
       ) : shown?.keyId === keyId ? (
         <Timeline
-          title={`The last ${shown.calls.length} ${shown.calls.length === 1 ? 'call' : 'calls'} of “${label}”`}
-          summary={summaryOf(shown.calls, label)}
+          title={`The last ${shown.calls.length} ${shown.calls.length === 1 ? 'call' : 'calls'} of ${agent}`}
+          summary={summaryOf(shown.calls, agent)}
           series={outcomeSeries.filter(({ key }) => happened.has(key))}
           events={events}
           laneHeading="Operation"

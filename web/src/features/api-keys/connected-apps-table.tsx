@@ -1,4 +1,5 @@
 import type { ReactNode } from 'react';
+import { AgentName } from '../../lib/agent-name';
 import { clientIdHost } from '../../lib/client-id';
 import { actionsColumn, DataTable } from '../../lib/data-table';
 import { day, when } from '../../lib/format';
@@ -8,7 +9,8 @@ import { KeyState } from './key-state';
 
 /**
  * Apps connected through OAuth (MCP clients), each by the key its connection holds: the app's name is its own
- * word, the host of a metadata document's address is what identified it; a self-registered app's is its client id.
+ * word (marked unverified; numbered when another key had it), the host of a metadata document's address is what
+ * identified it; a self-registered app's is its client id.
  */
 export function ConnectedAppsTable({ apps, actions }: { apps: ConnectedApp[]; actions: (app: ConnectedApp) => ReactNode }) {
   return (
@@ -18,7 +20,7 @@ export function ConnectedAppsTable({ apps, actions }: { apps: ConnectedApp[]; ac
         return (
           <tr key={app.id}>
             <th scope="row">
-              {app.connection.client_name}
+              <AgentName label={app.label} verified={app.label_verified} />
               <span className="hint block">
                 {host ? (
                   <code className="client-id" title={app.connection.client_id}>

@@ -11,7 +11,10 @@ export interface ConsentRequest {
   client: {
     /** For a client identified by its metadata document, the document's https address. */
     id: string;
+    /** The name it gave itself (its metadata document's client_name, or what it registered with): nobody verified it. */
     name: string;
+    /** The label its key would have: its name, numbered when another key of the organization has that label. */
+    listed_as: string;
     uri: string | null;
     identified_by: 'metadata_document' | 'registration';
     /** Where the browser goes back to, connected or denied. */

@@ -1,3 +1,4 @@
+import { AgentName } from '../../lib/agent-name';
 import { clientIdHost } from '../../lib/client-id';
 import type { ConsentRequest } from './api';
 
@@ -14,7 +15,8 @@ function webAddress(uri: string | null): string | null {
 
 /**
  * Which app asks, and what of it Gatehouse checked: the host of a metadata document's address proves who the app
- * is; its name, and anything a self-registered app says of itself, are only its own word.
+ * is; its name, and anything a self-registered app says of itself, are only its own word. The name is said to be
+ * so, with where it comes from, and the label its key will have when that is numbered (another key has the name).
  */
 export function ClientIdentity({ client }: { client: ConsentRequest['client'] }) {
   const host = client.identified_by === 'metadata_document' ? (clientIdHost(client.id) ?? client.id) : null;
@@ -24,7 +26,23 @@ export function ClientIdentity({ client }: { client: ConsentRequest['client'] })
       <h2 id="client-heading">The app</h2>
       <dl className="facts">
         <dt>Name</dt>
-        <dd>{client.name}</dd>
+        <dd>
+          <AgentName label={client.name} verified={false} quoted />
+          <span className="hint block">
+            {host !== null ? (
+              <>
+                As its document at <strong>{host}</strong> gives it: the app chose it itself.
+              </>
+            ) : (
+              'As the app gave it when it registered itself: anyone may register any name.'
+            )}
+          </span>
+          {client.listed_as !== client.name && (
+            <span className="hint block">
+              Another key of this organization is called “{client.name}”: this app will be listed as <strong>“{client.listed_as}”</strong>.
+            </span>
+          )}
+        </dd>
         {host !== null ? (
           <>
             <dt>Identified by</dt>

@@ -70,7 +70,7 @@ export function ConsentForm({ uid, request }: { uid: string; request: ConsentReq
   const ends = new Date(openedAt + lastsDays * 24 * 60 * 60 * 1000).toISOString();
   return (
     <form onSubmit={connect} className="stack" aria-labelledby="consent-heading" noValidate>
-      <h2 id="consent-heading">What {client.name} may do</h2>
+      <h2 id="consent-heading">What “{client.name}” may do</h2>
       <fieldset ref={accessGroup} aria-describedby={problems.access ? 'consent-access-problem' : undefined}>
         <legend>Access</legend>
         <FieldProblem id="consent-access-problem" problem={problems.access} />
@@ -138,7 +138,7 @@ export function ConsentForm({ uid, request }: { uid: string; request: ConsentReq
         )}
       </FormField>
       <p className="hint">
-        {client.name} will appear in Settings → Advanced → API keys as a connected app, where an owner or admin of {organization.name} can disconnect it at any
+        It will appear as “{client.listed_as}” in Settings → Advanced → API keys as a connected app, where an owner or admin of {organization.name} can disconnect it at any
         time.
       </p>
       {!placed && <FormError error={error} />}

@@ -18,7 +18,7 @@ export function ConsentPage() {
   const { uid = '' } = useParams();
   const [request, setRequest] = useState<ConsentRequest>();
   const [error, setError] = useState<unknown>();
-  useDocumentTitle(request ? `Connect ${request.client.name}` : 'Connect an app');
+  useDocumentTitle(request ? `Connect “${request.client.name}”` : 'Connect an app');
 
   useEffect(() => {
     let current = true;
@@ -36,7 +36,7 @@ export function ConsentPage() {
       {request ? (
         <>
           <h1>
-            Connect {request.client.name} to {request.organization.name}
+            Connect “{request.client.name}” to {request.organization.name}
           </h1>
           <ClientIdentity client={request.client} />
           <SignedInAs request={request} />

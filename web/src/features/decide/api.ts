@@ -25,6 +25,8 @@ export interface DecisionLink {
     status: 'pending' | 'approved' | 'denied' | 'expired' | 'withdrawn';
     operation: string;
     agent: string;
+    /** false: a connected app's own name, which nobody verified. */
+    agent_label_verified: boolean;
     reason: string;
     expires_at: string;
     before: Record<string, unknown> | null;

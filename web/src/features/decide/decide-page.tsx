@@ -1,5 +1,6 @@
 import { useEffect, useRef, useState, type FormEvent } from 'react';
 import { useLocation, useParams } from 'react-router';
+import { AgentName } from '../../lib/agent-name';
 import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
 import { FormField } from '../../lib/form-field';
@@ -187,7 +188,9 @@ export function DecidePage() {
           </>
         )}
         <dt>Agent</dt>
-        <dd>{review.agent}</dd>
+        <dd>
+          <AgentName label={review.agent} verified={review.agent_label_verified} />
+        </dd>
         <dt>Why it was held</dt>
         <dd>{review.reason}</dd>
         {review.status === 'pending' && (

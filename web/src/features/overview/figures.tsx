@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
+import { AgentName } from '../../lib/agent-name';
 import { when } from '../../lib/format';
 import type { Overview } from './api';
 
@@ -40,7 +41,7 @@ export function QueueFigures({ queue, now }: { queue: Overview['queue']; now: nu
         <Figure name="oldest" label="Oldest waiting" value={oldest ? timeSince(oldest.held_at, now) : '—'}>
           {oldest ? (
             <Link to={`/reviews/${encodeURIComponent(oldest.review_id)}`}>
-              <code>{oldest.operation}</code> by {oldest.api_key_label}
+              <code>{oldest.operation}</code> by <AgentName label={oldest.api_key_label} verified={oldest.api_key_label_verified} />
             </Link>
           ) : (
             'None'

@@ -1,5 +1,6 @@
 import type { ReactNode } from 'react';
 import { Link } from 'react-router';
+import { AgentName } from '../../lib/agent-name';
 import { when } from '../../lib/format';
 import { useSignedIn } from '../../lib/session';
 import type { NeedsAPerson as Need, Overview } from './api';
@@ -46,7 +47,11 @@ function NeedItem({ need, timezone }: { need: Need; timezone: string }) {
       break;
     }
     case 'key_at_budget': {
-      const subject = <strong>{need.label}</strong>;
+      const subject = (
+        <strong>
+          <AgentName label={need.label} verified={need.label_verified} />
+        </strong>
+      );
       text = (
         <>
           {orAsk(can('manageKeys'), <Link to="/settings/advanced/api-keys">{subject}</Link>, subject)}{' '}
@@ -67,7 +72,7 @@ function NeedItem({ need, timezone }: { need: Need; timezone: string }) {
       text = (
         <>
           <Link to={`/reviews/${encodeURIComponent(need.review_id)}`}>
-            <code>{need.operation}</code> by {need.api_key_label}
+            <code>{need.operation}</code> by <AgentName label={need.api_key_label} verified={need.api_key_label_verified} />
           </Link>{' '}
           has waited since {when(need.held_at)}, past the escalation wait; it expires {when(need.expires_at)}.
         </>

@@ -62,9 +62,11 @@ export function BusiestAgentsChart({ agents }: { agents: Overview['busiest_agent
     );
   }
   const [top] = agents;
+  // A connected app's own name is marked, as everywhere.
+  const nameOf = (agent: (typeof agents)[number]) => (agent.label_verified ? agent.label : `${agent.label} (unverified app name)`);
   const summary =
-    `${top!.label} made the most calls today: ${top!.calls} (${top!.held} held, ${top!.denied} denied).` +
-    (agents.length > 1 ? ` Then ${agents.slice(1).map((agent) => `${agent.label} ${agent.calls}`).join(', ')}.` : '');
+    `${nameOf(top!)} made the most calls today: ${top!.calls} (${top!.held} held, ${top!.denied} denied).` +
+    (agents.length > 1 ? ` Then ${agents.slice(1).map((agent) => `${nameOf(agent)} ${agent.calls}`).join(', ')}.` : '');
   return (
     <BarChart
       title="Busiest agents today"
@@ -75,7 +77,7 @@ export function BusiestAgentsChart({ agents }: { agents: Overview['busiest_agent
       totalHeading="Calls"
       groups={agents.map((agent) => ({
         key: agent.api_key_id,
-        label: agent.label,
+        label: nameOf(agent),
         values: { other: agent.calls - agent.held - agent.denied, held: agent.held, denied: agent.denied },
       }))}
     />

@@ -1,5 +1,6 @@
 import { useRef, useState } from 'react';
 import { Link } from 'react-router';
+import { AgentName, agentInWords } from '../../lib/agent-name';
 import { ApiError } from '../../lib/api';
 import { FormError } from '../../lib/form-error';
 import { trustMatchText, when } from '../../lib/format';
@@ -91,13 +92,14 @@ export function ReviewCard({
           <input
             type="checkbox"
             className="select-review"
-            aria-label={`Select ${review.operation} by “${review.submitted_by.api_key_label}”`}
+            aria-label={`Select ${review.operation} by ${agentInWords(review.submitted_by.api_key_label, review.submitted_by.api_key_label_verified)}`}
             checked={selection.selected}
             onChange={(event) => selection.onChange(event.target.checked)}
           />
         )}
         <Heading id={`review-${review.id}`}>
-          <Link to={`/reviews/${review.id}`}>{review.operation}</Link> by “{review.submitted_by.api_key_label}”
+          <Link to={`/reviews/${review.id}`}>{review.operation}</Link> by{' '}
+          <AgentName label={review.submitted_by.api_key_label} verified={review.submitted_by.api_key_label_verified} quoted />
         </Heading>
         <span className={`state ${review.status === 'pending' ? 'waiting' : review.status === 'approved' ? 'on' : 'off'}`}>{statusNames[review.status]}</span>
       </header>
@@ -261,7 +263,8 @@ const windowStates = { open: 'open', expired: 'expired', used_up: 'used up', clo
 function OpenedWindow({ review, window }: { review: Review; window: NonNullable<Review['trust_window']> }) {
   return (
     <p className="trust-opened" data-trust-window={window.id}>
-      <strong>Trust window {window.id}</strong> ({windowStates[window.state]}): “{review.submitted_by.api_key_label}” may make {review.operation} writes matching{' '}
+      <strong>Trust window {window.id}</strong> ({windowStates[window.state]}):{' '}
+      <AgentName label={review.submitted_by.api_key_label} verified={review.submitted_by.api_key_label_verified} quoted /> may make {review.operation} writes matching{' '}
       <code>{trustMatchText(window.match)}</code> without review, {window.uses} of {window.max_uses} used, until {when(window.expires_at)}.{' '}
       <Link to="/policy">Trust windows on the Policy page</Link>
     </p>

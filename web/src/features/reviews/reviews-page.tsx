@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useRef, useState } from 'react';
 import { useNavigate, useSearchParams } from 'react-router';
+import { agentInWords } from '../../lib/agent-name';
 import { FormError } from '../../lib/form-error';
 import { useLatest, useLive } from '../../lib/use-live';
 import { useDocumentTitle } from '../../lib/use-document-title';
@@ -127,7 +128,7 @@ export function ReviewsPage() {
           shown={pending.length}
           describe={(id) => {
             const review = pending.find((candidate) => candidate.id === id);
-            return review && `${review.operation} by “${review.submitted_by.api_key_label}” (held ${when(review.created_at)})`;
+            return review && `${review.operation} by ${agentInWords(review.submitted_by.api_key_label, review.submitted_by.api_key_label_verified)} (held ${when(review.created_at)})`;
           }}
           onSelectAll={(all) => setSelected(new Set(all ? pending.map((review) => review.id) : []))}
           onSent={() => setBatchSent(true)}
@@ -164,7 +165,7 @@ export function ReviewsPage() {
               onDecided={(decided) => {
                 // A verdict (not an undo of one): say so, and go on to the next review.
                 if (review.status === 'pending') {
-                  announce(`${verdictWords[decided.status]}: ${decided.operation} by “${decided.submitted_by.api_key_label}”.`);
+                  announce(`${verdictWords[decided.status]}: ${decided.operation} by ${agentInWords(decided.submitted_by.api_key_label, decided.submitted_by.api_key_label_verified)}.`);
                   focus.decided(decided.id);
                 }
                 load();

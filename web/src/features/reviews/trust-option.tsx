@@ -1,4 +1,5 @@
 import { useId } from 'react';
+import { AgentName } from '../../lib/agent-name';
 import type { Review } from './api';
 
 /** The terms of a trust window, as the approve call carries them. */
@@ -45,8 +46,9 @@ export function TrustOption({ review, choice, onChange }: { review: Review; choi
   return (
     <div className="trust-option">
       <label className="choice">
-        <input type="checkbox" checked={choice.on} onChange={(event) => onChange({ ...choice, on: event.target.checked })} /> Also trust “
-        {review.submitted_by.api_key_label}” for more <code>{review.operation}</code> writes like this one
+        <input type="checkbox" checked={choice.on} onChange={(event) => onChange({ ...choice, on: event.target.checked })} /> Also trust{' '}
+        <AgentName label={review.submitted_by.api_key_label} verified={review.submitted_by.api_key_label_verified} quoted /> for more <code>{review.operation}</code> writes
+        like this one
       </label>
       {choice.on && (
         <fieldset className="stack">
