@@ -237,6 +237,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     sessions,
     sendPage: (reply) => sendConsolePage(reply, consoleDir),
     addressLimits,
+    reviewsChanged: (workflowIds) => deps.gate.reviewsChanged(workflowIds),
   });
   return app;
 }

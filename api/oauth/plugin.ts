@@ -32,6 +32,8 @@ export interface OAuthOptions {
   sendPage(reply: FastifyReply): FastifyReply;
   /** The per-address limits, counted in PostgreSQL (api/address-limits.ts). */
   addressLimits: AddressLimitOptions;
+  /** Tells held writes' workflows to read their reviews now: those a connection's end withdrew. */
+  reviewsChanged(workflowIds: readonly string[]): Promise<void>;
 }
 
 /** What one address may ask of the authorization server's open endpoints, a minute, every api together. */
@@ -54,6 +56,7 @@ export async function oauthApi(app: FastifyInstance, options: OAuthOptions): Pro
       secrets: options.secrets,
       publicUrl,
       metadataDocuments: options.metadataDocuments,
+      reviewsChanged: options.reviewsChanged,
       log: (error, message) => app.log.error({ err: error }, message),
     }).catch((error: unknown) => {
       made = undefined;

@@ -58,6 +58,11 @@ export interface AuthorizationServerOptions {
   publicUrl: string;
   /** Where a client's metadata document may be fetched from: public addresses (loopback in development and tests). */
   metadataDocuments: StrangersDocumentRules;
+  /**
+   * Tells the workflows of held writes that a connection's end withdrew to read their reviews now (the gate client's
+   * reviewsChanged), rather than at their next re-read.
+   */
+  reviewsChanged(workflowIds: readonly string[]): Promise<void>;
   log: (error: unknown, message: string) => void;
 }
 
@@ -70,10 +75,11 @@ type LibraryErrors = typeof LibraryErrorClasses;
 class RecordsAdapter implements Adapter {
   private readonly records: OAuthRecords;
   constructor(
-    private readonly db: Database,
+    db: Database,
     kind: string,
     private readonly errors: LibraryErrors,
     private readonly log: (error: unknown, message: string) => void,
+    private readonly endGrant: (grantId: string, reason: 'token_replayed') => Promise<void>,
   ) {
     this.records = oauthRecords(db, kind);
   }
@@ -97,7 +103,7 @@ class RecordsAdapter implements Adapter {
   async consume(id: string) {
     const used = await this.records.consume(id);
     if (used.consumed) return;
-    if (used.grantId) await grantRevoked(this.db, withdrawReviewsOfKey, used.grantId, 'token_replayed').catch((error) => this.log(error, 'replayed grant not ended'));
+    if (used.grantId) await this.endGrant(used.grantId, 'token_replayed').catch((error) => this.log(error, 'replayed grant not ended'));
     throw new this.errors.InvalidGrant('grant request is invalid: it was used already');
   }
   destroy(id: string) {
@@ -146,6 +152,12 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   const { default: Provider, errors } = await import('oidc-provider');
   const { db, publicUrl, metadataDocuments } = options;
   const resources = protectedResources(publicUrl);
+  // A connection the client ended (its own revocation, a code or refresh token presented twice): its key revoked, its
+  // held writes withdrawn in that transaction, and then their workflows told, since this api holds a Temporal client.
+  const endGrant = async (grantId: string, reason: 'revoked_by_client' | 'token_replayed') => {
+    const withdrawn = await grantRevoked(db, withdrawReviewsOfKey, grantId, reason);
+    if (withdrawn.length) await options.reviewsChanged(withdrawn.map((review) => review.workflowId));
+  };
   const cookieKeys = await oauthSecret(db, options.secrets, 'cookie_keys', () => [randomBytes(32).toString('base64url')]);
   const jwks = await oauthSecret(db, options.secrets, 'jwks', () => {
     const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -153,7 +165,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
   });
 
   const configuration: Configuration = {
-    adapter: (name: string) => new RecordsAdapter(db, name, errors, options.log),
+    adapter: (name: string) => new RecordsAdapter(db, name, errors, options.log, endGrant),
     // Clients identify themselves (a metadata document, or registration): none is configured here. They are public
     // clients (no secret: PKCE proves the code's requester) that may refresh.
     clients: [],
@@ -246,7 +258,7 @@ export async function createAuthorizationServer(options: AuthorizationServerOpti
     // grant revoked on any other route is not one of ours to end: none is, with tokens outliving sessions.)
     const reason = ctx.oidc?.route === 'revocation' ? 'revoked_by_client' : ctx.oidc?.route === 'token' ? 'token_replayed' : undefined;
     if (!reason) return options.log(new Error(`grant revoked on ${ctx.oidc?.route ?? ctx.path}`), 'grant revoked elsewhere');
-    grantRevoked(db, withdrawReviewsOfKey, grantId, reason).catch((error) => options.log(error, 'grant revocation not recorded'));
+    endGrant(grantId, reason).catch((error) => options.log(error, 'grant revocation not recorded'));
   });
   provider.on('server_error', (_ctx: unknown, error: unknown) => options.log(error, 'authorization server failed'));
   return provider;

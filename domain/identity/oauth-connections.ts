@@ -4,7 +4,7 @@ import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { isAbility, isWriteAbility, type Ability, type Access } from './abilities';
 import { rolesThat, type Role } from './actors';
-import { endConnection, findApiKey, type ApiKey, type HeldWritesWithdrawal } from './api-keys';
+import { endConnection, findApiKey, type ApiKey, type HeldWritesWithdrawal, type WithdrawnHeldWrite } from './api-keys';
 import { endGrant } from './oauth-records';
 import { issueToken } from './tokens';
 
@@ -185,11 +185,11 @@ export async function grantRevoked(
   withdrawHeldWrites: HeldWritesWithdrawal,
   grantId: string,
   reason: 'revoked_by_client' | 'token_replayed',
-): Promise<void> {
-  await db.transaction(async (tx) => {
+): Promise<WithdrawnHeldWrite[]> {
+  return db.transaction(async (tx) => {
     const { rows } = await tx.query(`SELECT id, org_id, oauth_client_id, label FROM api_keys WHERE oauth_grant_id = $1 AND revoked_at IS NULL FOR UPDATE`, [grantId]);
     const row = rows[0];
-    if (!row) return;
-    await endConnection(tx, withdrawHeldWrites, { id: row.id, orgId: row.org_id, grantId, clientId: row.oauth_client_id, label: row.label }, { type: 'api_key', id: row.id }, reason);
+    if (!row) return [];
+    return endConnection(tx, withdrawHeldWrites, { id: row.id, orgId: row.org_id, grantId, clientId: row.oauth_client_id, label: row.label }, { type: 'api_key', id: row.id }, reason);
   });
 }
