@@ -14,8 +14,16 @@ import type { IncomingMessage, RequestOptions } from 'node:http';
 /** What stands where a secret was. */
 export const redacted = 'REDACTED';
 
-/** Incoming paths whose last part is a secret: the older form of decision links and Slack link offers. */
-const secretPaths = [/^(\/decide\/)[^/?#]+/, /^(\/slack\/link\/)[^/?#]+/];
+/**
+ * Incoming paths that carry a secret after a prefix: the older form of decision links and Slack link offers, and
+ * the decision links' older API routes (/console/api/decision-links/<token>[/confirm|/passkey-challenge]), which a
+ * page loaded before they moved may still call (refused, 404), each past the prefix whole.
+ */
+const secretPaths = [
+  /^(\/decide\/)[^?#]+/,
+  /^(\/slack\/link\/)[^?#]+/,
+  /^(\/console\/api\/decision-links\/)(?!(?:read|confirm|passkey-challenge)(?:[?#]|$))[^?#]+/,
+];
 
 /** Query parameters that carry a secret, whatever the path. */
 const secretQueryParameters = ['token'];

@@ -114,6 +114,9 @@ describe('traces of a decision link’s journey', () => {
 
     // The links opened as a browser opens them: the older form with the token in the path, and the new one.
     for (const path of [`/decide/${approve}`, '/decide', `/slack/link/${offer}`, '/slack/link']) expect((await openPage(path)).status, path).toBe(200);
+    // A page loaded before the links moved calls the older routes, with the token in the path: refused, and unrecorded.
+    expect((await fetch(`${baseUrl}/console/api/decision-links/${deny}`)).status).toBe(404);
+    expect((await postJson(`/console/api/decision-links/${deny}/confirm`, {})).status).toBe(404);
     expect((await postJson('/console/api/decision-links/read', { token: deny })).status).toBe(200);
     expect((await postJson('/console/api/decision-links/read', { token: approve })).status).toBe(200);
     const confirmed = await postJson('/console/api/decision-links/confirm', { token: approve });
@@ -133,7 +136,9 @@ describe('traces of a decision link’s journey', () => {
 
     // Redacted, not dropped: the paths that carried a token, and every outgoing URL down to its scheme and host.
     const incomingTargets = ours.filter((span) => span.kind === SpanKind.SERVER).map((span) => span.attributes['http.target']);
-    expect(incomingTargets).toEqual(expect.arrayContaining(['/decide/REDACTED', '/slack/link/REDACTED', '/decide', '/console/api/decision-links/confirm']));
+    expect(incomingTargets).toEqual(
+      expect.arrayContaining(['/decide/REDACTED', '/slack/link/REDACTED', '/decide', '/console/api/decision-links/REDACTED', '/console/api/decision-links/confirm']),
+    );
     const outgoingUrls = new Set(outgoing().map((span) => span.attributes['http.url']));
     expect([...outgoingUrls]).toEqual([`${receiver.url}/REDACTED`]);
   }, 60_000);
