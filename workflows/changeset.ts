@@ -1,4 +1,4 @@
-import { allHandlersFinished, condition, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { allHandlersFinished, condition, patched, proxyActivities, proxyLocalActivities, setHandler, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import {
   reviewNotApprovedFailure,
@@ -11,6 +11,7 @@ import {
 import { failedAnswer as answerOfFailure, failureTypeOf, refusalIn } from './refusal';
 import { persistently, quickly } from './activity-options';
 import { gateAnswerUpdate, reviewDecidedSignal, searchAttributes } from './messages';
+import { withdrawalsEnd } from './gated-write';
 
 // One workflow per changeset (domain/gate/changesets): its first step decides every item and, when all are
 // allowed, applies them, in one local activity (one transaction); a held changeset waits for its one review as a
@@ -59,7 +60,9 @@ export async function changesetV1(request: GatedWriteRequest): Promise<GatedWrit
     return await finish({ answer });
   }
   if (decided.decision === 'refused') {
-    answer = { outcome: 'failed', code: 'review_queue_full', message: reason, details: { decision_id: decisionId, policy_ids: policyIds, items } };
+    // Its key revoked before it was decided, or the review queue full: nothing is held, nothing written.
+    const code = decided.refusal ?? 'review_queue_full';
+    answer = { outcome: 'failed', code, message: reason, details: { decision_id: decisionId, policy_ids: policyIds, items } };
     return await finish({ answer });
   }
 
@@ -82,10 +85,10 @@ export async function changesetV1(request: GatedWriteRequest): Promise<GatedWrit
       }
       status = await persistent.readReviewStatus(review.id);
     }
-    // Withdrawn (the key revoked while the write waited) ends the run as a deny does. Recorded runs never read it,
-    // so they replay as they ran; a run reads it at its next re-read, or at once when nudged (reviewDecidedSignal).
+    // Withdrawn (the key revoked while the changeset waited) ends the run as a deny does; a run that older code kept
+    // waiting past it replays as it ran (see withdrawalsEnd in ./gated-write.ts).
     if (status === 'approved') resolution = await applyApproved(request, review.id, false);
-    else if (status === 'denied' || status === 'expired' || status === 'withdrawn') resolution = { status };
+    else if (status === 'denied' || status === 'expired' || (status === 'withdrawn' && patched(withdrawalsEnd))) resolution = { status };
   }
   upsertSearchAttributes([{ key: searchAttributes.reviewStatus, value: resolution.status }]);
   return finish({ answer, resolution });

@@ -46,6 +46,14 @@ const persistent = proxyActivities<Activities>(persistently);
 export const refusalsComplete = 'refusals-complete';
 
 /**
+ * The patch that ends a run whose review was withdrawn (its key revoked while the write waited), in every workflow
+ * type. Code before it read `withdrawn` as still waiting and waited on: a run it kept waiting replays so, and ends
+ * at its next read on this code (test/histories/*-kept-waiting*). Called only when `withdrawn` is read, so that other
+ * runs record no marker.
+ */
+export const withdrawalsEnd = 'withdrawals-end';
+
+/**
  * What the gated write does differently by the version that started it. Each choice is made at the point where
  * the code branches, so that a run replays the way it first ran.
  */
@@ -138,10 +146,12 @@ async function runGatedWrite(request: GatedWriteRequest, version: Version): Prom
       return await finish({ answer });
     }
     if (decision.decision === 'refused') {
-      // Review was due but the organization's review queue is at its cap: nothing is held, nothing written.
+      // The key was revoked before the write was decided, or Review was due but the organization's review queue
+      // is at its cap: nothing is held, nothing written. (Decisions recorded before refusals named a cause were all
+      // of a full queue.)
       answer = {
         outcome: 'failed',
-        code: 'review_queue_full',
+        code: decision.refusal ?? 'review_queue_full',
         message: decision.reason,
         details: { decision_id: decision.decisionId, policy_ids: decision.policyIds },
       };
@@ -190,10 +200,10 @@ async function runGatedWrite(request: GatedWriteRequest, version: Version): Prom
       }
       status = await persistent.readReviewStatus(review.id);
     }
-    // Withdrawn (the key revoked while the write waited) ends the run as a deny does. Recorded runs never read it,
-    // so they replay as they ran; a run reads it at its next re-read, or at once when nudged (reviewDecidedSignal).
+    // Withdrawn (the key revoked while the write waited) ends the run as a deny does, read at the next re-read or at
+    // once when nudged (reviewDecidedSignal); a run that older code kept waiting past it replays as it ran.
     if (status === 'approved') resolution = await applyApproved(request, review.id);
-    else if (status === 'denied' || status === 'expired' || status === 'withdrawn') resolution = { status };
+    else if (status === 'denied' || status === 'expired' || (status === 'withdrawn' && patched(withdrawalsEnd))) resolution = { status };
   }
   record({ key: searchAttributes.reviewStatus, value: resolution.status });
   return finish({ answer, resolution: resolution! });

@@ -47,7 +47,7 @@ export const searchAttributes = {
   apiKey: defineSearchAttributeKey('GatehouseApiKey', SearchAttributeType.KEYWORD),
   /** `rest` or `mcp`. */
   interface: defineSearchAttributeKey('GatehouseInterface', SearchAttributeType.KEYWORD),
-  /** The policy's decision: `allow`, `review` or `deny`; `refused` when a review was due and the queue was full. */
+  /** The policy's decision: `allow`, `review` or `deny`; `refused` when the key was revoked first, or a review was due and the queue was full. */
   decision: defineSearchAttributeKey('GatehouseDecision', SearchAttributeType.KEYWORD),
   /** A held write's review: `pending`, then `approved`, `denied`, `expired` or `withdrawn`. */
   reviewStatus: defineSearchAttributeKey('GatehouseReviewStatus', SearchAttributeType.KEYWORD),

@@ -28,8 +28,13 @@ export interface GatedWriteRequest {
 
 export interface RecordedDecision {
   decisionId: string;
-  /** The policy's decision; `refused` when it was Review but the organization's review queue was full. */
+  /**
+   * The policy's decision; `refused` when the write's key was revoked before it was decided, or when it was Review
+   * but the organization's review queue was full (`refusal` says which).
+   */
   decision: 'allow' | 'review' | 'deny' | 'refused';
+  /** Why a `refused` decision was refused, as the error code its caller is answered. */
+  refusal?: 'unauthorized' | 'review_queue_full';
   reason: string;
   policyIds: string[];
   policyVersion: number;

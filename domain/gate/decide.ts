@@ -53,10 +53,12 @@ export async function decideIn(
   reviewExpiresAt: Date,
   { spentNothing }: { spentNothing?: TrustedInstead } = {},
 ): Promise<{ recorded: RecordedDecision; justDecided?: JustDecided; trusted?: TrustedInstead }> {
+  // The key first, before anything of its own (a trust window) is locked, in the order a revocation takes them.
+  const revoked = await keyRevoked(tx, request.apiKey.id);
   const input = write.input.parse(request.input);
   const { proposal, version, decided, context, shadow } = await askPolicy(tx, write, request, input);
   const trusted =
-    decided.decision !== 'review' ? undefined : (spentNothing ?? (await trustedInstead(tx, workflowId, request, proposal.resource, decided)));
+    revoked || decided.decision !== 'review' ? undefined : (spentNothing ?? (await trustedInstead(tx, workflowId, request, proposal.resource, decided)));
   const { recorded, inserted } = await recordDecisionIn(tx, {
     shadow,
     workflowId,
@@ -71,6 +73,7 @@ export async function decideIn(
     resource: proposal.resource,
     context,
     reviewExpiresAt,
+    keyRevoked: revoked,
   });
   // The record before as the decision stores it (JSON), exactly what a later apply would read back.
   if (!inserted) return { recorded };
@@ -193,6 +196,8 @@ export interface DecisionToRecord {
   shadow?: ShadowDecision;
   /** The trust window that turned the policy's Review into this Allow (trw_…). */
   trustWindowId?: string;
+  /** Whether the key was revoked, when the caller has read it (keyRevoked) in this transaction already. */
+  keyRevoked?: boolean;
 }
 
 /**
@@ -204,14 +209,33 @@ export async function recordDecision(db: Database, d: DecisionToRecord): Promise
   return db.transaction(async (tx) => (await recordDecisionIn(tx, d)).recorded);
 }
 
+/**
+ * Whether a write's key has been revoked, its row locked until the caller's transaction ends (FOR SHARE, which the
+ * revocation's UPDATE waits for, and which waits for it). A revocation withdraws the reviews it finds in its own
+ * transaction; a write sent just before it, whose run decides later (its worker was down, or busy), finds the key
+ * revoked here and is refused. So no write of a revoked key is held for a person or applied, whichever comes first.
+ */
+export async function keyRevoked(tx: Queryable, keyId: string): Promise<boolean> {
+  const { rows } = await tx.query('SELECT revoked_at IS NOT NULL AS revoked FROM api_keys WHERE id = $1 FOR SHARE', [keyId]);
+  return rows[0]?.revoked === true;
+}
+
 /** `inserted`: recorded by this call; else the record an earlier run of the workflow made. */
 export async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Promise<{ recorded: RecordedDecision; inserted: boolean }> {
   let decision: RecordedDecision['decision'] = d.decision;
   let reason = d.reason;
-  if (d.decision === 'review') {
+  let refusal: RecordedDecision['refusal'];
+  if (d.keyRevoked ?? (await keyRevoked(tx, d.request.apiKey.id))) {
+    decision = 'refused';
+    refusal = 'unauthorized';
+    reason =
+      `The API key ${d.request.apiKey.id} was revoked before this write was decided (the policy said ${d.decision}: ${d.reason}). ` +
+      'Nothing was held or written.';
+  } else if (d.decision === 'review') {
     const queue = await lockReviewQueue(tx, d.request.orgId);
     if (queue.pending >= queue.cap) {
       decision = 'refused';
+      refusal = 'review_queue_full';
       reason =
         `The review queue is full: ${queue.pending} writes already wait for a person, the ${queue.plan} plan's cap is ${queue.cap}. ` +
         `This write would have been held for review (${d.reason}); it was refused, not queued. Submit it again (with a new Idempotency-Key, if you send one) once reviewers have worked the queue.`;
@@ -237,12 +261,13 @@ export async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Prom
     d.policyErrors,
     d.shadow ? JSON.stringify(d.shadow) : null,
     d.trustWindowId ?? null,
+    refusal ?? null,
   ];
   let held = '';
   if (review) {
     held = `, held AS (
       INSERT INTO reviews (id, org_id, decision_id, workflow_id, expires_at, approvals_required)
-      SELECT $17::text, $2, id, $3, $18::timestamptz, $19::smallint FROM decided)`;
+      SELECT $18::text, $2, id, $3, $19::timestamptz, $20::smallint FROM decided)`;
     values.push(review.id, d.reviewExpiresAt, d.approvalsRequired ?? 1);
   }
   const audit = auditInsert(
@@ -266,15 +291,18 @@ export async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Prom
   const inserted = await tx.query(
     `WITH decided AS (
        INSERT INTO gate_decisions
-         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors, shadow, trust_window_id)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16::text)
+         (id, org_id, workflow_id, operation, interface, api_key_id, decision, reason, policy_ids, policy_version, input, resource, context, policy_errors, shadow, trust_window_id, refusal)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15::jsonb, $16::text, $17::text)
        ON CONFLICT (workflow_id) DO NOTHING RETURNING id
      )${held}, audited AS (${audit.sql})
      SELECT id FROM decided`,
     [...values, ...audit.values],
   );
   if (!inserted.rowCount) return { recorded: await existingDecision(tx, d.workflowId, d.request), inserted: false };
-  return { recorded: { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review }, inserted: true };
+  return {
+    recorded: { decisionId, decision, reason, policyIds: d.policyIds, policyVersion: d.policyVersion, review, ...(refusal ? { refusal } : {}) },
+    inserted: true,
+  };
 }
 
 /**
@@ -283,7 +311,7 @@ export async function recordDecisionIn(tx: Queryable, d: DecisionToRecord): Prom
  */
 async function existingDecision(tx: Queryable, workflowId: string, request: GatedWriteRequest): Promise<RecordedDecision> {
   const { rows } = await tx.query(
-    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, r.id AS review_id, r.expires_at,
+    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, d.refusal, r.id AS review_id, r.expires_at,
             d.operation = $2 AND d.org_id = $3 AND d.input = $4::jsonb AS same_request
      FROM gate_decisions d LEFT JOIN reviews r ON r.decision_id = d.id WHERE d.workflow_id = $1`,
     [workflowId, request.operation, request.orgId, JSON.stringify(request.input)],
@@ -302,5 +330,7 @@ export function recordedDecisionOf(row: QueryResultRow): RecordedDecision {
     policyIds: row.policy_ids,
     policyVersion: row.policy_version,
     review: row.review_id ? { id: row.review_id, expiresAt: (row.expires_at as Date).toISOString() } : undefined,
+    // Refusals recorded before they named their cause were all of a full queue.
+    ...(row.decision === 'refused' ? { refusal: row.refusal ?? 'review_queue_full' } : {}),
   };
 }

@@ -8,6 +8,8 @@ import { createTask } from '../../domain/resources/tasks';
 import { recordVerdict } from '../../domain/gate/reviews/verdicts';
 import { findGatedWrite } from '../../domain/resources';
 import { reviewerRoles } from '../../domain/identity/actors';
+import { createApiKey } from '../../domain/identity/api-keys';
+import { addPerson, signIn } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 
 let h: Harness;
@@ -61,6 +63,46 @@ describe('when the worker is down', () => {
     expect(await countTitled('written while the worker was down')).toBe(1);
     await expect.poll(() => countTitled('unkeyed while the worker was down'), { timeout: 10_000 }).toBe(1);
   });
+});
+
+describe('a write sent just before its key is revoked, decided after', () => {
+  it('is refused when its run decides it (the worker was down): nothing held for a person, nothing written', async () => {
+    const key = await createApiKey(h.db, { orgId: org.organization.id, label: 'Agent revoked mid-flight', access: 'read_write' });
+    const owner = await signIn(h.app, org.organization, await addPerson(h.db, org.organization, 'owner'));
+    const sent: { title: string; workflowId: string }[] = [];
+    await h.stopWorker();
+    try {
+      for (const title of ['review the write sent before revocation', 'the allowed write sent before revocation']) {
+        const response = await h.request({ method: 'POST', url: '/api/v1/tasks', token: key.token, payload: { title }, headers: { 'idempotency-key': title.replaceAll(' ', '-') } });
+        expect(response.statusCode, response.body).toBe(503);
+        sent.push({ title, workflowId: json(response).error.details.workflow_id });
+      }
+      const items = [{ operation: 'tasks.create', input: { title: 'review the changeset sent before revocation' } }];
+      const changeset = await h.request({ method: 'POST', url: '/api/v1/changesets', token: key.token, payload: { items }, headers: { 'idempotency-key': 'changeset-before-revocation' } });
+      expect(changeset.statusCode, changeset.body).toBe(503);
+      sent.push({ title: 'review the changeset sent before revocation', workflowId: json(changeset).error.details.workflow_id });
+
+      // Nothing of it is held yet, so the revocation withdraws nothing.
+      const revoked = await owner.request({ method: 'POST', url: `/console/api/v1/api-keys/${key.key.id}/revoke` });
+      expect(revoked.statusCode, revoked.body).toBe(200);
+    } finally {
+      await h.startWorker();
+    }
+
+    for (const { title, workflowId } of sent) {
+      const result = await h.temporal.workflow.getHandle(workflowId).result();
+      expect(result.answer, title).toMatchObject({ outcome: 'failed', code: 'unauthorized' });
+      expect(result.answer.message).toContain('was revoked before this write was decided');
+      const { rows } = await h.db.query(
+        `SELECT d.decision, d.refusal, (SELECT count(*)::int FROM reviews r WHERE r.workflow_id = d.workflow_id) AS reviews FROM gate_decisions d WHERE d.workflow_id = $1`,
+        [workflowId],
+      );
+      expect(rows, title).toEqual([{ decision: 'refused', refusal: 'unauthorized', reviews: 0 }]);
+    }
+    for (const { title } of sent) expect(await countTitled(title), title).toBe(0);
+    const queue = json(await h.request({ method: 'GET', url: '/api/v1/reviews?status=pending', token: org.reviewerToken })).data;
+    expect(queue.filter((review: { workflow_id?: string }) => sent.some((one) => one.workflowId === review.workflow_id))).toEqual([]);
+  }, 90_000);
 });
 
 describe('a lost signal', () => {

@@ -38,6 +38,29 @@ describe('recorded histories of the gated-write workflow', () => {
     expect(typesOf('review-withdrawn-by-reread')).toEqual(['gatedWriteV3']);
   });
 
+  it('are there for runs an older worker kept waiting past their withdrawal, and for their end on the current code', () => {
+    // Recorded by record-old-worker.ts: the code before withdrawal read `withdrawn` as still waiting. Each run
+    // replays here as that worker left it; once a current worker took it, it ended withdrawn, with the patch's marker.
+    for (const path of ['review-withdrawn', 'changeset-held-withdrawn']) {
+      const [waiting, ...more] = recorded.filter((file) => file.endsWith(`-old-worker-${path}-kept-waiting.json`));
+      expect(waiting, path).toBeDefined();
+      expect(more).toEqual([]);
+      const waited = historyOf(waiting!).events!;
+      expect(waited.at(-1)?.workflowExecutionCompletedEventAttributes, waiting).toBeFalsy();
+      // It read the review at least twice after the withdrawal (its re-reads), and waited on.
+      expect(waited.filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'readReviewStatus').length).toBeGreaterThanOrEqual(2);
+
+      const ended = historyOf(waiting!.replace('-kept-waiting.json', '-then-ended.json')).events!;
+      expect(ended.at(-1)?.workflowExecutionCompletedEventAttributes, path).toBeTruthy();
+      const patches = ended.flatMap((event) =>
+        event.markerRecordedEventAttributes?.markerName === 'core_patch'
+          ? (event.markerRecordedEventAttributes.details?.['patch-data']?.payloads ?? []).map((payload) => JSON.parse(Buffer.from(payload.data!).toString('utf8')).id)
+          : [],
+      );
+      expect(patches).toEqual(['withdrawals-end']);
+    }
+  });
+
   it("are there for changesets (changesetV1): every path, each of the workflow's type", () => {
     const paths = ['allowed', 'denied', 'held-approved', 'held-denied', 'divisible-one-rejected', 'held-withdrawn'];
     for (const path of paths) {

@@ -5,7 +5,7 @@ import { AppError, asRefusal, type FieldProblem } from '../../kit/errors';
 import { newId } from '../../kit/ids';
 import type { ChangesetItemOutcome, DecidedChangeset, GatedWriteRequest } from '../contract';
 import { ReviewNotApprovedError } from '../apply';
-import { askPolicy, recordDecisionIn, recordedDecisionOf } from '../decide';
+import { askPolicy, keyRevoked, recordDecisionIn, recordedDecisionOf } from '../decide';
 import type { GatedWrite } from '../writes';
 
 /** The gated writes by name (the resources' registry, which the gate does not import). */
@@ -72,12 +72,14 @@ export async function decideAndApplyChangeset(
     const earlier = await decidedChangeset(tx, workflowId, request);
     if (earlier) return earlier;
 
+    // A key revoked before the changeset is decided: its items are proposed to be recorded, never applied.
+    const revoked = await keyRevoked(tx, request.apiKey.id);
     const input = changesetShape.parse(request.input);
     await tx.query('SAVEPOINT changeset_proposal');
     const items = await proposeItems(tx, writeOf, request, input);
     const whole = decidedWhole(items);
-    const decision = whole.decision;
-    await tx.query(decision === 'allow' ? 'RELEASE SAVEPOINT changeset_proposal' : 'ROLLBACK TO SAVEPOINT changeset_proposal');
+    const applies = whole.decision === 'allow' && !revoked;
+    await tx.query(applies ? 'RELEASE SAVEPOINT changeset_proposal' : 'ROLLBACK TO SAVEPOINT changeset_proposal');
 
     const changesetId = newId('chs');
     const { recorded } = await recordDecisionIn(tx, {
@@ -87,6 +89,7 @@ export async function decideAndApplyChangeset(
       resource: changesetResource(changesetId, input.mode, items),
       context: { interface: request.interface, operation: changesetOperation, item_count: items.length, mode: input.mode },
       reviewExpiresAt,
+      keyRevoked: revoked,
     });
 
     await tx.query(
@@ -255,7 +258,7 @@ export async function itemOutcomes(tx: Queryable, changesetId: string): Promise<
  */
 async function decidedChangeset(tx: Queryable, workflowId: string, request: GatedWriteRequest): Promise<DecidedChangeset | undefined> {
   const { rows } = await tx.query(
-    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, r.id AS review_id, r.expires_at, c.id AS changeset_id, c.mode, a.result AS applied_result,
+    `SELECT d.id, d.decision, d.reason, d.policy_ids, d.policy_version, d.refusal, r.id AS review_id, r.expires_at, c.id AS changeset_id, c.mode, a.result AS applied_result,
             d.org_id = $2 AND d.input = $3::jsonb AS same_request
      FROM gate_decisions d JOIN changesets c ON c.workflow_id = d.workflow_id LEFT JOIN reviews r ON r.decision_id = d.id
      LEFT JOIN applied_writes a ON a.workflow_id = d.workflow_id
