@@ -128,8 +128,10 @@ function checkClient(key: string, value: unknown, metadata: Record<string, unkno
   };
   if (key === clientChecks && value !== undefined) refuse(`${clientChecks} is not a client property`);
   const name = metadata.client_name;
-  if (name !== undefined && (typeof name !== 'string' || name.trim().length === 0 || name.length > 100 || /\p{Cc}/u.test(name))) {
-    refuse('client_name must be 1 to 100 characters, without control characters');
+  // No invisible formatting either (Cf: bidirectional overrides, zero-width characters): a name shown to people must
+  // read as what it is, never as another agent's with something hidden in it.
+  if (name !== undefined && (typeof name !== 'string' || name.trim().length === 0 || name.length > 100 || /[\p{Cc}\p{Cf}]/u.test(name))) {
+    refuse('client_name must be 1 to 100 characters, without control or invisible formatting characters');
   }
   for (const field of ['jwks_uri', 'sector_identifier_uri', 'request_uris']) if (metadata[field] !== undefined) refuse(`${field} is not supported`);
   const uris = Array.isArray(metadata.redirect_uris) ? (metadata.redirect_uris as unknown[]) : [];

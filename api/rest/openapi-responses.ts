@@ -23,7 +23,7 @@ const meaning: Record<ErrorCode, string> = {
   self_approval:
     "the person created the API key that made the held write, and the organization does not allow self-approval; another reviewer must approve it",
   set_up_by_key_creator:
-    "the person's set-password link was given to the owner or admin who created the API key that made the held write (no email was configured), who could therefore approve as them; another reviewer must approve it",
+    "a set-password link given to someone else (no email was configured) ties the person to the one who created the API key that made the held write, either way or along a chain of such links (or to who held the creator's account when the key was made): one could act as the other; another reviewer must approve it",
   passkey_required:
     "the organization needs every approval signed with the approver's passkey, which this way of approving cannot carry (a personal access token, a Slack button); `details.finish_url` is the page to finish it on",
   passkey_failed: "the passkey's assertion over this approval did not verify (another person's passkey, another payload or verdict, or too old); nothing was decided",

@@ -4,6 +4,7 @@ import { cliActor, recordAudit, type ActorRef } from '../audit/events';
 import { AppError, invalidFields, type FieldProblem } from '../kit/errors';
 import { newId } from '../kit/ids';
 import { endGrant } from './oauth-records';
+import { heldBy } from './set-up';
 import { issueToken } from './tokens';
 
 export interface ApiKey {
@@ -98,8 +99,8 @@ export async function createApiKey(
   const { token, digest } = issueToken('api_key', id);
   return db.transaction(async (tx) => {
     await tx.query(
-      `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, daily_request_budget, write_caps)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, daily_request_budget, write_caps, created_while_held_by)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, ${heldBy('$7')})`,
       [
         id,
         input.orgId,

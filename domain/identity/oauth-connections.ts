@@ -6,6 +6,7 @@ import { isAbility, isWriteAbility, type Ability, type Access } from './abilitie
 import { rolesThat, type Role } from './actors';
 import { endConnection, findApiKey, type ApiKey, type HeldWritesWithdrawal, type WithdrawnHeldWrite } from './api-keys';
 import { endGrant } from './oauth-records';
+import { heldBy } from './set-up';
 import { issueToken } from './tokens';
 
 // A client a person connected over OAuth (an MCP client, a chat app's connector) is one of the organization's API
@@ -70,15 +71,17 @@ export async function connectors(db: Queryable, orgId: string): Promise<{ name: 
  * itself after it. `keyId`: the connection's own key, when it is renewed (its label is its own).
  */
 async function connectionLabel(db: Queryable, orgId: string, name: string, keyId: string | undefined): Promise<string> {
+  // Compared as read: case aside, and in compatibility form (full-width letters, ligatures: NFKC), in SQL and here.
   const { rows } = await db.query<{ label: string }>(
     `SELECT label FROM api_keys
      WHERE org_id = $1 AND id IS DISTINCT FROM $2 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > now())
-       AND lower(left(label, length($3))) = lower($3)`,
+       AND starts_with(lower(normalize(label, NFKC)), lower(normalize($3, NFKC)))`,
     [orgId, keyId ?? null, name],
   );
-  const taken = new Set(rows.map((row) => row.label.toLowerCase()));
+  const asRead = (label: string) => label.normalize('NFKC').toLowerCase();
+  const taken = new Set(rows.map((row) => asRead(row.label)));
   let label = name;
-  for (let n = 2; taken.has(label.toLowerCase()); n++) label = `${name} (${n})`;
+  for (let n = 2; taken.has(asRead(label)); n++) label = `${name} (${n})`;
   return label;
 }
 
@@ -121,7 +124,8 @@ export async function connectClient(
       const label = await connectionLabel(tx, input.orgId, client.name, existing?.id);
       if (existing) {
         await tx.query(
-          `UPDATE api_keys SET label = $2, access = $3, abilities = $4, expires_at = $5, oauth_client_uri = $6, oauth_grant_id = $7, oauth_consent_uid = $8
+          `UPDATE api_keys SET label = $2, access = $3, abilities = $4, expires_at = $5, oauth_client_uri = $6, oauth_grant_id = $7, oauth_consent_uid = $8,
+             created_while_held_by = COALESCE(created_while_held_by, ${heldBy('created_by')})
            WHERE id = $1`,
           [id, label, choice.access, abilities, expiresAt, client.uri, input.grantId, input.consentUid],
         );
@@ -130,8 +134,8 @@ export async function connectClient(
         // A connection calls with the authorization server's tokens: its key token is made and thrown away, never usable.
         const { digest } = issueToken('api_key', id);
         await tx.query(
-          `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, oauth_client_id, oauth_client_uri, oauth_grant_id, oauth_consent_uid)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
+          `INSERT INTO api_keys (id, org_id, label, access, abilities, token_digest, created_by, expires_at, oauth_client_id, oauth_client_uri, oauth_grant_id, oauth_consent_uid, created_while_held_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, ${heldBy('$7')})`,
           [id, input.orgId, label, choice.access, abilities, digest, input.personId, expiresAt, client.id, client.uri, input.grantId, input.consentUid],
         );
       }

@@ -6,6 +6,13 @@ import { recordAudit, type ActorRef } from '../audit/events';
 // as set up by that one, who then cannot make approvals count twice (domain/gate/reviews/verdicts.ts). A link
 // emailed to the person, or printed by the operator's CLI, was seen by nobody else of the organization.
 
+/**
+ * Who holds the account of a key's creator as the key is made (SQL, of the creator's id): the owner or admin who
+ * could have made it signed in as them. They stay tied to the key (api_keys.created_while_held_by) after the
+ * account changes hands, and cannot approve its writes.
+ */
+export const heldBy = (creator: string) => `(SELECT set_up_by FROM users WHERE id = ${creator})`;
+
 /** Where a new set-password link goes: to the person (emailed), or to whoever asked for it (answered to them). */
 export type LinkRecipient = 'person' | 'requester';
 
@@ -24,9 +31,12 @@ export interface SetUpChange {
  * linked since it was set up are removed: the one before may have added them while signed in as the person.
  */
 export async function recordSetUp(tx: Queryable, person: { id: string; orgId: string }, by: ActorRef, recipient: LinkRecipient): Promise<SetUpChange> {
-  const holder = recipient === 'requester' && by.type === 'user' && by.id !== person.id ? by.id : null;
   const { rows } = await tx.query<{ set_up_by: string | null; set_up_at: Date | null }>('SELECT set_up_by, set_up_at FROM users WHERE id = $1', [person.id]);
   const before = rows[0];
+  // A link the person asked for and was answered changes nothing: whoever holds the account could have asked.
+  const self = by.type === 'user' && by.id === person.id;
+  if (self && recipient === 'requester') return { setUpBy: before?.set_up_by ?? null, passkeysRemoved: 0, slackLinksRemoved: 0 };
+  const holder = recipient === 'requester' && by.type === 'user' && !self ? by.id : null;
   if (before?.set_up_by === holder) return { setUpBy: holder, passkeysRemoved: 0, slackLinksRemoved: 0 };
   let passkeysRemoved = 0;
   let slackLinksRemoved = 0;
@@ -53,9 +63,11 @@ export async function recordSetUp(tx: Queryable, person: { id: string; orgId: st
 
 /**
  * Records a reset of a person's password by someone else (an owner or admin), for the owners to be told when it is
- * followed by an approval within a day; a reset by the person themselves, or by the CLI, leaves no such mark.
+ * followed by an approval within a day; a reset by the CLI clears the mark, and one by the person themselves leaves
+ * it as it was (whoever holds the account could have asked for it).
  */
 export async function recordPasswordReset(tx: Queryable, person: { id: string }, by: ActorRef): Promise<void> {
-  const resetter = by.type === 'user' && by.id !== person.id ? by.id : null;
+  if (by.type === 'user' && by.id === person.id) return;
+  const resetter = by.type === 'user' ? by.id : null;
   await tx.query('UPDATE users SET password_reset_by = $2, password_reset_at = CASE WHEN $2::text IS NULL THEN NULL ELSE now() END WHERE id = $1', [person.id, resetter]);
 }

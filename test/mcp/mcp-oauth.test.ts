@@ -563,6 +563,9 @@ describe("an app's own name", () => {
     // Another in another case: numbered past both.
     await connectedClient('trusted agent', ['tasks.read']);
     expect(await keyOf('trusted agent (3)')).toHaveLength(1);
+    // And another in full-width letters, which read as the same name: numbered past them all.
+    await connectedClient('Ｔｒｕｓｔｅｄ Ａｇｅｎｔ', ['tasks.read']);
+    expect(await keyOf('Ｔｒｕｓｔｅｄ Ａｇｅｎｔ (4)')).toHaveLength(1);
 
     // The policy tells a person's label from an app's own (principal.label_verified).
     await setPolicySet(h.db, acme.organization.id, byLabel, 'test');
@@ -734,6 +737,9 @@ describe('what a client cannot do', () => {
       { client_name: 'x'.repeat(101), redirect_uris: [callback.url] },
       { client_name: 'Keys elsewhere', redirect_uris: [callback.url], jwks_uri: 'https://attacker.example/jwks' },
       { client_name: 'nul\u0000name', redirect_uris: [callback.url] },
+      // Invisible formatting: a right-to-left override, a zero-width space inside a trusted name.
+      { client_name: 'Claude \u202egnippohs', redirect_uris: [callback.url] },
+      { client_name: 'Cl\u200baude', redirect_uris: [callback.url] },
     ]) {
       const answer = await register(refused);
       expect(answer.status, JSON.stringify(refused)).toBe(400);

@@ -137,6 +137,61 @@ describe('without email, the link goes to the admin, and the person is recorded 
   });
 });
 
+describe('a set-up ties both people, either way, and outlasts a change of hands for what was made during it', () => {
+  it("the admin cannot approve a write of a key the person they set up created; nor can another person that admin set up", async () => {
+    const org = await h.createOrganization();
+    const admin = await adminOf(org);
+    const invited = await inviteAndSetUp(org, admin, 'reviewer', 'abe');
+    const sibling = await inviteAndSetUp(org, admin, 'reviewer', 'bea');
+    // A key made from the person's account: the admin, who holds it, may have made it.
+    const personsKey = await createApiKey(h.db, { orgId: org.organization.id, label: "the person's agent", access: 'read_write' }, { type: 'user', id: invited.id });
+    const held = await hold(personsKey.token, 'review the person agent plan');
+    for (const session of [admin.session, sibling.session]) {
+      const refused = await approveAs(session, held);
+      expect(refused.statusCode, refused.body).toBe(403);
+      expect(json(refused).error).toMatchObject({ code: 'set_up_by_key_creator', message: expect.stringContaining(invited.email) });
+    }
+    expect(await statusOf(held)).toBe('pending');
+    // Someone outside the set-up approves it.
+    expect(json(await approveWithToken((await reviewer(org, 'cy')).token, held)).data).toMatchObject({ status: 'approved' });
+  });
+
+  it('a key made while an admin held the account stays tied to that admin after another reset hands the account on', async () => {
+    const org = await h.createOrganization();
+    const owner = await addPerson(h.db, org.organization, 'owner');
+    const ownerSession = await signIn(h.app, org.organization, owner);
+    const admin = await adminOf(org);
+    const invited = await inviteAndSetUp(org, admin, 'reviewer', 'dot');
+    const madeWhileHeld = await createApiKey(h.db, { orgId: org.organization.id, label: 'made while held', access: 'read_write' }, { type: 'user', id: invited.id });
+    // The owner resets the person's password (answered to the owner): the admin no longer holds the account.
+    expect((await ownerSession.request({ method: 'POST', url: `/console/api/v1/people/${invited.id}/reset-password` })).statusCode).toBe(200);
+    expect(await setUpByOf(invited.id)).toBe(owner.user.id);
+    const madeAfter = await createApiKey(h.db, { orgId: org.organization.id, label: 'made after', access: 'read_write' }, { type: 'user', id: invited.id });
+
+    const refused = await approveAs(admin.session, await hold(madeWhileHeld.token, 'review the key made while held'));
+    expect(json(refused).error).toMatchObject({ code: 'set_up_by_key_creator' });
+    expect((await approveAs(admin.session, await hold(madeAfter.token, 'review the key made after'))).statusCode).toBe(200);
+  });
+
+  it('a reset a person asks for themselves keeps who set them up, and who last reset their password', async () => {
+    const org = await h.createOrganization();
+    const owner = await addPerson(h.db, org.organization, 'owner');
+    const ownerAsAdmin: Admin = { id: owner.user.id, email: owner.email, session: await signIn(h.app, org.organization, owner) };
+    const invited = await inviteAndSetUp(org, ownerAsAdmin, 'admin', 'eve');
+    expect((await ownerAsAdmin.session.request({ method: 'POST', url: `/console/api/v1/people/${invited.id}/reset-password` })).statusCode).toBe(200);
+    const marks = async () => (await h.db.query('SELECT set_up_by, password_reset_by FROM users WHERE id = $1', [invited.id])).rows[0];
+    expect(await marks()).toEqual({ set_up_by: owner.user.id, password_reset_by: owner.user.id });
+    // Signed in as the person (whoever holds the account could be), a reset of "their own" password.
+    const token = (json(await ownerAsAdmin.session.request({ method: 'POST', url: `/console/api/v1/people/${invited.id}/reset-password` })).data.set_password_link.url as string).split('#')[1];
+    expect((await h.app.inject({ method: 'POST', url: '/console/api/password', payload: { token, password: 'eve has a long password' } })).statusCode).toBe(200);
+    const session = await signIn(h.app, org.organization, { email: invited.email, password: 'eve has a long password' });
+    const own = await session.request({ method: 'POST', url: `/console/api/v1/people/${invited.id}/reset-password` });
+    expect(own.statusCode, own.body).toBe(200);
+    expect(json(own).data.person.set_up_by).toBe(owner.user.id);
+    expect(await marks()).toEqual({ set_up_by: owner.user.id, password_reset_by: owner.user.id });
+  });
+});
+
 describe('a person set up by an admin and that admin count as one toward a quorum', () => {
   it('@approvals("2"): their two approvals leave it pending; a third, independent person approves it', async () => {
     const org = await h.createOrganization({ policy: quorumPolicy });

@@ -224,6 +224,8 @@ interface LockedReview extends HeldWrite {
   approvalsRequired: number;
   /** The person who created the key that made the write (null: the CLI). */
   keyCreatedBy: string | null;
+  /** Who held that person's account as the key was made (an owner or admin given their set-password link). */
+  keyCreatedWhileHeldBy: string | null;
   selfApproval: boolean;
   /** The organization needs every approval signed with the approver's passkey. */
   approvalsNeedPasskey: boolean;
@@ -235,7 +237,7 @@ interface LockedReview extends HeldWrite {
 const heldReviews = `
   SELECT r.id, r.workflow_id, r.approvals_required, ${reviewStatusSql('r')} AS status, r.withdrawn_reason, d.operation, d.input, d.interface,
          d.api_key_id, k.label AS api_key_label, k.access AS api_key_access, k.abilities AS api_key_abilities,
-         k.created_by AS key_created_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input,
+         k.created_by AS key_created_by, k.created_while_held_by AS key_held_by, o.self_approval, o.approvals_need_passkey, r.edit_id, e.input AS edit_input,
          r.changeset_id, (SELECT c.mode FROM changesets c WHERE c.id = r.changeset_id) AS changeset_mode
   FROM reviews r JOIN gate_decisions d ON d.id = r.decision_id JOIN api_keys k ON k.id = d.api_key_id JOIN organizations o ON o.id = r.org_id
   LEFT JOIN review_edits e ON e.id = r.edit_id`;
@@ -279,6 +281,7 @@ function lockedReviewOf(orgId: string, row: QueryResultRow): LockedReview {
     interface: row.interface,
     approvalsRequired: row.approvals_required,
     keyCreatedBy: row.key_created_by,
+    keyCreatedWhileHeldBy: row.key_held_by,
     selfApproval: row.self_approval,
     approvalsNeedPasskey: row.approvals_need_passkey,
     edit: row.edit_id ? { id: row.edit_id, input: row.edit_input } : null,
@@ -304,8 +307,10 @@ function assertSawCurrentVersion(review: LockedReview, seenEditId: string | unde
 
 /**
  * Unless the organization allows it, nobody approves (or edits and approves) a write made with a key they created;
- * nor does a person the key's creator set up, directly or through someone they set up in turn (a set-password link
- * answered to that owner or admin, who could have set the password and approve as them: domain/identity/set-up.ts).
+ * nor anyone tied to the key's creator by set-password links (domain/identity/set-up.ts), either way: a person the
+ * creator set up (who could have set the password and approve as them), the one who set up the creator, or held
+ * their account when the key was made (who could have made the key signed in as them), and anyone these chains
+ * share. The people so tied are those whose chains of set-up holders meet, as a quorum counts them as one.
  */
 async function assertNotSelfApproval(tx: Queryable, review: LockedReview, userId: string): Promise<void> {
   if (review.selfApproval || review.keyCreatedBy === null) return;
@@ -316,18 +321,22 @@ async function assertNotSelfApproval(tx: Queryable, review: LockedReview, userId
     );
   }
   const { rows } = await tx.query<{ email: string }>(
-    `WITH RECURSIVE chain (person) AS (
-       SELECT set_up_by FROM users WHERE id = $1 AND set_up_by IS NOT NULL
+    `WITH RECURSIVE approver (person) AS (
+       SELECT $1::text
        UNION
-       SELECT u.set_up_by FROM chain c JOIN users u ON u.id = c.person WHERE u.set_up_by IS NOT NULL
+       SELECT u.set_up_by FROM approver a JOIN users u ON u.id = a.person WHERE u.set_up_by IS NOT NULL
+     ), creator (person) AS (
+       SELECT p FROM unnest(ARRAY[$2::text, $3::text]) AS p WHERE p IS NOT NULL
+       UNION
+       SELECT u.set_up_by FROM creator c JOIN users u ON u.id = c.person WHERE u.set_up_by IS NOT NULL
      )
-     SELECT k.email FROM chain c JOIN users k ON k.id = c.person WHERE c.person = $2`,
-    [userId, review.keyCreatedBy],
+     SELECT (SELECT email FROM users WHERE id = $2) AS email WHERE EXISTS (SELECT 1 FROM approver a JOIN creator c USING (person))`,
+    [userId, review.keyCreatedBy, review.keyCreatedWhileHeldBy],
   );
   if (rows[0]) {
     throw new AppError(
       'set_up_by_key_creator',
-      `${rows[0].email} created the API key that made this write and was given the link that set your password (no email was configured), so they could approve as you: you cannot approve it; another reviewer must. A reset of your password whose link is emailed to you ends this`,
+      `${rows[0].email} created the API key that made this write, and a set-password link given to someone else (no email was configured) ties your account to theirs: one of you, or whoever set up both, could have acted as the other. You cannot approve it; another reviewer must. A reset of the password whose link is emailed to the person ends the tie, except to keys made while it held`,
     );
   }
 }
