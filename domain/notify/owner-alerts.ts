@@ -1,4 +1,5 @@
 import type { Database } from '../../db/database';
+import { agentInWords, labelVerifiedSql, unverifiedNameExplained } from '../kit/agent-names';
 import { approvalAfterResetAlert, approvalAfterResetWindowHours } from '../gate/reviews/approval-after-reset';
 import { reviewWebUrl } from '../gate/links';
 import { sendAll } from './notifications';
@@ -25,6 +26,7 @@ interface ApprovalAfterReset {
   review_id: string;
   operation: string;
   agent: string;
+  agent_verified: boolean;
   org_id: string;
   org_name: string;
 }
@@ -36,7 +38,7 @@ interface ApprovalAfterReset {
 export async function alertOwners(db: Database, eventId: string, settings: NotifySettings, { tolerateFailures = false } = {}): Promise<AlertOutcome> {
   const { rows } = await db.query<ApprovalAfterReset>(
     `SELECT p.email AS person_email, r.email AS resetter_email, (ev.data->>'reset_at')::timestamptz AS reset_at, rv.id AS review_id,
-            d.operation, k.label AS agent, o.id AS org_id, o.name AS org_name
+            d.operation, k.label AS agent, ${labelVerifiedSql('k')} AS agent_verified, o.id AS org_id, o.name AS org_name
      FROM webhook_events ev JOIN organizations o ON o.id = ev.org_id
      JOIN users p ON p.id = ev.data->>'person_id' AND p.org_id = ev.org_id
      LEFT JOIN users r ON r.id = ev.data->>'reset_by' AND r.org_id = ev.org_id
@@ -54,7 +56,8 @@ export async function alertOwners(db: Database, eventId: string, settings: Notif
   const resetter = alert.resetter_email ?? 'someone no longer in the organization';
   const subject = `${alert.person_email} approved a write within a day of a password reset`;
   const text = [
-    `${alert.person_email} approved ${alert.agent}'s ${alert.operation} (review ${alert.review_id}) less than ${approvalAfterResetWindowHours} hours after ${resetter} reset their password (${alert.reset_at.toISOString()}).`,
+    `${alert.person_email} approved the ${alert.operation} of ${agentInWords(alert.agent, alert.agent_verified)} (review ${alert.review_id}) less than ${approvalAfterResetWindowHours} hours after ${resetter} reset their password (${alert.reset_at.toISOString()}).`,
+    ...(alert.agent_verified ? [] : [unverifiedNameExplained(alert.agent)]),
     '',
     `If the link to set the new password reached ${resetter} rather than ${alert.person_email}, the approval may not be theirs. Ask them, and look at the review and the audit trail (events person.password_reset and person.approved_after_reset):`,
     reviewWebUrl(settings.publicUrl, alert.review_id),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createPersonalToken, invitePerson, type RosterManager } from '../../domain/identity/people';
+import { connectAppDirectly } from '../support/connected-app';
 import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, publicUrl, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { linksIn, readMail, startMailCatcher, unfolded, type MailCatcher } from '../support/mail-catcher';
@@ -159,6 +160,7 @@ describe('owners are told when a reset by someone else is followed by an approva
     const alert = readMail(await catcher.mailTo(owner.email, `${approver.email} approved`, 30_000));
     expect(alert.subject).toBe(`${approver.email} approved a write within a day of a password reset`);
     expect(alert.text).toContain(`less than 24 hours after ${admin.email} reset their password`);
+    expect(alert.text).toContain(`${approver.email} approved the tasks.create of `);
     expect(alert.text).toContain(`${publicUrl}/reviews/${first}`);
     await catcher.mailTo(otherOwner.email, `${approver.email} approved`, 30_000);
     expect(alertsAbout(approver.email).flatMap((mail) => mail.to).sort()).toEqual([owner.email, otherOwner.email].sort());
@@ -174,6 +176,22 @@ describe('owners are told when a reset by someone else is followed by an approva
     ]);
     await expect.poll(async () => (await h.db.query("SELECT count(*)::int AS n FROM webhook_events WHERE type = 'owners.approval_after_reset' AND org_id = $1 AND relayed_at IS NOT NULL", [org.organization.id])).rows[0].n, { timeout: 10_000 }).toBe(1);
     expect(alertsAbout(approver.email)).toHaveLength(2);
+  }, 60_000);
+
+  it('names a connected app by its own, unverified name, marked so', async () => {
+    const org = await h.createOrganization();
+    const owner = await addPerson(h.db, org.organization, 'owner');
+    const admin = await signedIn(org, 'admin');
+    const approver = await addPerson(h.db, org.organization, 'reviewer');
+    expect((await admin.session.request({ method: 'POST', url: `/console/api/v1/people/${approver.user.id}/reset-password` })).statusCode).toBe(200);
+    // A connected app's key, as the authorization server makes one: its label is the name the app gave itself.
+    const app = await connectAppDirectly(h.db, { orgId: org.organization.id, personId: owner.user.id, name: 'Claude', publicUrl });
+    const held = await hold(app.token, 'review the app’s write after a reset');
+    const personal = (await createPersonalToken(h.db, approver.user)).token;
+    expect((await h.request({ method: 'POST', url: `/api/v1/reviews/${held}/approve`, token: personal, payload: {} })).statusCode).toBe(200);
+    const alert = readMail(await catcher.mailTo(owner.email, `${approver.email} approved`, 30_000));
+    expect(alert.text).toContain(`approved the tasks.create of “Claude” (unverified app name) (review ${held})`);
+    expect(alert.text).toContain('“Claude” is the name a connected app (OAuth) gave itself; nobody verified it');
   }, 60_000);
 
   it('not after a day, nor after a reset of one’s own password', async () => {
