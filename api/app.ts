@@ -1,6 +1,7 @@
 import fastifyCookie from '@fastify/cookie';
 import { trace } from '@opentelemetry/api';
 import Fastify, { LogController, type FastifyInstance, type FastifyReply } from 'fastify';
+import { BlockList, isIPv4, isIPv6 } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { Database } from '../db/database';
 import { AppError } from '../domain/kit/errors';
@@ -72,14 +73,33 @@ export interface AppDependencies {
 export type TrustedProxies = false | number | string[];
 
 /**
- * Fastify's trustProxy for TRUST_PROXY. A hop count believes the socket's peer and the right-most X-Forwarded-For
- * entries up to it (each appended by a proxy), never the entries left of them (the client's own words). Fastify
- * 5.12.1 refuses a bare number, since it cannot tell a proxy from a client that reached the api directly: a hop
- * count is for an api that only its proxies can reach (docker-compose.yml publishes only the proxy's port).
+ * Fastify's trustProxy for TRUST_PROXY. A hop count believes the right-most X-Forwarded-For entries up to it (each
+ * appended by a proxy), never the entries left of them (the client's own words); and only when the socket's peer is
+ * on this host or a private network, where a deployment's proxies are (docker-compose.yml's network). A client that
+ * reaches the api from a public address, past the proxies, is counted as its own address, whatever it writes.
  */
 function fastifyTrustProxy(trusted: TrustedProxies | undefined): false | string[] | ((address: string, hop: number) => boolean) {
-  if (typeof trusted === 'number') return (_address, hop) => hop < trusted;
+  if (typeof trusted === 'number') return (address, hop) => hop < trusted && (hop > 0 || onPrivateNetwork(address));
   return trusted ?? false;
+}
+
+/** Loopback, private (RFC 1918, unique local) and link-local addresses, where a deployment's own proxies stand. */
+const privateNetworks = (() => {
+  const list = new BlockList();
+  for (const [network, prefix] of [['127.0.0.0', 8], ['10.0.0.0', 8], ['172.16.0.0', 12], ['192.168.0.0', 16], ['169.254.0.0', 16]] as const) {
+    list.addSubnet(network, prefix, 'ipv4');
+  }
+  list.addAddress('::1', 'ipv6');
+  list.addSubnet('fc00::', 7, 'ipv6');
+  list.addSubnet('fe80::', 10, 'ipv6');
+  return list;
+})();
+
+function onPrivateNetwork(address: string): boolean {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)?.[1];
+  const plain = mapped ?? address;
+  const family = isIPv4(plain) ? 'ipv4' : isIPv6(plain) ? 'ipv6' : undefined;
+  return family !== undefined && privateNetworks.check(plain, family);
 }
 
 export const defaultSessionPolicy: SessionRules = { idleMs: 2 * 60 * 60 * 1000, lifetimeMs: 12 * 60 * 60 * 1000 };

@@ -119,4 +119,19 @@ describe('TRUST_PROXY=1', () => {
     expect(rows).toContainEqual({ key: `${namespace}POST /console/api/session/passkey-options ${proxied}`, count: limit + 1 });
     expect(rows.filter((row) => String(row.key).includes(' 1.2.3.'))).toEqual([]);
   });
+
+  it('counts a client that reaches the api from a public address, past the proxy, under its own address, whatever it writes', async () => {
+    const direct = '203.0.113.7';
+    const written = nextAddress();
+    const answer = await h.app.inject({
+      method: 'POST',
+      url: '/console/api/session/passkey-options',
+      remoteAddress: direct,
+      headers: { 'x-forwarded-for': written },
+    });
+    expect(answer.statusCode).toBe(200);
+    const { rows } = await h.db.query('SELECT key FROM address_counters WHERE key LIKE $1', [`${namespace}%`]);
+    expect(rows.map((row) => row.key)).toContain(`${namespace}POST /console/api/session/passkey-options ${direct}`);
+    expect(rows.filter((row) => String(row.key).endsWith(` ${written}`))).toEqual([]);
+  });
 });
