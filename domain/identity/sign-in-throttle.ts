@@ -137,15 +137,19 @@ export async function claimAttempt(db: Database, keys: ThrottleKeys, throttle: S
 
 /**
  * The right password: the attempt was no failure. The address's failures and the account's are forgiven, and the
- * address is spared the account's wait for a while (it signed the account in).
+ * address is spared the account's wait for a while (it signed the account in). One row per statement, so that it
+ * never holds one row's lock while it waits for the other's: claimAttempt takes both (account first), and a sign-in
+ * forgiven while another one of the same name and address is claimed must not deadlock with it.
  */
 export async function forgiveAttempt(db: Queryable, keys: ThrottleKeys, throttle: SignInThrottle): Promise<void> {
+  await db.query(`UPDATE sign_in_throttles SET failures = 0, last_failure_at = NULL, wait_until = NULL, expires_at = GREATEST(expires_at, known_until, now()) WHERE key = $1`, [
+    keys.account,
+  ]);
   await db.query(
     `UPDATE sign_in_throttles SET failures = 0, last_failure_at = NULL, wait_until = NULL,
-       known_until = CASE WHEN key = $1 THEN now() + make_interval(secs => $3::float8 / 1000) ELSE known_until END,
-       expires_at = CASE WHEN key = $1 THEN now() + make_interval(secs => $3::float8 / 1000) ELSE GREATEST(expires_at, known_until, now()) END
-     WHERE key IN ($1, $2)`,
-    [keys.pair, keys.account, throttle.knownAddressMs],
+       known_until = now() + make_interval(secs => $2::float8 / 1000), expires_at = now() + make_interval(secs => $2::float8 / 1000)
+     WHERE key = $1`,
+    [keys.pair, throttle.knownAddressMs],
   );
 }
 

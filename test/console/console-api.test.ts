@@ -4,7 +4,7 @@ import { isOfferedOn, type Operation } from '../../api/catalog/operation';
 import { createPersonalToken } from '../../domain/identity/people';
 import { offerSlackLink } from '../../domain/notify/slack-links';
 import { insertWebhookDelivery, insertWebhookEndpoint, insertAppliedWrite } from '../support/fixtures';
-import { remembered, throttleKeys, waitAfter, type SignInThrottle } from '../../domain/identity/sign-in-throttle';
+import { forgiveAttempt, remembered, throttleKeys, waitAfter, type SignInThrottle } from '../../domain/identity/sign-in-throttle';
 import { addPerson, cookieOf, freshAddress, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, testPolicy, type Harness, type TestOrganization } from '../support/harness';
 
@@ -234,6 +234,29 @@ describe('signing in', () => {
     const { rows } = await h.db.query('SELECT failures FROM sign_in_throttles WHERE key = $1', [keys.pair]);
     expect(rows[0].failures).toBe(2);
     expect((await signInRequest(wrong, {}, from)).statusCode).toBe(401);
+  });
+
+  it('a right password forgiven while another sign-in of the same name and address is counted: neither deadlocks', async () => {
+    const victim = await addPerson(h.db, acme.organization, 'reviewer');
+    // An address whose row sorts before the account's: the order one statement over both rows would lock them in.
+    let from = freshAddress();
+    let keys = throttleKeys({ orgSlug: acme.organization.slug, email: victim.email }, from);
+    while (Buffer.compare(keys.pair, keys.account) >= 0) {
+      from = freshAddress();
+      keys = throttleKeys({ orgSlug: acme.organization.slug, email: victim.email }, from);
+    }
+    expect((await signInRequest({ organization: acme.organization.slug, email: victim.email, password: 'wrong, once' }, {}, from)).statusCode).toBe(401);
+    let forgiven: Promise<void> | undefined;
+    // A claim in flight holds the account's row (claimAttempt takes it first) and comes for the address's.
+    await h.db.transaction(async (tx) => {
+      await tx.query('SELECT 1 FROM sign_in_throttles WHERE key = $1 FOR UPDATE', [keys.account]);
+      forgiven = forgiveAttempt(h.db, keys, fastThrottle);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await tx.query('SELECT 1 FROM sign_in_throttles WHERE key = $1 FOR UPDATE', [keys.pair]);
+    });
+    await forgiven;
+    const { rows } = await h.db.query('SELECT failures FROM sign_in_throttles WHERE key = ANY($1)', [[keys.pair, keys.account]]);
+    expect(rows.map((row) => row.failures)).toEqual([0, 0]);
   });
 
   it('the waits double up to their longest, and are free again once their failures are forgotten', () => {
