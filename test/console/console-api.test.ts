@@ -73,14 +73,22 @@ describe('signing in', () => {
   });
 
   it('marks the cookie Secure and __Host- when the console is served over https', async () => {
+    // Through the proxy that ends TLS, on the api's private network (TRUST_PROXY=1 believes it).
+    const proxy = '10.0.0.2';
     const response = await signInRequest(
       { organization: acme.organization.slug, email: owner.email, password: owner.password },
-      { 'x-forwarded-proto': 'https' },
+      { 'x-forwarded-proto': 'https', 'x-forwarded-for': freshAddress() },
+      proxy,
     );
     expect(response.statusCode).toBe(201);
     const cookie = response.cookies.find((candidate) => candidate.name === '__Host-gatehouse_session');
     expect(cookie).toMatchObject({ secure: true, httpOnly: true, sameSite: 'Strict', path: '/' });
-    const session = await h.app.inject({ method: 'GET', url: '/console/api/session', headers: { cookie: cookieOf(response), 'x-forwarded-proto': 'https' } });
+    const session = await h.app.inject({
+      method: 'GET',
+      url: '/console/api/session',
+      headers: { cookie: cookieOf(response), 'x-forwarded-proto': 'https', 'x-forwarded-for': freshAddress() },
+      remoteAddress: proxy,
+    });
     expect(json(session).data.person.email).toBe(owner.email);
   });
 
