@@ -6,41 +6,26 @@
 // Like record.ts (gated writes): each scenario runs the real thing (a Temporal dev server, a fresh PostgreSQL
 // database, a worker, the app) and writes one history per workflow to test/histories/<prefix>-changeset-<scenario>.json;
 // naming scenarios writes only theirs.
-import { Client, Connection } from '@temporalio/client';
-import protos from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
-import { connectDatabase } from '../../db/database';
-import { createScratchDatabase } from '../../db/scratch-database';
 import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
 import { setPolicySet } from '../../domain/policy-sets/versions';
-import { findTemporalCli } from '../../runtime/temporal-binary';
-import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 import { testSecrets } from '../support/secrets';
 import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
+import { startRecording, writeHistory } from './recording';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const only = process.argv.slice(3);
 const out = (name: string) => new URL(`./${prefix}-changeset-${name}.json`, import.meta.url);
 const policy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar', import.meta.url), 'utf8');
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
-const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI });
-if (!cliPath) throw new Error('needs the Temporal CLI');
-const temporal = await startTemporalDevServer({ cliPath, headless: true });
-
-const database = await createScratchDatabase('histories_changesets', process.env.TEST_DATABASE_ADMIN_URL);
-const db = connectDatabase(database.url);
+const { db, client, workerConnection, close } = await startRecording('histories_changesets');
 
 const taskQueue = 'histories';
-const connection = await Connection.connect({ address: temporal.address });
-const client = new Client({ connection });
-const workerConnection = await NativeConnection.connect({ address: temporal.address });
 // A short expiry and re-read, so that the expiry and the lost-signal paths are recorded in seconds.
 const worker = await createWorker({ connection: workerConnection, namespace: 'default', taskQueue, db, secrets: testSecrets, reviewExpiryMs: 4000, reviewRecheckMs: 1000 });
 const running = worker.run();
@@ -60,18 +45,9 @@ const settle = async (name: string, workflowId: string) => {
   const handle = client.workflow.getHandle(workflowId);
   await handle.result().catch(() => undefined);
   if (only.length && !only.includes(name)) return;
-  writeFileSync(out(name), `${JSON.stringify(historyAsJson(await handle.fetchHistory()), null, 1)}\n`);
+  await writeHistory(client, workflowId, out(name));
   console.log(`recorded ${name} (${workflowId})`);
 };
-/**
- * protobufjs's own JSON form (longs, enums and bytes as strings), which History.fromObject reads back. The SDK's
- * historyToJSON would write Temporal's standard form, but fails here: npm installs a separate protobufjs for
- * @temporalio/common and @temporalio/proto, and the one does not recognize the other's types.
- */
-function historyAsJson(history: protos.temporal.api.history.v1.IHistory): unknown {
-  const { History } = protos.temporal.api.history.v1;
-  return History.toObject(History.fromObject(history), { longs: String, enums: String, bytes: String });
-}
 const expect = (what: string, actual: number, wanted: number) => {
   if (actual !== wanted) throw new Error(`${what}: ${actual}, not ${wanted}`);
 };
@@ -133,9 +109,5 @@ try {
   await app.close();
   worker.shutdown();
   await running;
-  await workerConnection.close();
-  await connection.close();
-  await db.close();
-  await temporal.stop();
-  await database.drop();
+  await close();
 }

@@ -7,14 +7,9 @@
 //
 // It runs the real thing (a Temporal dev server, a fresh PostgreSQL database, a worker with the outbox relay, the
 // app, a receiver on loopback) and writes test/histories/notify/<prefix>-<scenario>.json.
-import { Client, Connection } from '@temporalio/client';
-import protos from '@temporalio/proto';
-import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
-import { connectDatabase } from '../../db/database';
-import { createScratchDatabase } from '../../db/scratch-database';
 import { createApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { createPersonalToken, createUser } from '../../domain/identity/people';
@@ -22,12 +17,11 @@ import { setPolicySet } from '../../domain/policy-sets/versions';
 import { createWebhookEndpoint } from '../../domain/notify/endpoints';
 import { updateReviewNotificationSettings } from '../../domain/notify/settings';
 import { startOutboxRelay } from '../../runtime/outbox-relay';
-import { findTemporalCli } from '../../runtime/temporal-binary';
-import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 import { reviewPeopleWorkflowId, webhookDeliveryWorkflowId } from '../../workflows/messages';
 import { startReceiver } from '../support/receiver';
 import { testSecrets } from '../support/secrets';
+import { startRecording, writeHistory } from './recording';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const folder = new URL('./notify/', import.meta.url);
@@ -36,18 +30,10 @@ const policy = readFileSync(new URL('../../policy/examples/decide-by-title.cedar
 const loopback = { allowLoopback: true, allowPrivate: false };
 const system = { type: 'system' as const, id: 'histories' };
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
-const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI });
-if (!cliPath) throw new Error('needs the Temporal CLI');
-const temporal = await startTemporalDevServer({ cliPath, headless: true });
-const database = await createScratchDatabase('histories', process.env.TEST_DATABASE_ADMIN_URL);
-const db = connectDatabase(database.url);
+const { db, client, workerConnection, close } = await startRecording('histories');
 const receiver = await startReceiver();
 
 const taskQueue = 'histories-notify';
-const connection = await Connection.connect({ address: temporal.address });
-const client = new Client({ connection });
-const workerConnection = await NativeConnection.connect({ address: temporal.address });
 const worker = await createWorker({
   connection: workerConnection,
   namespace: 'default',
@@ -90,13 +76,9 @@ const settle = async (name: string, workflowId: string) => {
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
   }
-  writeFileSync(new URL(`${prefix}-${name}.json`, folder), `${JSON.stringify(historyAsJson(await handle.fetchHistory()), null, 1)}\n`);
+  await writeHistory(client, workflowId, new URL(`${prefix}-${name}.json`, folder));
   console.log(`recorded ${name} (${workflowId})`);
 };
-function historyAsJson(history: protos.temporal.api.history.v1.IHistory): unknown {
-  const { History } = protos.temporal.api.history.v1;
-  return History.toObject(History.fromObject(history), { longs: String, enums: String, bytes: String });
-}
 /** The id the query finds, once it finds one (the relay makes deliveries within a moment). */
 const eventOf = async (sql: string, values: unknown[]) => {
   for (let tries = 0; tries < 100; tries++) {
@@ -136,10 +118,6 @@ try {
   await relay.stop();
   worker.shutdown();
   await running;
-  await workerConnection.close();
-  await connection.close();
   await receiver.close();
-  await db.close();
-  await temporal.stop();
-  await database.drop();
+  await close();
 }

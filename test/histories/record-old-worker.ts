@@ -9,25 +9,20 @@
 // older worker runs it; that worker is stopped after it has read `withdrawn` a few times, and the run's history is
 // written (<prefix>-old-worker-<path>-kept-waiting.json, still running). Then a worker of the current code takes it:
 // it must end the run as withdrawn, and that history is written too (<prefix>-old-worker-<path>-then-ended.json).
-import { Client, Connection } from '@temporalio/client';
-import protos from '@temporalio/proto';
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, type Worker } from '@temporalio/worker';
+import { bundleWorkflowCode, type Worker } from '@temporalio/worker';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildApp } from '../../api/app';
 import { createGateClient } from '../../api/catalog/gate-client';
-import { connectDatabase } from '../../db/database';
-import { createScratchDatabase } from '../../db/scratch-database';
 import { withdrawReviewsOfKey } from '../../domain/gate/reviews/withdraw';
 import { createApiKey, revokeApiKey } from '../../domain/identity/api-keys';
 import { createOrganization } from '../../domain/identity/organizations';
 import { setPolicySet } from '../../domain/policy-sets/versions';
-import { findTemporalCli } from '../../runtime/temporal-binary';
-import { startTemporalDevServer } from '../../runtime/temporal-dev-server';
 import { createWorker } from '../../worker';
 import { testSecrets } from '../support/secrets';
+import { startRecording, writeHistory } from './recording';
 
 const prefix = process.argv[2] ?? new Date().toISOString().slice(0, 10);
 const commit = process.argv[3] ?? '590c849';
@@ -41,20 +36,12 @@ const tree = join(root, 'scratch', `gatehouse-workflows-${commit}`);
 rmSync(tree, { recursive: true, force: true });
 mkdirSync(tree, { recursive: true });
 execFileSync('sh', ['-c', `git -C "${root}" archive "${commit}" | tar -x -C "${tree}"`]);
+// Quiet but for what went wrong.
 const silent = { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: (message: string, meta?: unknown) => console.error(message, meta ?? '') };
 const olderBundle = await bundleWorkflowCode({ workflowsPath: join(tree, 'workflows'), logger: silent });
 
-Runtime.install({ logger: new DefaultLogger('ERROR') });
-const cliPath = await findTemporalCli({ configured: process.env.TEMPORAL_CLI });
-if (!cliPath) throw new Error('needs the Temporal CLI');
-const temporal = await startTemporalDevServer({ cliPath, headless: true });
-const database = await createScratchDatabase('histories', process.env.TEST_DATABASE_ADMIN_URL);
-const db = connectDatabase(database.url);
-
+const { db, client, workerConnection, close } = await startRecording('histories');
 const taskQueue = 'histories-old-worker';
-const connection = await Connection.connect({ address: temporal.address });
-const client = new Client({ connection });
-const workerConnection = await NativeConnection.connect({ address: temporal.address });
 const gate = createGateClient(client, { taskQueue });
 const app = await buildApp({ db, gate, publicUrl: 'http://gatehouse.test', logLevel: 'silent', secrets: testSecrets });
 const org = await createOrganization(db, { slug: 'histories', name: 'Histories', plan: 'business' });
@@ -75,9 +62,7 @@ const call = async (url: string, token: string, payload: unknown) => {
   return response.headers['x-gatehouse-workflow-id'] as string;
 };
 const write = async (name: string, workflowId: string) => {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
-  const { History } = protos.temporal.api.history.v1;
-  writeFileSync(out(name), `${JSON.stringify(History.toObject(History.fromObject(history), { longs: String, enums: String, bytes: String }), null, 1)}\n`);
+  await writeHistory(client, workflowId, out(name));
   console.log(`recorded old-worker-${name} (${workflowId})`);
 };
 
@@ -112,10 +97,6 @@ try {
   }
 } finally {
   await app.close();
-  await workerConnection.close();
-  await connection.close();
-  await db.close();
-  await temporal.stop();
-  await database.drop();
+  await close();
   rmSync(tree, { recursive: true, force: true });
 }
