@@ -10,7 +10,7 @@
 #
 # Debian (glibc), not Alpine: @temporalio/core-bridge ships prebuilt native libraries for
 # x86_64/aarch64-unknown-linux-gnu only, and the worker's workflow bundler needs @swc/core's gnu binary.
-ARG NODE_VERSION=24
+ARG NODE_VERSION=20
 
 # The console: web/ built into web/dist with the dev dependencies (Vite, React), which stay in this stage.
 FROM node:${NODE_VERSION}-bookworm-slim AS console
