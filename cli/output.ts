@@ -1,4 +1,5 @@
-import type { Command } from 'commander';
+import { formatEncryptionKeys, keyIdShape, newEncryptionKey } from '../runtime/encryption-keys';
+import { Command } from 'commander';
 import { ConfigError, loadConfig, type Config } from '../runtime/config';
 import { openDatabase } from '../runtime/database';
 import type { Database } from '../db/database';
@@ -41,4 +42,23 @@ export function withDatabase<Options>(work: (db: Database, options: Options, com
 export function table(rows: string[][]): string[] {
   const widths = rows[0]?.map((_, column) => Math.max(...rows.map((row) => row[column]?.length ?? 0))) ?? [];
   return rows.map((row) => row.map((cell, column) => cell.padEnd(widths[column]!)).join('  ').trimEnd());
+}
+
+/**
+ * `<name> [--id <id>]`: prints a new key (id:base64) for a key list (PAYLOAD_ENCRYPTION_KEYS,
+ * SECRETS_ENCRYPTION_KEYS), its id defaulting to today's date; `idMeans` says what the id is written into.
+ */
+export function keyCommand(name: string, description: string, idMeans: string): Command {
+  return new Command(name)
+    .description(description)
+    .option('--id <id>', `the key's id, ${idMeans}`, `key-${new Date().toISOString().slice(0, 10)}`)
+    .action((options: { id: string }, command: Command) => {
+      try {
+        if (!keyIdShape.test(options.id)) throw new Error('--id takes letters, digits, -, _ and . (at most 64)');
+        const key = formatEncryptionKeys([newEncryptionKey(options.id)]);
+        emit(command, { id: options.id, key }, key);
+      } catch (error) {
+        fail(command, error);
+      }
+    });
 }

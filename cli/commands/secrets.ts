@@ -1,7 +1,6 @@
 import { Command } from 'commander';
-import { formatEncryptionKeys, keyIdShape, newEncryptionKey } from '../../runtime/encryption-keys';
 import { cliSecretsKeys, sealStoredSecrets, secretBoxOf } from '../../runtime/stored-secrets';
-import { emit, fail, table, withDatabase } from '../output';
+import { emit, keyCommand, table, withDatabase } from '../output';
 
 const values = (count: number) => `${count} ${count === 1 ? 'value' : 'values'}`;
 
@@ -10,19 +9,7 @@ export function secretsCommands(): Command {
     "The keys that seal the secrets kept in the database (SECRETS_ENCRYPTION_KEYS): webhook and Slack signing secrets, the Slack webhook URL, the OAuth server's keys",
   );
 
-  secrets
-    .command('key')
-    .description('Print a new key (id:base64) for SECRETS_ENCRYPTION_KEYS')
-    .option('--id <id>', "the key's id, written into every value it seals", `key-${new Date().toISOString().slice(0, 10)}`)
-    .action((options: { id: string }, command: Command) => {
-      try {
-        if (!keyIdShape.test(options.id)) throw new Error('--id takes letters, digits, -, _ and . (at most 64)');
-        const key = formatEncryptionKeys([newEncryptionKey(options.id)]);
-        emit(command, { id: options.id, key }, key);
-      } catch (error) {
-        fail(command, error);
-      }
-    });
+  secrets.addCommand(keyCommand('key', 'Print a new key (id:base64) for SECRETS_ENCRYPTION_KEYS', 'written into every value it seals'));
 
   secrets
     .command('reseal')

@@ -3,9 +3,9 @@ import { Command } from 'commander';
 import { loadConfig } from '../../runtime/config';
 import { ensureSearchAttributes, searchAttributeNames } from '../../runtime/search-attributes';
 import { serveCodec } from '../../runtime/codec-server';
-import { EncryptionCodec, formatPayloadKeys, newPayloadKey } from '../../runtime/payload-codec';
+import { EncryptionCodec } from '../../runtime/payload-codec';
 import { installTemporalRuntime, nativeConnectionOptions } from '../../runtime/temporal';
-import { emit, fail } from '../output';
+import { emit, fail, keyCommand } from '../output';
 
 export function temporalCommands(): Command {
   const temporal = new Command('temporal').description('Prepare a Temporal cluster for Gatehouse');
@@ -37,19 +37,9 @@ export function temporalCommands(): Command {
       }
     });
 
-  temporal
-    .command('payload-key')
-    .description('Print a new payload encryption key (id:base64) for PAYLOAD_ENCRYPTION_KEYS')
-    .option('--id <id>', "the key's id, recorded with every payload it encrypts", `key-${new Date().toISOString().slice(0, 10)}`)
-    .action((options: { id: string }, command: Command) => {
-      try {
-        if (!/^[\w.-]{1,64}$/.test(options.id)) throw new Error('--id takes letters, digits, -, _ and . (at most 64)');
-        const key = formatPayloadKeys([newPayloadKey(options.id)]);
-        emit(command, { id: options.id, key }, key);
-      } catch (error) {
-        fail(command, error);
-      }
-    });
+  temporal.addCommand(
+    keyCommand('payload-key', 'Print a new payload encryption key (id:base64) for PAYLOAD_ENCRYPTION_KEYS', 'recorded with every payload it encrypts'),
+  );
 
   temporal
     .command('codec')

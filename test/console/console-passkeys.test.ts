@@ -12,7 +12,7 @@ import { approvalChallenge, batchChallenge, batchDigest, undoChallenge } from '.
 import { issueDecisionLinks } from '../../domain/notify/decision-links';
 import { accessibilityViolations, launchChromium, screenshot } from '../support/browser';
 import { cleanEnv, runCli } from '../support/cli';
-import { addPerson, signIn, type ConsoleSession, type TestPerson } from '../support/console';
+import { addPerson, freshAddress, signIn, type ConsoleSession, type TestPerson } from '../support/console';
 import { json, startHarness, type Harness, type TestOrganization } from '../support/harness';
 import { SoftwareAuthenticator } from '../support/software-authenticator';
 import { throttleKeys } from '../../domain/identity/sign-in-throttle';
@@ -80,6 +80,18 @@ async function holdTask(title: string): Promise<string> {
 async function reviewState(reviewId: string) {
   const { rows } = await h.db.query('SELECT status, (SELECT count(*)::int FROM review_approvals a WHERE a.review_id = r.id) AS approvals FROM reviews r WHERE id = $1', [reviewId]);
   return rows[0] as { status: string; approvals: number };
+}
+
+/** A sign-in assertion as the browser hands it to the console (AuthenticationResponseJSON). */
+function assertionResponse(key: SoftwareAuthenticator, challenge: string) {
+  const signed = key.assert(challenge);
+  return {
+    id: signed.credential_id,
+    rawId: signed.credential_id,
+    type: 'public-key',
+    clientExtensionResults: {},
+    response: { authenticatorData: signed.authenticator_data, clientDataJSON: signed.client_data_json, signature: signed.signature },
+  };
 }
 
 describe('passkeys', () => {
@@ -523,14 +535,7 @@ describe('passkeys', () => {
       const signInWith = async (key: SoftwareAuthenticator, challenge?: string) => {
         const options = json(await h.request({ method: 'POST', url: '/console/api/session/passkey-options' })).data;
         expect(options).toMatchObject({ rpId: 'localhost', userVerification: 'required' });
-        const signed = key.assert(challenge ?? options.challenge);
-        const response = {
-          id: signed.credential_id,
-          rawId: signed.credential_id,
-          type: 'public-key',
-          clientExtensionResults: {},
-          response: { authenticatorData: signed.authenticator_data, clientDataJSON: signed.client_data_json, signature: signed.signature },
-        };
+        const response = assertionResponse(key, challenge ?? options.challenge);
         return { challenge: options.challenge as string, answer: await h.request({ method: 'POST', url: '/console/api/session/passkey', payload: { response } }) };
       };
       const first = await signInWith(software);
@@ -563,14 +568,7 @@ describe('passkeys', () => {
       try {
         expect((await h.request({ method: 'POST', url: '/console/api/session', payload: guess, remoteAddress: '203.0.113.12' })).statusCode).toBe(429);
         const options = json(await h.request({ method: 'POST', url: '/console/api/session/passkey-options', remoteAddress: stranger })).data;
-        const signed = software.assert(options.challenge);
-        const response = {
-          id: signed.credential_id,
-          rawId: signed.credential_id,
-          type: 'public-key',
-          clientExtensionResults: {},
-          response: { authenticatorData: signed.authenticator_data, clientDataJSON: signed.client_data_json, signature: signed.signature },
-        };
+        const response = assertionResponse(software, options.challenge);
         const signedIn = await h.request({ method: 'POST', url: '/console/api/session/passkey', payload: { response }, remoteAddress: stranger });
         expect(signedIn.statusCode, signedIn.body).toBe(201);
         expect(json(signedIn).data.person.id).toBe(owner.user.id);
@@ -722,8 +720,10 @@ describe('passkeys', () => {
 
   it('each address may start only so many passkey sign-ins a minute', async () => {
     const codes: number[] = [];
+    // An address of its own: its window starts with this test's first request, not with an earlier test's.
+    const from = freshAddress();
     for (let attempt = 0; attempt <= passkeySignInLimits.perMinute; attempt++) {
-      const answer = await h.request({ method: 'POST', url: '/console/api/session/passkey-options' });
+      const answer = await h.request({ method: 'POST', url: '/console/api/session/passkey-options', remoteAddress: from });
       codes.push(answer.statusCode);
       if (answer.statusCode === 429) {
         expect(json(answer).error.code).toBe('rate_limited');
