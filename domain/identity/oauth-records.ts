@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { housekeeping } from '../kit/housekeeping';
 import type { Queryable } from '../../db/database';
 import { openJson, placeOf, sealJson, type SealedColumn } from '../kit/sealed-columns';
 import type { SecretBox } from '../kit/secret-box';
@@ -63,7 +64,14 @@ export class UnstorableRecord extends Error {
 
 /** How often a process deletes records past their end (they are never found again: this is housekeeping). */
 const sweepEveryMs = 10 * 60_000;
-let lastSweep = 0;
+// Records past their end; and clients that registered themselves a day ago or more and hold no live connection
+// (open registration must not grow the table for good). A metadata document's client is not stored here.
+const expired = `DELETE FROM oauth_records WHERE expires_at < now() - interval '1 hour'`;
+const unused = `DELETE FROM oauth_records r WHERE r.kind = 'Client'
+  AND to_timestamp((r.payload->>'client_id_issued_at')::bigint) < now() - interval '1 day'
+  AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.oauth_client_id = r.payload->>'client_id' AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))`;
+let sweepDb: Queryable | undefined;
+const sweeps = housekeeping(sweepEveryMs, async () => sweepDb && Promise.all([sweepDb.query(expired), sweepDb.query(unused)]));
 
 export function oauthRecords(db: Queryable, kind: string): OAuthRecords {
   const live = `(expires_at IS NULL OR expires_at > now())`;
@@ -77,17 +85,8 @@ export function oauthRecords(db: Queryable, kind: string): OAuthRecords {
     return payload;
   };
   const sweep = () => {
-    if (Date.now() - lastSweep < sweepEveryMs) return;
-    lastSweep = Date.now();
-    // Records past their end; and clients that registered themselves a day ago or more and hold no live connection
-    // (open registration must not grow the table for good). A metadata document's client is not stored here.
-    const expired = `DELETE FROM oauth_records WHERE expires_at < now() - interval '1 hour'`;
-    const unused = `DELETE FROM oauth_records r WHERE r.kind = 'Client'
-      AND to_timestamp((r.payload->>'client_id_issued_at')::bigint) < now() - interval '1 day'
-      AND NOT EXISTS (SELECT 1 FROM api_keys k WHERE k.oauth_client_id = r.payload->>'client_id' AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > now()))`;
-    Promise.all([db.query(expired), db.query(unused)]).catch(() => {
-      lastSweep = 0;
-    });
+    sweepDb = db;
+    sweeps.poke();
   };
 
   return {

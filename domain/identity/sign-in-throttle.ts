@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Database, Queryable } from '../../db/database';
+import { housekeeping } from '../kit/housekeeping';
 import { AppError } from '../kit/errors';
 
 // Password guessing is slowed per account and address, not stopped per account: a stranger's failures make that
@@ -155,14 +156,13 @@ export async function forgiveAttempt(db: Queryable, keys: ThrottleKeys, throttle
 
 /** Rows whose failures are all forgotten and whose address standing ended. */
 const sweepStatement = `DELETE FROM sign_in_throttles WHERE expires_at < now()`;
-const sweepEveryMs = 60_000;
-let lastSweep = 0;
+let sweepDb: Queryable | undefined;
+const sweeps = housekeeping(60_000, async () => sweepDb?.query(sweepStatement));
 
 /** Deletes rows nothing remembers any more, at most once a minute per process, without holding up the sign-in. */
 export function sweepThrottles(db: Queryable): void {
-  if (Date.now() - lastSweep < sweepEveryMs) return;
-  lastSweep = Date.now();
-  db.query(sweepStatement).catch(() => {});
+  sweepDb = db;
+  sweeps.poke();
 }
 
 /**

@@ -1,4 +1,5 @@
 import type { Queryable } from '../../db/database';
+import { housekeeping } from '../kit/housekeeping';
 
 // The per-address limits' counts, in PostgreSQL so that every api process shares them (N apis behind a proxy
 // allow what one does): a hit adds one to its limit's row and learns the new count in the same statement, so that
@@ -44,26 +45,13 @@ const sweepStatement = `DELETE FROM address_counters WHERE expires_at < now()`;
 const sweepEveryMs = 60_000;
 
 export function createAddressCounters(db: Queryable): AddressCounters {
-  let lastSweep = 0;
-  let sweeping: Promise<void> | undefined;
-  const sweep = () => {
-    if (sweeping || Date.now() - lastSweep < sweepEveryMs) return;
-    lastSweep = Date.now();
-    sweeping = db
-      .query(sweepStatement)
-      .then(() => undefined, () => undefined)
-      .finally(() => {
-        sweeping = undefined;
-      });
-  };
+  const sweeps = housekeeping(sweepEveryMs, () => db.query(sweepStatement));
   return {
     async hit(key, windowMs) {
       const { rows } = await db.query(hitStatement, [key, Math.max(1, Math.round(windowMs))]);
-      sweep();
+      sweeps.poke();
       return { count: rows[0].count as number, ttlMs: rows[0].ttl_ms as number };
     },
-    async close() {
-      await sweeping;
-    },
+    close: () => sweeps.settled(),
   };
 }
